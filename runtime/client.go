@@ -1,0 +1,305 @@
+package idem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClientOperation is the per-operation client configuration that generated
+// code declares once (from x-idempotent.key and x-idempotent.retry).
+type ClientOperation struct {
+	ID         string      // operationId as oapi-codegen names it
+	KeyHeader  string      // header that carries the key ("" for a body key)
+	KeyPointer string      // JSON Pointer of a body key
+	Policy     RetryPolicy // defaults from the spec
+}
+
+// keyHeader is the header that carries the key: KeyHeader, or
+// DefaultKeyHeader when the operation names neither a header nor a pointer.
+func (op *ClientOperation) keyHeader() string {
+	if op.KeyHeader == "" && op.KeyPointer == "" {
+		return DefaultKeyHeader
+	}
+	return op.KeyHeader
+}
+
+// Caller holds client-wide settings (policy overrides, attempt hook, clock,
+// randomness). Generated IdempotentClient types embed one. A Caller is
+// immutable once built and safe for concurrent use; its zero value (and a
+// nil *Caller) uses the defaults.
+type Caller struct {
+	policy    func(op string, p RetryPolicy) RetryPolicy
+	hook      func(AttemptInfo)
+	now       func() time.Time
+	sleep     func(ctx context.Context, d time.Duration) error
+	int64n    func(n int64) int64
+	quoteKeys bool
+}
+
+// ClientOption configures a [Caller].
+type ClientOption func(*Caller)
+
+// NewCaller returns a Caller configured by opts.
+func NewCaller(opts ...ClientOption) *Caller {
+	c := &Caller{}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+// WithPolicy lets fn adjust the policy of every call: it receives the
+// operation ID and the operation's policy with defaults applied, and returns
+// the policy to use (zero fields again mean the defaults).
+func WithPolicy(fn func(op string, p RetryPolicy) RetryPolicy) ClientOption {
+	return func(c *Caller) { c.policy = fn }
+}
+
+// WithAttemptHook calls fn after every attempt, synchronously and before
+// any wait, for logging and metrics. fn should return quickly; the key it
+// sees belongs in logs only in redacted form.
+func WithAttemptHook(fn func(AttemptInfo)) ClientOption {
+	return func(c *Caller) { c.hook = fn }
+}
+
+// WithClock replaces the clock: now measures elapsed time (MaxElapsed and
+// HTTP-date Retry-After values) and sleep waits between attempts. sleep must
+// return ctx.Err() promptly when ctx ends. A nil function keeps the default
+// (time.Now, a timer). Tests pass a fake that records the waits and returns
+// at once. A context deadline is always compared with the real clock, as the
+// context itself is.
+func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) ClientOption {
+	return func(c *Caller) { c.now, c.sleep = now, sleep }
+}
+
+// WithRand draws the backoff jitter from r (of math/rand/v2) instead of the
+// runtime's concurrency-safe default source; the Caller serialises its use of
+// r. A seeded r makes waits reproducible in tests. Keys always come from
+// crypto/rand.
+func WithRand(r *rand.Rand) ClientOption {
+	return func(c *Caller) {
+		if r == nil {
+			c.int64n = nil
+			return
+		}
+		var mu sync.Mutex // guards r, which is not safe for concurrent use
+		c.int64n = func(n int64) int64 {
+			mu.Lock()
+			defer mu.Unlock()
+			return r.Int64N(n)
+		}
+	}
+}
+
+// WithQuotedKeyHeader sends the key header as the IETF draft's RFC 8941
+// sf-string (Idempotency-Key: "abc") instead of the default bare token
+// (Idempotency-Key: abc). Bare is the default because Stripe, PayPal, Adyen
+// and most APIs that predate the draft take the quotes as part of the key, and
+// other header names (PayPal-Request-Id) are not structured fields at all;
+// idem's own server accepts both forms unless it runs WithStrictKeys, which
+// wants this option on its clients.
+func WithQuotedKeyHeader(on bool) ClientOption {
+	return func(c *Caller) { c.quoteKeys = on }
+}
+
+func (c *Caller) clockNow() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+func (c *Caller) wait(ctx context.Context, d time.Duration) error {
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
+	}
+	return sleepContext(ctx, d)
+}
+
+func (c *Caller) jitter(limit time.Duration) time.Duration {
+	if c.int64n != nil {
+		return fullJitter(limit, c.int64n)
+	}
+	return fullJitter(limit, rand.Int64N)
+}
+
+// CallOption configures one logical call: its key, policy, result report.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	key    string
+	policy *RetryPolicy
+	result *CallResult
+}
+
+// WithKey makes the call use key instead of a fresh random one, for example
+// to retry a logical call across process restarts. An empty key is ignored.
+// The key must be 1 to MaxKeyLength bytes of printable ASCII.
+func WithKey(key string) CallOption {
+	return func(c *callConfig) { c.key = key }
+}
+
+// WithCallPolicy makes the call use p (zero fields meaning the defaults),
+// instead of the operation's policy adjusted by [WithPolicy].
+func WithCallPolicy(p RetryPolicy) CallOption {
+	return func(c *callConfig) { c.policy = &p }
+}
+
+// WithResult makes the call report into r: its key as soon as it is known,
+// and after Run the attempts made, the last status and whether the answer was
+// a replay. r is filled whether the call succeeds or fails.
+func WithResult(r *CallResult) CallOption {
+	return func(c *callConfig) { c.result = r }
+}
+
+// CallResult is what a caller can learn of a finished call (see [WithResult]).
+type CallResult struct {
+	Key      string // the idempotency key sent on every attempt
+	Attempts int    // attempts made
+	Status   int    // status of the last response, 0 if it had none
+	Replayed bool   // the last response was a replay (Idempotent-Replayed: true)
+}
+
+// AttemptInfo describes one attempt to the hook of [WithAttemptHook].
+type AttemptInfo struct {
+	Operation  string        // operation ID
+	Key        string        // the call's idempotency key
+	Attempt    int           // 1 for the first attempt
+	Status     int           // response status, 0 when Err is set
+	Err        error         // transport error (wrapping ErrAttemptTimeout for a per-attempt timeout)
+	Replayed   bool          // the response was a replay (Idempotent-Replayed: true)
+	Duration   time.Duration // time the attempt took, on the Caller's clock
+	Retry      bool          // another attempt follows after Wait
+	Wait       time.Duration // wait chosen before the next attempt
+	RetryAfter bool          // Wait follows the server's Retry-After
+}
+
+// Begin starts one logical call of op: it fixes the key (the caller's via
+// WithKey, or a fresh 128-bit random one) and the policy. An invalid key or
+// policy is reported by Run, before any attempt.
+func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
+	if c == nil {
+		c = &Caller{}
+	}
+	if op == nil {
+		op = &ClientOperation{}
+	}
+	var cfg callConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	call := &Call{caller: c, op: op, key: cfg.key, keyGiven: cfg.key != "", result: cfg.result}
+	if call.keyGiven {
+		if err := checkKey(call.key); err != nil {
+			call.err = fmt.Errorf("%w (operation %s, key given with WithKey)", err, op.ID)
+		}
+	} else {
+		call.key = newCallKey()
+	}
+	p := op.Policy
+	switch {
+	case cfg.policy != nil:
+		p = *cfg.policy
+	case c.policy != nil:
+		p = c.policy(op.ID, p.withDefaults())
+	}
+	if err := p.Validate(); err != nil && call.err == nil {
+		call.err = fmt.Errorf("%w (operation %s)", err, op.ID)
+	}
+	call.policy = p.withDefaults()
+	call.report()
+	return call
+}
+
+// Call is one logical call, possibly several attempts. It belongs to the
+// goroutine that began it.
+type Call struct {
+	caller   *Caller
+	op       *ClientOperation
+	policy   RetryPolicy // defaults applied
+	key      string
+	keyGiven bool  // key came from WithKey
+	err      error // invalid key or policy, returned by Run
+	result   *CallResult
+
+	attempts int
+	last     *http.Response // response of the last attempt, if it had one
+}
+
+// Key returns the idempotency key used on every attempt of the call.
+func (c *Call) Key() string { return c.key }
+
+// Result returns what is known of the call so far (see [CallResult]).
+func (c *Call) Result() CallResult {
+	r := CallResult{Key: c.key, Attempts: c.attempts}
+	if c.last != nil {
+		r.Status = c.last.StatusCode
+		r.Replayed = isReplay(c.last)
+	}
+	return r
+}
+
+// report copies Result into the WithResult target, if any.
+func (c *Call) report() {
+	if c.result != nil {
+		*c.result = c.Result()
+	}
+}
+
+// MarshalBody marshals body to JSON once. For a body-key operation it fills
+// the member at op.KeyPointer with the call's key when it is missing or
+// empty, and adopts the body's key as the call's key when it is set.
+// Call it before Run and send the returned bytes on every attempt, each time
+// through a fresh reader (bytes.NewReader).
+func (c *Call) MarshalBody(body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("idem: %s: marshal body: %w", c.op.ID, err)
+	}
+	if c.op.KeyPointer == "" {
+		return b, nil
+	}
+	out, existing, err := fillBodyKey(b, c.op.KeyPointer, c.key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w (operation %s, pointer %s)", ErrBodyKey, err, c.op.ID, c.op.KeyPointer)
+	}
+	if existing != "" && existing != c.key {
+		if c.keyGiven {
+			return nil, fmt.Errorf("%w (operation %s, pointer %s)", ErrKeyConflict, c.op.ID, c.op.KeyPointer)
+		}
+		if err := checkKey(existing); err != nil {
+			return nil, fmt.Errorf("%w (operation %s, key in the body at %s)", err, c.op.ID, c.op.KeyPointer)
+		}
+		c.key = existing
+		c.report()
+	}
+	return out, nil
+}
+
+// Editor returns a request editor (oapi-codegen's RequestEditorFn shape) that
+// sets the key header on an attempt: as a bare token, or as an RFC 8941
+// sf-string with [WithQuotedKeyHeader]. For a body-key operation it does nothing.
+func (c *Call) Editor() func(ctx context.Context, req *http.Request) error {
+	return func(_ context.Context, req *http.Request) error {
+		h := c.op.keyHeader()
+		if h == "" {
+			return nil
+		}
+		v := c.key
+		if c.caller.quoteKeys || strings.HasPrefix(v, `"`) { // a bare leading quote would be read as an sf-string
+			v = sfString(v)
+		}
+		req.Header.Set(h, v)
+		return nil
+	}
+}

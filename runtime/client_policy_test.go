@@ -1,0 +1,70 @@
+package idem
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestRetryPolicyDefaults(t *testing.T) {
+	d := DefaultRetryPolicy()
+	if d.MaxAttempts != 5 || d.InitialInterval != 200*time.Millisecond || d.MaxInterval != 5*time.Second ||
+		d.Multiplier != 2 || d.MaxElapsed != 30*time.Second || d.AttemptTimeout != 0 ||
+		!slices.Equal(d.RetryOn, []int{409, 429, 502, 503, 504}) {
+		t.Fatalf("DefaultRetryPolicy() = %+v", d)
+	}
+	d.RetryOn[0] = 500 // each call returns its own slice
+	if DefaultRetryPolicy().RetryOn[0] != 409 {
+		t.Fatal("DefaultRetryPolicy shares its RetryOn slice")
+	}
+	got := RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}.withDefaults()
+	want := DefaultRetryPolicy()
+	want.MaxAttempts, want.AttemptTimeout = 2, time.Second
+	if got.MaxAttempts != 2 || got.AttemptTimeout != time.Second || got.InitialInterval != want.InitialInterval ||
+		got.MaxInterval != want.MaxInterval || got.Multiplier != want.Multiplier ||
+		got.MaxElapsed != want.MaxElapsed || !slices.Equal(got.RetryOn, want.RetryOn) {
+		t.Fatalf("withDefaults = %+v, want %+v", got, want)
+	}
+	if on := (RetryPolicy{RetryOn: []int{}}).withDefaults().RetryOn; on == nil || len(on) != 0 {
+		t.Fatalf("an empty non-nil RetryOn became %v", on)
+	}
+	if !want.retriesStatus(503) || want.retriesStatus(500) || want.retriesStatus(422) {
+		t.Fatal("retriesStatus disagrees with RetryOn")
+	}
+}
+
+func TestRetryPolicyValidate(t *testing.T) {
+	valid := []RetryPolicy{
+		{},
+		DefaultRetryPolicy(),
+		{MaxAttempts: 1, Multiplier: 1, RetryOn: []int{}},
+		{RetryOn: []int{408, 425, 500, 599}},
+	}
+	for _, p := range valid {
+		if err := p.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v, want nil", p, err)
+		}
+	}
+	invalid := []RetryPolicy{
+		{MaxAttempts: -1},
+		{InitialInterval: -time.Second},
+		{MaxInterval: -time.Second},
+		{MaxElapsed: -time.Second},
+		{AttemptTimeout: -time.Second},
+		{Multiplier: 0.5},
+		{Multiplier: -2},
+		{Multiplier: math.NaN()},
+		{Multiplier: math.Inf(1)},
+		{RetryOn: []int{400}},
+		{RetryOn: []int{503, 422}},
+		{RetryOn: []int{200}},
+		{RetryOn: []int{600}},
+	}
+	for _, p := range invalid {
+		if err := p.Validate(); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("Validate(%+v) = %v, want ErrInvalidPolicy", p, err)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors of [Do].
+var (
+	// ErrFingerprintMismatch is returned when the key was already used with
+	// another payload.
+	ErrFingerprintMismatch = errors.New("idem: idempotency key was used with another payload")
+	// ErrConflict matches every *ConflictError with errors.Is.
+	ErrConflict = errors.New("idem: idempotency key is in progress elsewhere")
+	// ErrResultOmitted is returned on a replay whose result was larger than
+	// the stored-body limit and was therefore not kept.
+	ErrResultOmitted = errors.New("idem: stored result was too large to keep")
+)
+
+// ConflictError is returned by [Do] when another worker holds the key's
+// lease (after op.Wait, if set). Remaining is how long that lease still runs
+// unless extended; a redelivery after it may take over.
+type ConflictError struct {
+	Remaining time.Duration
+}
+
+// Error implements error.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%v (lease remaining %v)", ErrConflict, e.Remaining)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Do runs fn at most once for key, for code that is not HTTP, such as a
+// queue consumer that receives at-least-once deliveries. It is the engine's
+// state machine with the HTTP taken out: the key is scoped to op.ID, payload
+// is fingerprinted, fn runs under a lease (heartbeat, Info in its context)
+// and its result is stored for op.Retention.
+//
+// op must not be nil; of it only ID, Lock, Retention and Wait are used. Of opts, WithScope and
+// the HTTP limits do not apply.
+//
+// A first call returns fn's result and replayed false; a later call with the
+// same key and payload returns the stored result and replayed true. fn's
+// error releases the lease, so a redelivery runs fn again, and is returned
+// as is. Other errors: ErrInvalidKey, ErrFingerprintMismatch, a
+// *ConflictError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
+// unprotected), ErrResultOmitted.
+func Do(ctx context.Context, store Store, op *Operation, key string, payload []byte,
+	fn func(ctx context.Context) ([]byte, error), opts ...Option) (result []byte, replayed bool, err error) {
+	return NewEngine(store, opts...).Do(ctx, op, key, payload, fn)
+}
+
+// Do is [Do] with the engine's store and options.
+func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []byte,
+	fn func(ctx context.Context) ([]byte, error)) (result []byte, replayed bool, err error) {
+	if err := checkKey(key); err != nil {
+		return nil, false, err
+	}
+	t := &target{
+		op:          op,
+		key:         key,
+		storageKey:  storageKey(op.ID, "", key),
+		fingerprint: fingerprint(op, nil, rawPayload(payload)),
+	}
+	l, acq, err := e.acquire(ctx, t)
+	if err != nil {
+		if e.cfg.failOpen {
+			result, err := fn(ctx)
+			return result, false, err
+		}
+		return nil, false, err
+	}
+	switch acq.Outcome {
+	case OutcomeReplay:
+		if acq.Record.BodyOmitted {
+			return nil, true, ErrResultOmitted
+		}
+		return acq.Record.Body, true, nil
+	case OutcomeConflict:
+		return nil, false, &ConflictError{Remaining: acq.Remaining}
+	case OutcomeMismatch:
+		return nil, false, ErrFingerprintMismatch
+	}
+	if err := l.reconcile(ctx, nil); err != nil {
+		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", err)
+	}
+	resp, err := l.run(ctx, func(ctx context.Context) (*Response, error) {
+		result, err := fn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &Response{Status: 200, Body: result}, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return resp.Body, false, nil
+}
+
+// rawPayload is a payload hashed as bytes.
+func rawPayload(b []byte) payload { return payload{raw: b} }

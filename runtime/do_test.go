@@ -1,0 +1,108 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestDo(t *testing.T) {
+	store := newMemStore()
+	op := &Operation{ID: "ChargeCard"}
+	var runs atomic.Int64
+	charge := func(ctx context.Context) ([]byte, error) {
+		info, ok := FromContext(ctx)
+		if !ok || info.Key != "msg-1" || info.Fence != 1 || info.Operation != "ChargeCard" {
+			t.Errorf("info = %+v, %v", info, ok)
+		}
+		runs.Add(1)
+		return []byte("charged"), nil
+	}
+	ctx := context.Background()
+	res, replayed, err := Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+	if err != nil || replayed || string(res) != "charged" {
+		t.Fatalf("first = %q, %v, %v", res, replayed, err)
+	}
+	res, replayed, err = Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+	if err != nil || !replayed || string(res) != "charged" {
+		t.Fatalf("redelivery = %q, %v, %v", res, replayed, err)
+	}
+	if _, _, err = Do(ctx, store, op, "msg-1", []byte(`{"amount":6}`), charge); !errors.Is(err, ErrFingerprintMismatch) {
+		t.Fatalf("other payload: %v", err)
+	}
+	if _, _, err = Do(ctx, store, op, "", nil, charge); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("empty key: %v", err)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("runs = %d", runs.Load())
+	}
+}
+
+func TestDoErrorReleases(t *testing.T) {
+	store := newMemStore()
+	op := &Operation{ID: "Job"}
+	boom := errors.New("boom")
+	if _, _, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return nil, boom }); err != boom {
+		t.Fatalf("err = %v, want fn's error unchanged", err)
+	}
+	res, replayed, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return []byte("ok"), nil })
+	if err != nil || replayed || string(res) != "ok" {
+		t.Fatalf("redelivery after failure = %q, %v, %v", res, replayed, err)
+	}
+}
+
+func TestDoConflict(t *testing.T) {
+	store := newMemStore()
+	op := &Operation{ID: "Job", Lock: time.Minute}
+	started, release := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
+			close(started)
+			<-release
+			return nil, nil
+		})
+	}()
+	<-started
+	_, _, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
+		t.Error("a duplicate ran")
+		return nil, nil
+	})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrConflict) || ce.Remaining <= 0 || ce.Remaining > time.Minute {
+		t.Fatalf("err = %v", err)
+	}
+	close(release)
+	<-done
+}
+
+func TestDoStoreUnavailable(t *testing.T) {
+	store := newMemStore()
+	store.setErr(errStoreDown)
+	op := &Operation{ID: "Job"}
+	fn := func(context.Context) ([]byte, error) { return []byte("ran"), nil }
+	if _, _, err := Do(context.Background(), store, op, "k", nil, fn); !errors.Is(err, ErrStoreUnavailable) || !errors.Is(err, errStoreDown) {
+		t.Fatalf("err = %v", err)
+	}
+	res, replayed, err := Do(context.Background(), store, op, "k", nil, fn, WithFailOpen(true))
+	if err != nil || replayed || string(res) != "ran" {
+		t.Fatalf("fail-open = %q, %v, %v", res, replayed, err)
+	}
+}
+
+func TestDoResultOmitted(t *testing.T) {
+	store := newMemStore()
+	op := &Operation{ID: "Job"}
+	big := []byte(strings.Repeat("x", 64))
+	fn := func(context.Context) ([]byte, error) { return big, nil }
+	if res, _, err := Do(context.Background(), store, op, "k", nil, fn, WithStoredBodyLimit(8)); err != nil || len(res) != 64 {
+		t.Fatalf("first = %d bytes, %v", len(res), err)
+	}
+	if _, replayed, err := Do(context.Background(), store, op, "k", nil, fn, WithStoredBodyLimit(8)); !replayed || !errors.Is(err, ErrResultOmitted) {
+		t.Fatalf("replay = %v, %v", replayed, err)
+	}
+}

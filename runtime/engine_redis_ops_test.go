@@ -1,0 +1,118 @@
+package idem
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+)
+
+// TestRedisOutage: a stopped Redis answers 503 store-unavailable with
+// Retry-After: 1; once it is back, requests succeed again without
+// restarting anything on the application's side.
+func TestRedisOutage(t *testing.T) {
+	check := func(t *testing.T, rdb *redis.Client, stop, start func()) {
+		var storeErrors atomic.Int64
+		h := newHarnessOn(t, NewRedisStore(rdb, WithPrefix(redistest.Prefix(t))), Operation{}, nil,
+			WithHooks(Hooks{StoreError: func(context.Context, Event) { storeErrors.Add(1) }}))
+		if w := h.post("before", `{}`); w.Code != http.StatusCreated {
+			t.Fatalf("before the outage: %d %s", w.Code, w.Body)
+		}
+		stop()
+		w := h.post("during", `{}`)
+		checkProblem(t, w, http.StatusServiceUnavailable, CodeStoreUnavailable)
+		if w.Header().Get("Retry-After") != "1" {
+			t.Errorf("Retry-After = %q, want 1", w.Header().Get("Retry-After"))
+		}
+		if storeErrors.Load() == 0 {
+			t.Error("no StoreError hook during the outage")
+		}
+		start()
+		if w := h.post("after", `{}`); w.Code != http.StatusCreated {
+			t.Fatalf("after the outage: %d %s", w.Code, w.Body)
+		}
+		h.wantRuns(2)
+	}
+	t.Run("redis", func(t *testing.T) {
+		p := startRedisProc(t)
+		check(t, p.client(), p.stop, p.start)
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		m, rdb := redistest.Mini(t)
+		check(t, rdb, m.Close, func() {
+			if err := m.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+}
+
+// TestRedisRoundTrips: a first request costs exactly two script calls
+// (acquire, complete), a replay, a conflict and a mismatch one each. Real
+// Redis is measured with INFO commandstats on a server of the test's own;
+// both backends also with a client-side command counter.
+func TestRedisRoundTrips(t *testing.T) {
+	measure := func(t *testing.T, rdb *redis.Client, stats bool) {
+		counter := redistest.CountCommands(rdb)
+		started, start := onceSignal()
+		release := make(chan struct{})
+		h := newHarnessOn(t, NewRedisStore(rdb, WithPrefix(redistest.Prefix(t))), Operation{Lock: time.Minute},
+			func(h *harness, w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Block") != "" {
+					start()
+					<-release
+				}
+				createHandler(h, w, r)
+			},
+			WithHeartbeat(false)) // no extensions in the counts
+		h.post("warm-up", `{}`) // loads the scripts (EVALSHA, NOSCRIPT, EVAL)
+
+		cost := func(name string, want int64, send func()) {
+			t.Helper()
+			var before map[string]int64
+			if stats {
+				before = redistest.CommandCalls(t, rdb)
+			}
+			counter.Reset()
+			send()
+			if got := counter.RoundTrips(); got != want {
+				t.Errorf("%s: %d round trips, want %d (%v)", name, got, want, counter.Calls())
+			}
+			if calls := counter.Calls(); calls["evalsha"] != want || len(calls) != 1 {
+				t.Errorf("%s: client sent %v, want %d evalsha only", name, calls, want)
+			}
+			if stats {
+				after := redistest.CommandCalls(t, rdb)
+				if d := after["evalsha"] - before["evalsha"]; d != want || after["eval"] != before["eval"] {
+					t.Errorf("%s: commandstats evalsha +%d, eval +%d; want +%d, +0",
+						name, d, after["eval"]-before["eval"], want)
+				}
+			}
+		}
+		cost("first request", 2, func() { h.post("k", `{"a":1}`) })
+		cost("replay", 1, func() { h.post("k", `{"a":1}`) })
+		cost("mismatch", 1, func() { h.post("k", `{"a":2}`) })
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "busy", "X-Block", "1"))
+		}()
+		<-started
+		cost("conflict", 1, func() { h.post("busy", `{}`) })
+		close(release)
+		<-done
+	}
+	t.Run("redis", func(t *testing.T) {
+		p := startRedisProc(t)
+		measure(t, p.client(), true)
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		_, rdb := redistest.Mini(t)
+		measure(t, rdb, false)
+	})
+}

@@ -1,0 +1,149 @@
+package idem
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// harness is an engine over a memStore in front of a counting handler.
+type harness struct {
+	t     *testing.T
+	store *memStore // nil unless made by newHarness
+	eng   *Engine
+	op    *Operation
+	runs  atomic.Int64
+	h     http.Handler // the protected handler
+}
+
+// newHarness protects handler (nil: createHandler) for op, over a memStore.
+func newHarness(t *testing.T, op Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...Option) *harness {
+	t.Helper()
+	store := newMemStore()
+	h := newHarnessOn(t, store, op, handler, opts...)
+	h.store = store
+	return h
+}
+
+// newHarnessOn is newHarness over any store; h.store stays nil.
+func newHarnessOn(t *testing.T, store Store, op Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...Option) *harness {
+	t.Helper()
+	if op.ID == "" {
+		op.ID = "CreatePet"
+	}
+	if handler == nil {
+		handler = createHandler
+	}
+	h := &harness{t: t, op: &op}
+	h.eng = NewEngine(store, opts...)
+	h.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.eng.Serve(w, r, h.op, func(w http.ResponseWriter, r *http.Request) {
+			h.runs.Add(1)
+			handler(h, w, r)
+		})
+	})
+	return h
+}
+
+// createHandler answers 201 with a body naming the run and echoing the
+// request body, a cookie, a Location and an unlisted header.
+func createHandler(h *harness, w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	info, _ := FromContext(r.Context())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Location", "/pets/1")
+	w.Header().Set("X-Unlisted", "yes")
+	http.SetCookie(w, &http.Cookie{Name: "session", Value: "secret"})
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"run":%d,"fence":%d,"echo":%q}`, h.runs.Load(), info.Fence, body)
+}
+
+// req builds a request; headers are name, value pairs.
+func engineReq(method, target, body string, headers ...string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r := httptest.NewRequest(method, target, rd)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	return r
+}
+
+// do serves r and returns the recorded answer.
+func (h *harness) do(r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.h.ServeHTTP(w, r)
+	return w
+}
+
+// post sends POST /pets with body and key (none when key is "").
+func (h *harness) post(key, body string) *httptest.ResponseRecorder {
+	if key == "" {
+		return h.do(engineReq("POST", "/pets", body))
+	}
+	return h.do(engineReq("POST", "/pets", body, "Idempotency-Key", key))
+}
+
+// checkProblem decodes and checks a problem answer.
+func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code string) Problem {
+	t.Helper()
+	if w.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", w.Code, status, w.Body)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != ProblemContentType {
+		t.Errorf("Content-Type = %q, want %q", ct, ProblemContentType)
+	}
+	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store", cc)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &raw); err != nil {
+		t.Fatalf("problem body %q: %v", w.Body, err)
+	}
+	for _, m := range []string{"type", "title", "status", "detail", "code"} {
+		if _, ok := raw[m]; !ok {
+			t.Errorf("problem lacks member %q: %s", m, w.Body)
+		}
+	}
+	var p Problem
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("problem body: %v", err)
+	}
+	want := Problem{Type: ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Code: code, Detail: p.Detail}
+	if p != want {
+		t.Errorf("problem = %+v, want %+v", p, want)
+	}
+	if p.Detail == "" {
+		t.Error("problem detail is empty")
+	}
+	return p
+}
+
+// retryAfterSeconds parses the Retry-After header.
+func retryAfterSeconds(t *testing.T, w *httptest.ResponseRecorder) int {
+	t.Helper()
+	n, err := strconv.Atoi(w.Header().Get("Retry-After"))
+	if err != nil {
+		t.Fatalf("Retry-After %q: %v", w.Header().Get("Retry-After"), err)
+	}
+	return n
+}
+
+// wantRuns checks how often the handler ran.
+func (h *harness) wantRuns(n int64) {
+	h.t.Helper()
+	if got := h.runs.Load(); got != n {
+		h.t.Fatalf("handler ran %d times, want %d", got, n)
+	}
+}

@@ -1,0 +1,49 @@
+package idem_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// ExampleNewRedisStore walks one key through the state machine by hand, on
+// an in-process miniredis; any go-redis client works the same way.
+func ExampleNewRedisStore() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	store := idem.NewRedisStore(rdb, idem.WithPrefix("shop"))
+	ctx := context.Background()
+	req := idem.AcquireRequest{Key: "order-42", Token: "worker-1", Fingerprint: "f1", Lease: 30 * time.Second}
+
+	first, _ := store.Acquire(ctx, req)
+	fmt.Println("first:", first.Outcome == idem.OutcomeProceed, "fence", first.Fence)
+
+	dup, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-2", Fingerprint: "f1", Lease: 30 * time.Second})
+	fmt.Println("duplicate while running:", dup.Outcome == idem.OutcomeConflict)
+
+	rec := &idem.Record{Status: 201, Body: []byte(`{"id":42}`)}
+	if err := store.Complete(ctx, "order-42", "worker-1", rec, time.Hour); err != nil {
+		panic(err)
+	}
+	replay, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-3", Fingerprint: "f1"})
+	fmt.Println("retry:", replay.Record.Status, string(replay.Record.Body))
+
+	other, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-4", Fingerprint: "f2"})
+	fmt.Println("other request, same key:", other.Outcome == idem.OutcomeMismatch)
+	// Output:
+	// first: true fence 1
+	// duplicate while running: true
+	// retry: 201 {"id":42}
+	// other request, same key: true
+}

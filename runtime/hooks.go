@@ -1,0 +1,66 @@
+package idem
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"time"
+)
+
+// Event describes one step of the protocol, for [Hooks].
+type Event struct {
+	Operation string        // operation ID
+	KeyHash   string        // short hash of the storage key; the key itself is never exposed
+	Fence     int64         // fencing token of the owned lease (Acquired, Recovered, Completed, ...)
+	Remaining time.Duration // remaining lease of the other owner (Conflict)
+	Status    int           // response status (Replayed, Completed, Released)
+	Err       error         // the error (StoreError, LeaseLost, Released after a failure)
+}
+
+// Hooks are optional callbacks for metrics and tracing. Each runs
+// synchronously on the request's goroutine (or the heartbeat's, for a lost
+// lease), so it must be quick. Nil fields are skipped.
+type Hooks struct {
+	Acquired   func(ctx context.Context, ev Event) // a first run owns the lease
+	Recovered  func(ctx context.Context, ev Event) // a stale lease was taken over
+	Replayed   func(ctx context.Context, ev Event) // a stored result was answered
+	Conflict   func(ctx context.Context, ev Event) // answered 409: the original still runs
+	Mismatch   func(ctx context.Context, ev Event) // answered 422: another fingerprint
+	Completed  func(ctx context.Context, ev Event) // the result was stored
+	Released   func(ctx context.Context, ev Event) // the lease was released for a retry
+	LeaseLost  func(ctx context.Context, ev Event) // another worker took the lease over
+	StoreError func(ctx context.Context, ev Event) // the store failed
+}
+
+// Log levels the engine uses.
+const (
+	levelInfo  = slog.LevelInfo
+	levelWarn  = slog.LevelWarn
+	levelError = slog.LevelError
+)
+
+// keyHash is the redacted form of a storage key used in logs and events.
+func keyHash(storageKey string) string {
+	sum := sha256.Sum256([]byte(storageKey))
+	return hex.EncodeToString(sum[:6])
+}
+
+// call runs hook h (if set) with ev.
+func call(ctx context.Context, h func(context.Context, Event), ev Event) {
+	if h != nil {
+		h(ctx, ev)
+	}
+}
+
+// logAttrs are the attributes every engine log line carries.
+func logAttrs(ev Event) []slog.Attr {
+	attrs := []slog.Attr{slog.String("op", ev.Operation), slog.String("key_hash", ev.KeyHash)}
+	if ev.Fence != 0 {
+		attrs = append(attrs, slog.Int64("fence", ev.Fence))
+	}
+	if ev.Err != nil {
+		attrs = append(attrs, slog.Any("err", ev.Err))
+	}
+	return attrs
+}

@@ -1,0 +1,162 @@
+package idem
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// identifyHTTP extracts and validates the key, reads and bounds the body,
+// scopes and fingerprints the request. It returns the target, the body bytes
+// read (nil when r.Body was not read) for the caller to restore, or the
+// problem to answer. A nil target without a problem means the key is
+// optional and absent: the request runs unprotected.
+func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*target, []byte, *Problem) {
+	key, hasKey, prob := e.headerKey(r, op)
+	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
+		return nil, nil, prob
+	}
+	raw, prob := readBody(r, e.cfg.bodyLimit)
+	if prob != nil {
+		return nil, nil, prob
+	}
+	body := payload{raw: raw}
+	if op.keyHeader() == "" || isJSONContentType(r.Header.Get("Content-Type")) {
+		body = jsonPayload(raw)
+	}
+	t, prob := e.identify(r, op, key, body)
+	return t, raw, prob
+}
+
+// headerKey returns the key from the key header, when the operation uses
+// one. It reports whether a key was found, and a problem for a missing
+// required key or a malformed one.
+func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Problem) {
+	name := op.keyHeader()
+	if name == "" {
+		return "", false, nil
+	}
+	vals, ok := r.Header[http.CanonicalHeaderKey(name)]
+	if !ok || len(vals) == 0 {
+		if op.Optional {
+			return "", false, nil
+		}
+		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "the %s header is required", name)
+	}
+	if len(vals) > 1 {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header was sent more than once", name)
+	}
+	key, err := ParseKeyHeader(vals[0], e.cfg.strictKeys)
+	if err != nil {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
+	}
+	return key, true, nil
+}
+
+// readBody reads r.Body up to limit bytes. It returns nil for a request
+// without body.
+func readBody(r *http.Request, limit int64) ([]byte, *Problem) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if r.ContentLength > limit {
+		return nil, tooLargeProblem(limit)
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	_ = r.Body.Close()
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, tooLargeProblem(mbe.Limit)
+		}
+		return nil, problemf(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: %v", err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, tooLargeProblem(limit)
+	}
+	if raw == nil {
+		raw = []byte{}
+	}
+	return raw, nil
+}
+
+// identify completes a target once the body is known: it takes the key from
+// the body when the operation has a body key, scopes the request and
+// fingerprints it. A nil target without a problem means the key is
+// optional and absent.
+func (e *Engine) identify(r *http.Request, op *Operation, key string, body payload) (*target, *Problem) {
+	if op.keyHeader() == "" {
+		var prob *Problem
+		var ok bool
+		key, ok, prob = bodyKey(op, body)
+		if prob != nil || !ok {
+			return nil, prob
+		}
+	}
+	var scope string
+	if e.cfg.scope != nil {
+		s, err := e.cfg.scope(r)
+		if err != nil {
+			if p, ok := errors.AsType[*Problem](err); ok {
+				return nil, p
+			}
+			e.cfg.logger.ErrorContext(r.Context(), "idem: scope function failed", "op", op.ID, "err", err)
+			return nil, NewProblem(http.StatusInternalServerError, CodeScopeFailed,
+				"the request could not be scoped")
+		}
+		scope = s
+	}
+	return &target{
+		op:          op,
+		key:         key,
+		storageKey:  storageKey(op.ID, scope, key),
+		fingerprint: fingerprint(op, r, body),
+	}, nil
+}
+
+// bodyKey returns the key at op.KeyPointer in a JSON body. It reports
+// whether a key was found, and a problem for a missing required key or a
+// malformed one.
+func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
+	missing := func(detail string) (string, bool, *Problem) {
+		if op.Optional {
+			return "", false, nil
+		}
+		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "%s", detail)
+	}
+	if !body.isJSON {
+		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
+	}
+	toks, err := parsePointer(op.KeyPointer)
+	if err != nil {
+		panic(fmt.Errorf("idem: operation %s: key pointer: %w", op.ID, err))
+	}
+	v, ok := lookupPointer(body.doc, toks)
+	if !ok || v == nil {
+		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
+	}
+	key, isString := v.(string)
+	if !isString {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
+	}
+	if err := checkKey(key); err != nil {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
+	}
+	return key, true, nil
+}
+
+// cancelledProblem answers a request whose context ended before its handler
+// answered; the lease was released, so a retry runs again.
+func cancelledProblem() *Problem {
+	p := NewProblem(http.StatusServiceUnavailable, CodeRequestCancelled,
+		"the request was cancelled before it was answered; it was not recorded and may be retried")
+	p.RetryAfter = time.Second
+	return p
+}
+
+// keyErrDetail is the part of a key validation error worth showing a client.
+func keyErrDetail(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrInvalidKey.Error()+": ")
+}

@@ -1,0 +1,201 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// signal returns a channel closed by the first call of the returned func.
+func onceSignal() (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(ch) }) }
+}
+
+// blockingFirst is a handler whose first run closes started and waits for
+// release; later runs answer at once.
+func blockingFirst(started func(), release <-chan struct{}) func(h *harness, w http.ResponseWriter, r *http.Request) {
+	return func(h *harness, w http.ResponseWriter, r *http.Request) {
+		if h.runs.Load() == 1 {
+			started()
+			<-release
+		}
+		createHandler(h, w, r)
+	}
+}
+
+func TestWaitForOriginal(t *testing.T) {
+	started, start := onceSignal()
+	release := make(chan struct{})
+	conflicted, conflict := onceSignal()
+	h := newHarness(t, Operation{Wait: time.Minute}, blockingFirst(start, release))
+	h.store.onAcquire = func(acq Acquisition) {
+		if acq.Outcome == OutcomeConflict {
+			conflict()
+		}
+	}
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- h.post("k", `{}`) }()
+	<-started
+	dup := make(chan *httptest.ResponseRecorder)
+	go func() { dup <- h.post("k", `{}`) }()
+	<-conflicted // the duplicate is waiting now
+	close(release)
+	orig, w := <-first, <-dup
+	if w.Code != http.StatusCreated || w.Header().Get(HeaderReplayed) != "true" || w.Body.String() != orig.Body.String() {
+		t.Fatalf("duplicate = %d %s, want the original's replay", w.Code, w.Body)
+	}
+	h.wantRuns(1)
+}
+
+func TestWaitEndsWithContext(t *testing.T) {
+	started, start := onceSignal()
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	h := newHarness(t, Operation{Wait: time.Hour}, blockingFirst(start, release))
+	h.store.onAcquire = func(acq Acquisition) {
+		if acq.Outcome == OutcomeConflict {
+			cancel()
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); h.post("k", `{}`) }()
+	<-started
+	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
+	checkProblem(t, w, http.StatusConflict, CodeConflict)
+	close(release)
+	<-done
+}
+
+// TestTakeover: a handler outlives its lease (no heartbeat); a retry takes
+// the record over with fence 2 and its result wins; the first worker's late
+// completion is refused but its own client still gets its answer.
+func TestTakeover(t *testing.T) {
+	started, start := onceSignal()
+	release := make(chan struct{})
+	var lost, reconciled atomic.Int64
+	infos := make(chan Info, 2)
+	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		info, _ := FromContext(r.Context())
+		infos <- info
+		blockingFirst(start, release)(h, w, r)
+	},
+		WithHeartbeat(false),
+		WithHooks(Hooks{LeaseLost: func(context.Context, Event) { lost.Add(1) }}),
+		WithReconciler(func(ctx context.Context, info Info, r *http.Request) error {
+			if got, _ := FromContext(ctx); !info.Recovered || info.Fence != 2 || got != info || r == nil {
+				t.Errorf("reconciler got %+v (context %+v, request %v)", info, got, r != nil)
+			}
+			reconciled.Add(1)
+			return nil
+		}),
+	)
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- h.post("k", `{}`) }()
+	<-started
+	h.store.advance(2 * time.Second) // the first lease is past its deadline
+	second := h.post("k", `{}`)
+	if second.Code != http.StatusCreated || second.Header().Get(HeaderReplayed) != "" {
+		t.Fatalf("takeover = %d %s", second.Code, second.Body)
+	}
+	close(release)
+	orig := <-first
+	if orig.Code != http.StatusCreated || !strings.Contains(orig.Body.String(), `"fence":1`) {
+		t.Fatalf("the first client's answer = %d %s", orig.Code, orig.Body)
+	}
+	if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered || i2.Key != "k" {
+		t.Errorf("infos = %+v, %+v", i1, i2)
+	}
+	if lost.Load() != 1 || reconciled.Load() != 1 {
+		t.Errorf("lease lost %d times, reconciled %d times; want 1, 1", lost.Load(), reconciled.Load())
+	}
+	third := h.post("k", `{}`)
+	if third.Body.String() != second.Body.String() || third.Header().Get(HeaderReplayed) != "true" {
+		t.Errorf("stored = %s, want the second run's %s", third.Body, second.Body)
+	}
+	h.wantRuns(2)
+}
+
+func TestReconcilerError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"plain error", errors.New("ledger unreachable"), http.StatusServiceUnavailable, CodeReconcileFailed},
+		{"problem", NewProblem(http.StatusConflict, "already-paid", "the payment exists"), http.StatusConflict, "already-paid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Operation{Lock: time.Second}, nil, WithHeartbeat(false),
+				WithReconciler(func(context.Context, Info, *http.Request) error { return tc.err }))
+			key := storageKey("CreatePet", "", "k")
+			// A worker died holding the lease.
+			if _, err := h.store.Acquire(context.Background(), AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			h.store.mu.Lock()
+			h.store.recs[key].fingerprint = fingerprintOf(t, h, engineReq("POST", "/pets", `{}`))
+			h.store.mu.Unlock()
+			h.store.advance(2 * time.Second)
+			checkProblem(t, h.post("k", `{}`), tc.status, tc.code)
+			h.wantRuns(0)
+			if _, ok := h.store.get(key); ok {
+				t.Error("the recovered lease was not released")
+			}
+		})
+	}
+}
+
+// fingerprintOf returns the fingerprint the harness computes for r.
+func fingerprintOf(t *testing.T, h *harness, r *http.Request) string {
+	t.Helper()
+	r.Header.Set("Idempotency-Key", "k")
+	tg, _, prob := h.eng.identifyHTTP(r, h.op)
+	if prob != nil {
+		t.Fatal(prob)
+	}
+	return tg.fingerprint
+}
+
+func TestHeartbeatKeepsLease(t *testing.T) {
+	extended, extendedEnough := onceSignal()
+	var extends atomic.Int64
+	started, start := onceSignal()
+	release := make(chan struct{})
+	h := newHarness(t, Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
+	h.store.onExtend = func() {
+		if extends.Add(1) == 4 { // 4 x lock/3 > lock: the lease would have expired
+			extendedEnough()
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); h.post("k", `{}`) }()
+	<-started
+	<-extended
+	checkProblem(t, h.post("k", `{}`), http.StatusConflict, CodeConflict)
+	close(release)
+	<-done
+	n := h.store.count("extend")
+	if w := h.post("k", `{}`); w.Header().Get(HeaderReplayed) != "true" {
+		t.Fatalf("not replayed: %d", w.Code)
+	}
+	if h.store.count("extend") != n {
+		t.Error("the heartbeat outlived the handler")
+	}
+	h.wantRuns(1)
+}
+
+func (w storedFirstWriter) WriteHeader(code int) {
+	if rec, ok := w.store.get(w.key); !ok || !rec.completed {
+		w.t.Error("the response was written before it was stored")
+	}
+	w.ResponseRecorder.WriteHeader(code)
+}

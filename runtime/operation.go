@@ -1,0 +1,63 @@
+package idem
+
+import "time"
+
+// Operation is the per-operation configuration that generated code declares
+// once as a package-level value (from the spec's x-idempotent extension) and
+// passes by pointer. Zero values mean the documented defaults: key header
+// Idempotency-Key, key required, retention 24h, lock 30s, wait 0.
+type Operation struct {
+	ID     string // operationId as oapi-codegen names it (the Go method name)
+	Method string // HTTP method, upper case
+	Path   string // path template from the spec, e.g. /pets/{petId}
+
+	KeyHeader  string // header that carries the key; "" with KeyPointer set means body key
+	KeyPointer string // JSON Pointer to a string member of the JSON body (Square style)
+	Optional   bool   // true: a request without a key runs unprotected instead of 400
+
+	Retention time.Duration // how long a completed result is replayed
+	Lock      time.Duration // in-progress lease, extended by the heartbeat
+	Wait      time.Duration // how long a duplicate waits for the original before 409
+
+	FingerprintIgnore  []string // JSON Pointers removed from the body before hashing
+	FingerprintHeaders []string // request headers included in the fingerprint
+}
+
+// Default values for the zero fields of [Operation].
+const (
+	DefaultKeyHeader        = "Idempotency-Key"
+	DefaultRetention        = 24 * time.Hour
+	DefaultLock             = 30 * time.Second
+	DefaultBodyLimit        = 1 << 20 // request body, bytes
+	DefaultStoredBodyLimit  = 1 << 20 // stored response body, bytes
+	DefaultPrefix           = "idem"
+	DefaultOperationTimeout = 2 * time.Second // completion and release, detached from the request
+)
+
+// keyHeader returns the header that carries the key, or "" for a body key.
+func (op *Operation) keyHeader() string {
+	switch {
+	case op.KeyHeader != "":
+		return op.KeyHeader
+	case op.KeyPointer != "":
+		return ""
+	default:
+		return DefaultKeyHeader
+	}
+}
+
+// retention returns op.Retention or its default.
+func (op *Operation) retention() time.Duration {
+	if op.Retention > 0 {
+		return op.Retention
+	}
+	return DefaultRetention
+}
+
+// lock returns op.Lock or its default.
+func (op *Operation) lock() time.Duration {
+	if op.Lock > 0 {
+		return op.Lock
+	}
+	return DefaultLock
+}

@@ -1,0 +1,130 @@
+package idem
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Option configures an [Engine] (and [Do]): scope function, hooks, logger,
+// fail-open, limits, replayed headers, heartbeat, reconciler. The zero
+// configuration is the documented default: fail closed, 1 MiB limits, the
+// standard replay allow-list, heartbeat on, no scope, nothing logged.
+type Option func(*config)
+
+// ScopeFunc returns the scope of a request, such as its tenant or
+// authenticated principal; keys of different scopes never meet. An error
+// that is a [*Problem] is answered as is; any other error is answered 500
+// with code scope-failed.
+type ScopeFunc func(r *http.Request) (string, error)
+
+// Reconciler is called before a handler runs again on a stale lease that was
+// taken over (Info.Recovered is true), so the application can check its
+// source of truth first. Returning an error releases the lease and answers
+// 503 reconcile-failed, or the error itself when it is a [*Problem]. r is nil
+// for [Do].
+type Reconciler func(ctx context.Context, info Info, r *http.Request) error
+
+// config is what Options set; its zero value plus defaults() is the default.
+type config struct {
+	scope           ScopeFunc
+	hooks           Hooks
+	logger          *slog.Logger
+	failOpen        bool
+	bodyLimit       int64
+	storedBodyLimit int64
+	replayHeaders   []string
+	noHeartbeat     bool
+	reconciler      Reconciler
+	storeTimeout    time.Duration
+	strictKeys      bool
+}
+
+// newConfig applies opts over the defaults.
+func newConfig(opts []Option) config {
+	c := config{
+		bodyLimit:       DefaultBodyLimit,
+		storedBodyLimit: DefaultStoredBodyLimit,
+		storeTimeout:    DefaultOperationTimeout,
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// WithScope sets the function that scopes keys to a tenant or principal.
+func WithScope(scope ScopeFunc) Option { return func(c *config) { c.scope = scope } }
+
+// WithHooks sets callbacks for the engine's events (metrics, tracing).
+func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
+
+// WithLogger sets the logger for store errors and lost leases. Keys are
+// never logged; a short hash of the storage key stands in for them.
+// nil logs nothing.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithFailOpen makes an unreachable store run the handler unprotected, with
+// the response marked Idempotency-Degraded: true, instead of answering 503.
+func WithFailOpen(on bool) Option { return func(c *config) { c.failOpen = on } }
+
+// WithBodyLimit sets the request body limit in bytes (default 1 MiB); a
+// larger body is answered 413. n <= 0 keeps the default.
+func WithBodyLimit(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.bodyLimit = n
+		}
+	}
+}
+
+// WithStoredBodyLimit sets the largest response body that is stored for
+// replay (default 1 MiB). A larger body is answered to its client but stored
+// without body; its replays carry Idempotency-Body-Omitted: true. n <= 0
+// keeps the default.
+func WithStoredBodyLimit(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.storedBodyLimit = n
+		}
+	}
+}
+
+// WithReplayHeaders adds response headers to the replay allow-list
+// (Content-Type, Content-Language, Location, ETag, Link). Set-Cookie and
+// hop-by-hop headers are never stored, even when listed.
+func WithReplayHeaders(names ...string) Option {
+	return func(c *config) { c.replayHeaders = append(c.replayHeaders, names...) }
+}
+
+// WithHeartbeat turns the lease heartbeat on (the default) or off. With it
+// off, a handler that outlives its lock may be taken over by a retry.
+func WithHeartbeat(on bool) Option { return func(c *config) { c.noHeartbeat = !on } }
+
+// WithReconciler sets the hook run before a recovered (taken over) lease
+// runs the handler again.
+func WithReconciler(fn Reconciler) Option { return func(c *config) { c.reconciler = fn } }
+
+// WithStoreTimeout bounds every store call (default DefaultOperationTimeout)
+// through its context. Completion, release and heartbeat run detached from
+// the request's cancellation, bounded by this timeout only. d <= 0 keeps the
+// default. go-redis applies context deadlines to socket I/O only with
+// Options.ContextTimeoutEnabled; without it, its ReadTimeout and
+// WriteTimeout are what bound a call to an unresponsive server.
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.storeTimeout = d
+		}
+	}
+}
+
+// WithStrictKeys requires the key header to be an RFC 8941 sf-string
+// ("quoted"), as the IETF draft says. By default bare tokens are accepted too.
+func WithStrictKeys(on bool) Option { return func(c *config) { c.strictKeys = on } }

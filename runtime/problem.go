@@ -1,0 +1,135 @@
+package idem
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Stable problem codes, the "code" member of every problem the engine answers.
+const (
+	CodeMissingKey          = "missing-key"          // 400: the required key is absent
+	CodeInvalidKey          = "invalid-key"          // 400: empty, too long, not printable ASCII, bad sf-string
+	CodeBodyUnreadable      = "body-unreadable"      // 400: the request body could not be read
+	CodePayloadTooLarge     = "payload-too-large"    // 413: the request body is over the limit
+	CodeFingerprintMismatch = "fingerprint-mismatch" // 422: the key was used for another request
+	CodeConflict            = "conflict"             // 409: the original request still runs
+	CodeStoreUnavailable    = "store-unavailable"    // 503: the idempotency store is unreachable
+	CodeReconcileFailed     = "reconcile-failed"     // 503: the reconciler of a recovered lease failed
+	CodeScopeFailed         = "scope-failed"         // 500: the scope function failed
+	CodeRequestCancelled    = "request-cancelled"    // 503: the request ended before its handler answered
+)
+
+// ProblemTypePrefix prefixes a problem code to form its "type" URI.
+const ProblemTypePrefix = "urn:idemgen:problem:"
+
+// ProblemContentType is the media type of problem responses (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// Headers the engine sets on its answers.
+const (
+	HeaderReplayed    = "Idempotent-Replayed"      // "true" on a replayed response
+	HeaderBodyOmitted = "Idempotency-Body-Omitted" // "true" on a replay whose body was too large to store
+	HeaderDegraded    = "Idempotency-Degraded"     // "true" when fail-open ran without protection
+)
+
+// Problem is an RFC 9457 problem detail as the engine answers it. It is also
+// an error: a [ScopeFunc] or [Reconciler] may return one to choose the answer.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Code   string `json:"code"`
+
+	// RetryAfter, when positive, is sent as Retry-After in whole seconds
+	// (rounded up). It is not part of the JSON body.
+	RetryAfter time.Duration `json:"-"`
+}
+
+// Error implements error.
+func (p *Problem) Error() string { return "idem: " + p.Code + ": " + p.Detail }
+
+// NewProblem returns the problem of code with status and detail, its type
+// ProblemTypePrefix + code and its title the status text. A [ScopeFunc] or
+// [Reconciler] may return one to choose the answer.
+func NewProblem(status int, code, detail string) *Problem {
+	return &Problem{
+		Type:   ProblemTypePrefix + code,
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: detail,
+		Code:   code,
+	}
+}
+
+// problemf is newProblem with a formatted detail.
+func problemf(status int, code, format string, args ...any) *Problem {
+	return NewProblem(status, code, fmt.Sprintf(format, args...))
+}
+
+// Response renders p as an HTTP response. A zero Status is answered 500, an
+// empty Type as "about:blank" and an empty Title as the status text.
+func (p *Problem) Response() *Response {
+	q := *p
+	if q.Status < 100 || q.Status > 999 {
+		q.Status = http.StatusInternalServerError
+	}
+	if q.Type == "" {
+		q.Type = "about:blank"
+	}
+	if q.Title == "" {
+		q.Title = http.StatusText(q.Status)
+	}
+	p = &q
+	body, err := json.Marshal(p)
+	if err != nil { // a struct of strings and an int always marshals
+		panic(fmt.Errorf("idem: marshal problem: %w", err))
+	}
+	h := http.Header{}
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Cache-Control", "no-store")
+	if p.RetryAfter > 0 {
+		h.Set("Retry-After", retryAfter(p.RetryAfter))
+	}
+	return &Response{Status: p.Status, Header: h, Body: append(body, '\n')}
+}
+
+// retryAfter renders d as a Retry-After value: whole seconds, rounded up, at
+// least 1.
+func retryAfter(d time.Duration) string {
+	s := int64(math.Ceil(d.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	return strconv.FormatInt(s, 10)
+}
+
+// Problems the engine answers.
+
+func conflictProblem(remaining time.Duration) *Problem {
+	p := NewProblem(http.StatusConflict, CodeConflict,
+		"a request with this idempotency key is still being processed; retry later")
+	p.RetryAfter = max(remaining, time.Second)
+	return p
+}
+
+func mismatchProblem() *Problem {
+	return NewProblem(http.StatusUnprocessableEntity, CodeFingerprintMismatch,
+		"this idempotency key was already used for a different request")
+}
+
+func storeUnavailableProblem() *Problem {
+	p := NewProblem(http.StatusServiceUnavailable, CodeStoreUnavailable,
+		"the idempotency store is unavailable; retry later")
+	p.RetryAfter = time.Second
+	return p
+}
+
+func tooLargeProblem(limit int64) *Problem {
+	return problemf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+		"the request body exceeds the limit of %d bytes", limit)
+}

@@ -1,0 +1,71 @@
+package idem
+
+import (
+	"bytes"
+	"net/http"
+)
+
+// recorder is the buffering http.ResponseWriter a protected handler writes
+// to: nothing reaches the client until the result is stored. Flush is a
+// no-op (there is nothing to flush yet); Unwrap exposes the underlying
+// writer to http.ResponseController for deadlines and the like.
+type recorder struct {
+	under  http.ResponseWriter // the client's writer; nil under Capture
+	header http.Header         // the handler's working header map
+	sent   http.Header         // header snapshot taken at WriteHeader
+	status int                 // 0 until the handler answers
+	body   bytes.Buffer
+}
+
+func newRecorder(under http.ResponseWriter) *recorder {
+	return &recorder{under: under, header: http.Header{}}
+}
+
+// Header implements http.ResponseWriter.
+func (rec *recorder) Header() http.Header { return rec.header }
+
+// WriteHeader implements http.ResponseWriter. As with net/http, only the
+// first final status counts and headers changed afterwards are not sent;
+// informational (1xx) statuses are not recorded.
+func (rec *recorder) WriteHeader(code int) {
+	if rec.status != 0 || (code >= 100 && code < 200) {
+		return
+	}
+	rec.status = code
+	rec.sent = rec.header.Clone()
+}
+
+// Write implements http.ResponseWriter.
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
+	}
+	return rec.body.Write(b)
+}
+
+// WriteString implements io.StringWriter.
+func (rec *recorder) WriteString(s string) (int, error) {
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
+	}
+	return rec.body.WriteString(s)
+}
+
+// Flush implements http.Flusher as a no-op: the response is buffered until
+// it is stored.
+func (rec *recorder) Flush() {}
+
+// Unwrap returns the underlying writer, for http.ResponseController.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.under }
+
+// answered reports whether the handler wrote a status or body.
+func (rec *recorder) answered() bool { return rec.status != 0 }
+
+// response returns what was written; a handler that wrote nothing answered
+// 200 with its current headers, as net/http would.
+func (rec *recorder) response() *Response {
+	if rec.status == 0 {
+		return &Response{Status: http.StatusOK, Header: rec.header.Clone()}
+	}
+	return &Response{Status: rec.status, Header: rec.sent, Body: rec.body.Bytes()}
+}

@@ -1,0 +1,218 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/lua"
+)
+
+// RedisStore is the [Store] on Redis: one hash per key, changed only by the
+// Lua scripts of package lua, which take time from Redis TIME. It works with
+// any go-redis client (Client, ClusterClient, Ring, UniversalClient) and is
+// safe for concurrent use.
+//
+// Every error it returns, other than [ErrNotOwner] and the argument checks,
+// is a *[StoreError], which matches [ErrStoreUnavailable] under errors.Is.
+type RedisStore struct {
+	rdb          redis.Scripter
+	prefix       string
+	compressOver int           // body size above which bodies are gzipped; 0: never
+	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
+
+	acquire, complete, release, extend *redis.Script
+}
+
+var _ Store = (*RedisStore)(nil)
+
+// StoreOption configures a [RedisStore].
+type StoreOption func(*RedisStore)
+
+// WithPrefix sets the prefix of stored keys: the record of a key k is
+// stored at prefix + ":" + k, or at k itself when prefix is empty. The
+// default is [DefaultPrefix].
+func WithPrefix(prefix string) StoreOption {
+	return func(s *RedisStore) { s.prefix = prefix }
+}
+
+// WithCompression gzips stored response bodies longer than threshold bytes
+// when that makes them smaller. Replays are decompressed transparently. A
+// threshold <= 0, the default, stores bodies as they are.
+func WithCompression(threshold int) StoreOption {
+	return func(s *RedisStore) { s.compressOver = max(threshold, 0) }
+}
+
+// WithAbandonedTTL sets how long an in-progress record outlives its lease
+// deadline before Redis deletes it. Until then a later acquire takes the
+// record over with the next fence number; afterwards it starts again at
+// fence 1. The default is [DefaultRetention]; d <= 0 keeps the default.
+func WithAbandonedTTL(d time.Duration) StoreOption {
+	return func(s *RedisStore) {
+		if d > 0 {
+			s.abandonedTTL = d
+		}
+	}
+}
+
+// NewRedisStore returns a store on rdb configured by opts.
+func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
+	s := &RedisStore{
+		rdb:          rdb,
+		prefix:       DefaultPrefix,
+		abandonedTTL: DefaultRetention,
+		acquire:      redis.NewScript(lua.Acquire),
+		complete:     redis.NewScript(lua.Complete),
+		release:      redis.NewScript(lua.Release),
+		extend:       redis.NewScript(lua.Extend),
+	}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s
+}
+
+// LoadScripts loads the store's scripts into the Redis script cache (on
+// every master, for a ClusterClient), so that the first call of each costs
+// one EVALSHA instead of an EVALSHA answered NOSCRIPT and an EVAL. It is
+// optional: without it the store falls back to EVAL by itself.
+func (s *RedisStore) LoadScripts(ctx context.Context) error {
+	for _, script := range []*redis.Script{s.acquire, s.complete, s.release, s.extend} {
+		if err := script.Load(ctx, s.rdb).Err(); err != nil {
+			return &StoreError{Op: "load scripts", Err: err}
+		}
+	}
+	return nil
+}
+
+// StoreError is a failure of the store itself: Redis unreachable, timed out
+// or refusing the command, or a reply this version cannot decode. It matches
+// [ErrStoreUnavailable] and its cause under errors.Is and errors.As.
+type StoreError struct {
+	Op  string // "acquire", "complete", "release", "extend" or "load scripts"
+	Err error  // the cause
+}
+
+// Error implements error. The key is left out, as keys are not logged.
+func (e *StoreError) Error() string { return "idem: redis " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns ErrStoreUnavailable and the cause.
+func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Err} }
+
+// Acquire implements [Store]. A zero req.Lease means [DefaultLock].
+func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, DefaultLock)
+	if err != nil {
+		return Acquisition{}, err
+	}
+	if err := checkKeyToken(req.Key, req.Token); err != nil {
+		return Acquisition{}, err
+	}
+	keys := []string{s.storageKey(req.Key)}
+	v, err := s.acquire.Run(ctx, s.rdb, keys, req.Token, req.Fingerprint, lease, s.abandonedTTL.Milliseconds()).Result()
+	if err != nil {
+		return Acquisition{}, &StoreError{Op: "acquire", Err: err}
+	}
+	acq, err := decodeAcquireReply(v)
+	if err != nil {
+		return Acquisition{}, &StoreError{Op: "acquire", Err: err}
+	}
+	return acq, nil
+}
+
+// Complete implements [Store]. A zero retention means [DefaultRetention].
+// The body of a record with BodyOmitted set is not stored.
+func (s *RedisStore) Complete(ctx context.Context, key, token string, rec *Record, retention time.Duration) error {
+	ret, err := durationMS("retention", retention, DefaultRetention)
+	if err != nil {
+		return err
+	}
+	if err := checkKeyToken(key, token); err != nil {
+		return err
+	}
+	if rec == nil || rec.Status < 100 || rec.Status > 999 {
+		return errors.New("idem: complete: record needs a status in 100..999")
+	}
+	headers, err := encodeHeader(rec.Header)
+	if err != nil {
+		return fmt.Errorf("idem: complete: %w", err)
+	}
+	body, flags := encodeBody(rec, s.compressOver)
+	return s.run(ctx, "complete", s.complete, key, token, rec.Status, headers, body, flags, ret)
+}
+
+// Release implements [Store].
+func (s *RedisStore) Release(ctx context.Context, key, token string) error {
+	if err := checkKeyToken(key, token); err != nil {
+		return err
+	}
+	return s.run(ctx, "release", s.release, key, token)
+}
+
+// Extend implements [Store]. A zero lease means [DefaultLock]. An owner
+// whose lease ran out may still extend it as long as nobody took it over.
+func (s *RedisStore) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	ms, err := durationMS("lease", lease, DefaultLock)
+	if err != nil {
+		return err
+	}
+	if err := checkKeyToken(key, token); err != nil {
+		return err
+	}
+	return s.run(ctx, "extend", s.extend, key, token, ms, s.abandonedTTL.Milliseconds())
+}
+
+// run runs one of the owner-only scripts, which answer 1 (done) or 0
+// (refused: ErrNotOwner).
+func (s *RedisStore) run(ctx context.Context, op string, script *redis.Script, key, token string, args ...any) error {
+	args = append([]any{token}, args...)
+	n, err := script.Run(ctx, s.rdb, []string{s.storageKey(key)}, args...).Int64()
+	switch {
+	case err != nil:
+		return &StoreError{Op: op, Err: err}
+	case n == 1:
+		return nil
+	case n == 0:
+		return ErrNotOwner
+	}
+	return &StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+}
+
+// storageKey is the Redis key of the record of key.
+func (s *RedisStore) storageKey(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return s.prefix + ":" + key
+}
+
+// durationMS converts d to whole milliseconds for a script, rounding up so
+// that a positive duration never becomes 0; zero means def.
+func durationMS(name string, d, def time.Duration) (int64, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("idem: negative %s %v", name, d)
+	}
+	if d == 0 {
+		d = def
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms, nil
+}
+
+// checkKeyToken rejects an empty key or owner token, which would make
+// records collide or let any empty token pass for the owner.
+func checkKeyToken(key, token string) error {
+	switch {
+	case key == "":
+		return errors.New("idem: empty storage key")
+	case token == "":
+		return errors.New("idem: empty owner token")
+	}
+	return nil
+}

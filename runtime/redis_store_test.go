@@ -1,0 +1,269 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+)
+
+// redisBackend is one Redis the store table runs against: the real server
+// of REDIS_URL, or miniredis with a clock the test moves.
+type redisBackend struct {
+	rdb    *redis.Client
+	mini   *miniredis.Miniredis // nil for real Redis
+	now    time.Time            // miniredis clock
+	prefix string
+}
+
+// eachRedisBackend runs fn against real Redis (skipped without REDIS_URL,
+// unless CI=true) and against miniredis, in parallel.
+func eachRedisBackend(t *testing.T, fn func(t *testing.T, b *redisBackend)) {
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		fn(t, &redisBackend{rdb: redistest.Real(t), prefix: redistest.Prefix(t)})
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		m, rdb := redistest.Mini(t)
+		b := &redisBackend{rdb: rdb, mini: m, now: time.Unix(1_700_000_000, 0), prefix: "idem"}
+		m.SetTime(b.now)
+		fn(t, b)
+	})
+}
+
+// store returns a store on b's Redis under b's prefix.
+func (b *redisBackend) store(opts ...StoreOption) *RedisStore {
+	return NewRedisStore(b.rdb, append([]StoreOption{WithPrefix(b.prefix)}, opts...)...)
+}
+
+// key returns the Redis key of the record of k.
+func (b *redisBackend) key(k string) string { return b.prefix + ":" + k }
+
+// advance moves miniredis's TIME and its TTLs forward by d.
+func (b *redisBackend) advance(d time.Duration) {
+	b.now = b.now.Add(d)
+	b.mini.SetTime(b.now)
+	b.mini.FastForward(d)
+}
+
+// acquireAfter acquires req once the lease it meets, of length lease, has
+// run out. miniredis's clock is moved past it; real Redis's TIME cannot be
+// moved, so acquire is polled until it stops answering conflict, bounded by
+// a deadline rather than by sleeping.
+func (b *redisBackend) acquireAfter(t *testing.T, s *RedisStore, req AcquireRequest, lease time.Duration) Acquisition {
+	t.Helper()
+	if b.mini != nil {
+		b.advance(lease + time.Millisecond)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		acq := mustAcquire(t, s, req)
+		if acq.Outcome != OutcomeConflict {
+			return acq
+		}
+		if b.mini != nil || time.Now().After(deadline) {
+			t.Fatalf("lease of %v has not run out: remaining %v", lease, acq.Remaining)
+		}
+	}
+}
+
+// waitPastDeadline returns once Redis TIME is past the lease deadline of
+// the record of k, without touching the record: miniredis's clock is moved,
+// real Redis's TIME is polled, bounded by a deadline.
+func (b *redisBackend) waitPastDeadline(t *testing.T, k string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline, err := b.rdb.HGet(ctx, b.key(k), "deadline").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.mini != nil {
+		b.advance(time.UnixMilli(deadline + 1).Sub(b.now))
+		return
+	}
+	stop := time.Now().Add(5 * time.Second)
+	for {
+		now, err := b.rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.UnixMilli() > deadline {
+			return
+		}
+		if time.Now().After(stop) {
+			t.Fatalf("Redis TIME %v never passed the deadline %d", now, deadline)
+		}
+	}
+}
+
+// snapshot returns the raw hash of the record of k.
+func (b *redisBackend) snapshot(t *testing.T, k string) map[string]string {
+	t.Helper()
+	h, err := b.rdb.HGetAll(context.Background(), b.key(k)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// pttl returns the remaining time to live of the record of k.
+func (b *redisBackend) pttl(t *testing.T, k string) time.Duration {
+	t.Helper()
+	d, err := b.rdb.PTTL(context.Background(), b.key(k)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustAcquire(t *testing.T, s *RedisStore, req AcquireRequest) Acquisition {
+	t.Helper()
+	acq, err := s.Acquire(context.Background(), req)
+	if err != nil {
+		t.Fatalf("acquire %s: %v", req.Token, err)
+	}
+	return acq
+}
+
+func wantOutcome(t *testing.T, acq Acquisition, want Outcome, fence int64) {
+	t.Helper()
+	if acq.Outcome != want || acq.Fence != fence {
+		t.Fatalf("got outcome %d fence %d, want outcome %d fence %d", acq.Outcome, acq.Fence, want, fence)
+	}
+}
+
+func mustComplete(t *testing.T, s *RedisStore, key, token string, rec *Record) {
+	t.Helper()
+	if err := s.Complete(context.Background(), key, token, rec, time.Hour); err != nil {
+		t.Fatalf("complete %s: %v", token, err)
+	}
+}
+
+func wantNotOwner(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("%s: got %v, want ErrNotOwner", what, err)
+	}
+}
+
+// wantReplay acquires k with fp and checks that it replays want.
+func wantReplay(t *testing.T, s *RedisStore, k, fp string, want *Record) {
+	t.Helper()
+	acq := mustAcquire(t, s, AcquireRequest{Key: k, Token: "replayer", Fingerprint: fp, Lease: time.Minute})
+	if acq.Outcome != OutcomeReplay {
+		t.Fatalf("got outcome %d, want replay", acq.Outcome)
+	}
+	got := acq.Record
+	if got.Status != want.Status || got.BodyOmitted != want.BodyOmitted || string(got.Body) != string(want.Body) {
+		t.Fatalf("replayed %d %q omitted=%v, want %d %q omitted=%v",
+			got.Status, got.Body, got.BodyOmitted, want.Status, want.Body, want.BodyOmitted)
+	}
+	wantHeader := want.Header
+	if wantHeader == nil {
+		wantHeader = http.Header{}
+	}
+	if !reflect.DeepEqual(got.Header, wantHeader) {
+		t.Fatalf("replayed headers %v, want %v", got.Header, wantHeader)
+	}
+}
+
+func TestRedisStoreUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s := NewRedisStore(rdb)
+	ctx := context.Background()
+
+	_, acqErr := s.Acquire(ctx, AcquireRequest{Key: "k", Token: "t", Fingerprint: "f"})
+	errs := map[string]error{
+		"acquire":  acqErr,
+		"complete": s.Complete(ctx, "k", "t", &Record{Status: 200}, 0),
+		"release":  s.Release(ctx, "k", "t"),
+		"extend":   s.Extend(ctx, "k", "t", 0),
+	}
+	for op, err := range errs {
+		if !errors.Is(err, ErrStoreUnavailable) {
+			t.Errorf("%s: got %v, want ErrStoreUnavailable", op, err)
+		}
+		var se *StoreError
+		if !errors.As(err, &se) || se.Op != op {
+			t.Errorf("%s: got %#v, want a *StoreError of that op", op, err)
+		}
+		var ne *net.OpError
+		if !errors.As(err, &ne) {
+			t.Errorf("%s: cause %v is not the dial error", op, err)
+		}
+	}
+}
+
+func TestRedisStoreRejectsBadArguments(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	s := NewRedisStore(rdb)
+	ctx := context.Background()
+	_, negLease := s.Acquire(ctx, AcquireRequest{Key: "k", Token: "t", Lease: -time.Second})
+	_, noToken := s.Acquire(ctx, AcquireRequest{Key: "k"})
+	_, noKey := s.Acquire(ctx, AcquireRequest{Token: "t"})
+	errs := map[string]error{
+		"negative lease":     negLease,
+		"empty token":        noToken,
+		"empty key":          noKey,
+		"nil record":         s.Complete(ctx, "k", "t", nil, 0),
+		"status 0":           s.Complete(ctx, "k", "t", &Record{}, 0),
+		"negative retention": s.Complete(ctx, "k", "t", &Record{Status: 200}, -1),
+		"release no token":   s.Release(ctx, "k", ""),
+		"extend negative":    s.Extend(ctx, "k", "t", -1),
+	}
+	for name, err := range errs {
+		if err == nil || errors.Is(err, ErrStoreUnavailable) || errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s: got %v, want an argument error", name, err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "idem: ") {
+			t.Errorf("%s: error %q lacks the idem: prefix", name, err)
+		}
+	}
+}
+
+func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
+	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		const n = 16
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex // guards outcome
+			outcomes = map[Outcome]int{}
+		)
+		for i := range n {
+			wg.Go(func() {
+				token := "t" + string(rune('a'+i))
+				acq, err := s.Acquire(context.Background(), AcquireRequest{Key: "k", Token: token, Fingerprint: "f", Lease: time.Minute})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				outcomes[acq.Outcome]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if outcomes[OutcomeProceed] != 1 || outcomes[OutcomeConflict] != n-1 {
+			t.Fatalf("outcomes %v, want one proceed and %d conflicts", outcomes, n-1)
+		}
+	})
+}

@@ -1,0 +1,297 @@
+package idem
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/lua"
+)
+
+// shortLease is a lease tests wait out: miniredis moves its clock past it,
+// real Redis is polled until it ran out.
+const shortLease = 5 * time.Millisecond
+
+// redisTransitions is the state-machine table, run against every backend.
+var redisTransitions = []struct {
+	name string
+	run  func(t *testing.T, b *redisBackend)
+}{
+	{"proceed then conflict", func(t *testing.T, b *redisBackend) {
+		s := b.store(WithAbandonedTTL(time.Hour))
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), OutcomeProceed, 1)
+		acq := mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
+		wantOutcome(t, acq, OutcomeConflict, 0)
+		if acq.Remaining <= 50*time.Second || acq.Remaining > time.Minute {
+			t.Errorf("remaining %v, want just under 1m", acq.Remaining)
+		}
+		if ttl := b.pttl(t, "k"); ttl <= time.Hour || ttl > time.Hour+time.Minute {
+			t.Errorf("in-progress TTL %v, want lease + abandoned TTL", ttl)
+		}
+	}},
+	{"mismatch leaves the record untouched", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		before := b.snapshot(t, "k")
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), OutcomeMismatch, 0)
+		if after := b.snapshot(t, "k"); !reflect.DeepEqual(before, after) {
+			t.Fatalf("in-progress record changed by a mismatch: %v -> %v", before, after)
+		}
+		rec := &Record{Status: 201, Body: []byte("created")}
+		mustComplete(t, s, "k", "a", rec)
+		before = b.snapshot(t, "k")
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "g", Lease: time.Minute}), OutcomeMismatch, 0)
+		if after := b.snapshot(t, "k"); !reflect.DeepEqual(before, after) {
+			t.Fatalf("completed record changed by a mismatch: %v -> %v", before, after)
+		}
+		wantReplay(t, s, "k", "f", rec)
+	}},
+	{"complete then replay", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		rec := &Record{
+			Status: 201,
+			Header: http.Header{"Content-Type": {"application/json"}, "Link": {"<a>; rel=x", "<b>; rel=y"}},
+			Body:   []byte("{\"id\":1}\x00\xff\xfe binary"),
+		}
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		if err := s.Complete(context.Background(), "k", "a", rec, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		wantReplay(t, s, "k", "f", rec)
+		wantReplay(t, s, "k", "f", rec)
+		if ttl := b.pttl(t, "k"); ttl <= 2*time.Hour-time.Minute || ttl > 2*time.Hour {
+			t.Errorf("completed TTL %v, want the retention", ttl)
+		}
+		h := b.snapshot(t, "k")
+		if _, ok := h["owner"]; ok || h["deadline"] != "" {
+			t.Errorf("completed record keeps its lease: %v", h)
+		}
+		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &Record{Status: 500}, time.Hour))
+		wantNotOwner(t, "extend after complete", s.Extend(context.Background(), "k", "a", time.Minute))
+		wantNotOwner(t, "release after complete", s.Release(context.Background(), "k", "a"))
+		wantReplay(t, s, "k", "f", rec)
+	}},
+	{"empty and omitted bodies", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		mustAcquire(t, s, AcquireRequest{Key: "empty", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "empty", "a", &Record{Status: 204})
+		wantReplay(t, s, "empty", "f", &Record{Status: 204})
+		mustAcquire(t, s, AcquireRequest{Key: "omitted", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "omitted", "a", &Record{Status: 200, Body: []byte("too long"), BodyOmitted: true})
+		wantReplay(t, s, "omitted", "f", &Record{Status: 200, BodyOmitted: true})
+	}},
+	{"stale owner is refused", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
+		wantOutcome(t, b.acquireAfter(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute}, shortLease), OutcomeRecovered, 2)
+		wantNotOwner(t, "stale extend", s.Extend(ctx, "k", "a", time.Minute))
+		wantNotOwner(t, "stale complete", s.Complete(ctx, "k", "a", &Record{Status: 200, Body: []byte("stale")}, time.Hour))
+		wantNotOwner(t, "stale release", s.Release(ctx, "k", "a"))
+		newer := &Record{Status: 201, Body: []byte("newer")}
+		mustComplete(t, s, "k", "b", newer)
+		wantNotOwner(t, "stale complete after newer", s.Complete(ctx, "k", "a", &Record{Status: 200}, time.Hour))
+		wantReplay(t, s, "k", "f", newer)
+	}},
+	{"every takeover increments the fence", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease}), OutcomeProceed, 1)
+		wantOutcome(t, b.acquireAfter(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: shortLease}, shortLease), OutcomeRecovered, 2)
+		wantOutcome(t, b.acquireAfter(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Minute}, shortLease), OutcomeRecovered, 3)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "d", Fingerprint: "f", Lease: time.Minute}), OutcomeConflict, 0)
+	}},
+	{"an expired owner not yet taken over may still finish", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
+		b.waitPastDeadline(t, "k")
+		if err := s.Extend(ctx, "k", "a", shortLease); err != nil {
+			t.Fatalf("extend after the deadline: %v", err)
+		}
+		b.waitPastDeadline(t, "k")
+		rec := &Record{Status: 200, Body: []byte("late")}
+		mustComplete(t, s, "k", "a", rec)
+		wantReplay(t, s, "k", "f", rec)
+	}},
+	{"an abandoned record expires", func(t *testing.T, b *redisBackend) {
+		ctx := context.Background()
+		if b.mini == nil {
+			// Real Redis: a 1ms lease and TTL, polled until the key is gone.
+			s := b.store(WithAbandonedTTL(time.Millisecond))
+			mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Millisecond})
+			for stop := time.Now().Add(5 * time.Second); b.rdb.Exists(ctx, b.key("k")).Val() == 1; {
+				if time.Now().After(stop) {
+					t.Fatalf("abandoned record never expired: TTL %v", b.pttl(t, "k"))
+				}
+			}
+			wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeProceed, 1)
+			return
+		}
+		s := b.store(WithAbandonedTTL(time.Minute))
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Second})
+		b.advance(time.Second + time.Minute - time.Millisecond)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Second}), OutcomeRecovered, 2)
+		b.advance(time.Second + time.Minute)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Second}), OutcomeProceed, 1)
+	}},
+	{"release lets a retry proceed", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		wantNotOwner(t, "release by another token", s.Release(ctx, "k", "b"))
+		if err := s.Release(ctx, "k", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if n := b.rdb.Exists(ctx, b.key("k")).Val(); n != 0 {
+			t.Fatalf("released record still exists")
+		}
+		wantNotOwner(t, "release of an absent record", s.Release(ctx, "k", "a"))
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), OutcomeProceed, 1)
+	}},
+	{"extend keeps the lease alive", func(t *testing.T, b *redisBackend) {
+		s := b.store(WithAbandonedTTL(time.Minute))
+		ctx := context.Background()
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: 100 * time.Millisecond})
+		wantNotOwner(t, "extend by another token", s.Extend(ctx, "k", "b", time.Hour))
+		if b.mini != nil {
+			b.advance(90 * time.Millisecond)
+		}
+		if err := s.Extend(ctx, "k", "a", 10*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if b.mini != nil {
+			b.advance(time.Second) // well past the first lease
+		}
+		acq := mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
+		if acq.Outcome != OutcomeConflict || acq.Remaining < 9*time.Minute {
+			t.Fatalf("after extend: outcome %d remaining %v, want conflict near 10m", acq.Outcome, acq.Remaining)
+		}
+		if ttl := b.pttl(t, "k"); ttl < 10*time.Minute {
+			t.Errorf("TTL %v after extend, want at least the new lease", ttl)
+		}
+		wantNotOwner(t, "extend of an absent record", s.Extend(ctx, "gone", "a", time.Minute))
+	}},
+	{"script cache flushed", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		if b.mini != nil {
+			if err := b.rdb.ScriptFlush(context.Background()).Err(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			// SCRIPT FLUSH would disturb tests sharing the server; a
+			// script it has never seen meets the same NOSCRIPT.
+			var nonce [8]byte
+			rand.Read(nonce[:])
+			s.acquire = redis.NewScript(lua.Acquire + "\n-- " + hex.EncodeToString(nonce[:]) + "\n")
+		}
+		calls := redistest.CountCommands(b.rdb)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), OutcomeProceed, 1)
+		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 1 {
+			t.Errorf("commands %v, want one EVALSHA answered NOSCRIPT, then one EVAL", got)
+		}
+		calls.Reset()
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeConflict, 0)
+		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 0 {
+			t.Errorf("commands %v, want the loaded script run by EVALSHA alone", got)
+		}
+	}},
+	{"round trips", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		if err := s.LoadScripts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		calls := redistest.CountCommands(b.rdb)
+		trips := func(what string, want int64) {
+			t.Helper()
+			if got := calls.RoundTrips(); got != want {
+				t.Errorf("%s: %d round trips (%v), want %d", what, got, calls.Calls(), want)
+			}
+			calls.Reset()
+		}
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "k", "a", &Record{Status: 200})
+		trips("first request", 2)
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"})
+		trips("replay", 1)
+		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "g"})
+		trips("mismatch", 1)
+		mustAcquire(t, s, AcquireRequest{Key: "running", Token: "a", Fingerprint: "f"})
+		calls.Reset()
+		mustAcquire(t, s, AcquireRequest{Key: "running", Token: "b", Fingerprint: "f"})
+		trips("conflict", 1)
+		if err := s.Extend(ctx, "running", "a", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		trips("extend", 1)
+		if err := s.Release(ctx, "running", "a"); err != nil {
+			t.Fatal(err)
+		}
+		trips("release", 1)
+	}},
+	{"compression", func(t *testing.T, b *redisBackend) {
+		s := b.store(WithCompression(64))
+		big := &Record{Status: 200, Body: bytes.Repeat([]byte(`{"name":"rex","kind":"dog"},`), 400)}
+		noise := make([]byte, 1024)
+		rand.Read(noise)
+		for k, rec := range map[string]*Record{"big": big, "noise": {Status: 200, Body: noise}, "small": {Status: 200, Body: []byte("short")}} {
+			mustAcquire(t, s, AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+			mustComplete(t, s, k, "a", rec)
+			wantReplay(t, s, k, "f", rec)
+		}
+		if h := b.snapshot(t, "big"); h["flags"] != "2" || len(h["body"]) >= len(big.Body)/10 {
+			t.Errorf("big body stored with flags %s in %d bytes, want gzip and much smaller", h["flags"], len(h["body"]))
+		}
+		for _, k := range []string{"noise", "small"} {
+			if h := b.snapshot(t, k); h["flags"] != "0" {
+				t.Errorf("%s body stored with flags %s, want 0 (raw)", k, h["flags"])
+			}
+		}
+	}},
+	{"prefix", func(t *testing.T, b *redisBackend) {
+		ctx := context.Background()
+		mustAcquire(t, NewRedisStore(b.rdb, WithPrefix(b.prefix+"-x")), AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
+		if b.rdb.Exists(ctx, b.prefix+"-x:k").Val() != 1 {
+			t.Error("record not at prefix:key")
+		}
+		mustAcquire(t, NewRedisStore(b.rdb, WithPrefix("")), AcquireRequest{Key: b.prefix + "-bare", Token: "a", Fingerprint: "f"})
+		if b.rdb.Exists(ctx, b.prefix+"-bare").Val() != 1 {
+			t.Error("record with an empty prefix not at key")
+		}
+	}},
+	{"corrupt records are store errors", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		b.rdb.Set(ctx, b.key("string"), "x", time.Minute)
+		b.rdb.HSet(ctx, b.key("stateless"), "fp", "f")
+		b.rdb.HSet(ctx, b.key("resultless"), "state", "completed", "fp", "f")
+		b.rdb.HSet(ctx, b.key("unknown"), "state", "paused", "fp", "f")
+		b.rdb.HSet(ctx, b.key("fingerprintless"), "state", "in_progress", "fence", "1", "deadline", "1")
+		for _, k := range []string{"string", "stateless", "resultless", "unknown", "fingerprintless"} {
+			_, err := s.Acquire(ctx, AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+			var se *StoreError
+			if !errors.As(err, &se) || !errors.Is(err, ErrStoreUnavailable) {
+				t.Errorf("%s: got %v, want a StoreError", k, err)
+			}
+			if k != "string" && (err == nil || !strings.Contains(err.Error(), "IDEMCORRUPT")) {
+				t.Errorf("%s: got %v, want IDEMCORRUPT", k, err)
+			}
+		}
+	}},
+}
+
+func TestRedisStoreTransitions(t *testing.T) {
+	for _, tc := range redisTransitions {
+		t.Run(tc.name, func(t *testing.T) { eachRedisBackend(t, tc.run) })
+	}
+}

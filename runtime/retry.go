@@ -1,0 +1,165 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// drainLimit bounds how much of a retried response body Run reads before
+// closing it, so the connection can be reused without reading a huge body.
+const drainLimit = 64 << 10
+
+// Run performs attempts until one is final, the policy is exhausted, or ctx
+// ends. attempt sends one request (with the same body bytes and key) and
+// returns the raw response of oapi-codegen's typed response, or a transport
+// error. Run returns nil when the final answer is not retried (including 4xx
+// answers, which the caller inspects in its typed response), or a
+// *RetryError when it gives up. An invalid key or policy (see [Caller.Begin])
+// is returned before any attempt, wrapping ErrInvalidKey or ErrInvalidPolicy.
+//
+// A response whose status is in RetryOn is retried, waiting for its
+// Retry-After (delay-seconds or HTTP-date) capped at MaxInterval, or else a
+// full-jitter backoff. When that wait would end after MaxElapsed or the
+// context's deadline, Run gives up at once (ErrRetryAfterExceedsBudget or
+// ErrTimeExhausted) instead of sleeping. Waits end as soon as ctx does.
+//
+// With an AttemptTimeout, each attempt gets a context that expires after it;
+// Run cancels that context when attempt returns, so attempt must read what it
+// needs of the body first (oapi-codegen's ClientWithResponses methods read
+// and close it). Run drains and closes the body of every response it retries;
+// the body of the last response, final or in the RetryError, is the
+// caller's.
+func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http.Response, error)) error {
+	if c.err != nil {
+		return c.err
+	}
+	defer c.report()
+	start := c.caller.clockNow()
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return c.giveUp(err)
+		}
+		began := c.caller.clockNow()
+		resp, err := c.try(ctx, attempt)
+		c.attempts, c.last = n, resp
+		info := AttemptInfo{
+			Operation: c.op.ID, Key: c.key, Attempt: n, Err: err,
+			Duration: c.caller.clockNow().Sub(began),
+		}
+		if resp != nil {
+			info.Status, info.Replayed = resp.StatusCode, isReplay(resp)
+		}
+		cause := c.decide(ctx, n, start, resp, err, &info)
+		c.emit(info)
+		if cause != nil {
+			return c.giveUp(cause)
+		}
+		if !info.Retry {
+			return nil
+		}
+		drainBody(resp)
+		if err := c.caller.wait(ctx, info.Wait); err != nil {
+			return c.giveUp(err)
+		}
+	}
+}
+
+// decide classifies attempt n. It returns the cause when the call gives up,
+// sets info.Retry and info.Wait when another attempt follows, and does
+// neither for a final answer.
+func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Response, err error, info *AttemptInfo) error {
+	p := &c.policy
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil && !errors.Is(err, ErrAttemptTimeout) && !retryableTransportError(err):
+		return err
+	case err == nil && resp == nil:
+		return ErrNoResponse
+	case err == nil && !p.retriesStatus(resp.StatusCode):
+		return nil
+	case n >= p.MaxAttempts:
+		return budgetError(ErrAttemptsExhausted, err)
+	}
+	now := c.caller.clockNow()
+	wait, fromHeader := time.Duration(0), false
+	if resp != nil {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+			wait, fromHeader = min(d, p.MaxInterval), true
+		}
+	}
+	if !fromHeader {
+		wait = c.caller.jitter(backoffCap(*p, n-1))
+	}
+	remaining := p.MaxElapsed - now.Sub(start)
+	if dl, ok := ctx.Deadline(); ok {
+		remaining = min(remaining, time.Until(dl))
+	}
+	if wait >= remaining {
+		if fromHeader && remaining > 0 {
+			return budgetError(ErrRetryAfterExceedsBudget, err)
+		}
+		return budgetError(ErrTimeExhausted, err)
+	}
+	info.Retry, info.Wait, info.RetryAfter = true, wait, fromHeader
+	return nil
+}
+
+// try runs one attempt under the per-attempt timeout, if any. An error of an
+// attempt whose timeout expired is wrapped in ErrAttemptTimeout.
+func (c *Call) try(ctx context.Context, attempt func(ctx context.Context) (*http.Response, error)) (*http.Response, error) {
+	if c.policy.AttemptTimeout <= 0 {
+		return attempt(ctx)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, c.policy.AttemptTimeout, ErrAttemptTimeout)
+	defer cancel()
+	resp, err := attempt(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), ErrAttemptTimeout) {
+		err = &attemptTimeoutError{err: err}
+	}
+	return resp, err
+}
+
+// attemptTimeoutError is a transport error caused by the per-attempt
+// timeout; errors.Is finds both ErrAttemptTimeout and the original error.
+type attemptTimeoutError struct{ err error }
+
+func (e *attemptTimeoutError) Error() string {
+	return ErrAttemptTimeout.Error() + ": " + e.err.Error()
+}
+
+func (e *attemptTimeoutError) Unwrap() []error { return []error{ErrAttemptTimeout, e.err} }
+
+func (c *Call) giveUp(cause error) error {
+	e := &RetryError{Op: c.op.ID, Key: c.key, Attempts: c.attempts, LastResponse: c.last, Err: cause}
+	if c.last != nil {
+		e.LastStatus = c.last.StatusCode
+	}
+	return e
+}
+
+func (c *Call) emit(info AttemptInfo) {
+	if c.caller.hook != nil {
+		c.caller.hook(info)
+	}
+}
+
+// isReplay reports whether resp is a stored result answered again.
+func isReplay(resp *http.Response) bool {
+	return strings.EqualFold(strings.TrimSpace(resp.Header.Get(HeaderReplayed)), "true")
+}
+
+// drainBody reads a little of a retried response's body and closes it, so
+// its connection can be reused. A body that oapi-codegen already read and
+// closed just returns an error here, which does not matter.
+func drainBody(resp *http.Response) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	_ = resp.Body.Close()
+}

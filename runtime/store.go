@@ -1,0 +1,66 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Store is the atomic per-key state machine behind the engine. Every method
+// touches exactly one key. [RedisStore] is the implementation; tests may use
+// their own.
+type Store interface {
+	// Acquire runs the acquire transition (see lua/acquire.lua).
+	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
+	// Complete stores rec for key if token still owns the in-progress lease;
+	// it returns ErrNotOwner otherwise and leaves the record untouched.
+	Complete(ctx context.Context, key, token string, rec *Record, retention time.Duration) error
+	// Release deletes the in-progress lease if token owns it, so that a retry
+	// runs again; ErrNotOwner otherwise.
+	Release(ctx context.Context, key, token string) error
+	// Extend pushes the lease deadline to now+lease if token owns it;
+	// ErrNotOwner otherwise.
+	Extend(ctx context.Context, key, token string, lease time.Duration) error
+}
+
+// AcquireRequest is the input of [Store.Acquire].
+type AcquireRequest struct {
+	Key         string        // full storage key, without the store's prefix
+	Token       string        // random owner token of this attempt
+	Fingerprint string        // request fingerprint (hex SHA-256)
+	Lease       time.Duration // in-progress lease
+}
+
+// Outcome is the result of an acquire transition.
+type Outcome uint8
+
+// The outcomes of [Store.Acquire].
+const (
+	OutcomeProceed   Outcome = iota + 1 // new record, caller owns the lease (fence 1)
+	OutcomeRecovered                    // stale lease taken over, caller owns it (fence+1)
+	OutcomeReplay                       // completed: Acquisition.Record holds the result
+	OutcomeConflict                     // in progress elsewhere: Acquisition.Remaining
+	OutcomeMismatch                     // key exists with another fingerprint
+)
+
+// Acquisition is the result of [Store.Acquire].
+type Acquisition struct {
+	Outcome   Outcome
+	Fence     int64         // fencing token, for Proceed and Recovered
+	Remaining time.Duration // remaining lease, for Conflict
+	Record    *Record       // stored result, for Replay
+}
+
+// Record is a stored response.
+type Record struct {
+	Status      int
+	Header      http.Header // allow-listed headers only
+	Body        []byte
+	BodyOmitted bool // the body exceeded the stored-body limit and was not kept
+}
+
+// ErrNotOwner is returned by Complete, Release and Extend when the caller's
+// token no longer owns the lease (it expired and another worker took over,
+// or the record is gone).
+var ErrNotOwner = errors.New("idem: lease is not owned by this token")

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the project's test command (README.md "Run the tests").
+#
+# On a fresh machine it installs redis-server when it is missing (apt-get),
+# starts a throwaway server on a free loopback port with persistence off,
+# exports REDIS_URL, runs every test with the race detector, runs each fuzz
+# target briefly, and stops the server whatever happens. It also starts a
+# three-master Redis Cluster on loopback and exports REDIS_CLUSTER_ADDRS.
+#
+# Environment:
+#   FUZZTIME   how long each fuzz target runs (default 5s; 0 skips fuzzing)
+#   TESTFLAGS  extra flags for go test (e.g. -run Foo -v)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'test.sh: %s\n' "$*" >&2; }
+
+ensure_redis() {
+  if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+    return
+  fi
+  log "redis-server not found: installing it with apt-get"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port prints a loopback TCP port nobody listens on.
+free_port() {
+  local p
+  for _ in $(seq 1 100); do
+    p=$((20000 + RANDOM % 30000))
+    if port_free "$p"; then echo "$p"; return; fi
+  done
+  log "no free port found"; return 1
+}
+
+WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/idemgen-test.XXXXXX")
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORKDIR"
+}
+trap cleanup EXIT
+
+# start_redis PORT [extra args...]: a redis-server in the foreground of a
+# background job, persistence off, bound to loopback; waits until it answers.
+start_redis() {
+  local port=$1; shift
+  mkdir -p "$WORKDIR/$port"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$WORKDIR/$port" --logfile "$WORKDIR/$port/redis.log" "$@" &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    if redis-cli -p "$port" ping >/dev/null 2>&1; then return; fi
+    sleep 0.1 # waiting for an external process to come up, not test synchronisation
+  done
+  log "redis-server on port $port did not start:"; cat "$WORKDIR/$port/redis.log" >&2; return 1
+}
+
+ensure_redis
+REDIS_PORT=$(free_port)
+start_redis "$REDIS_PORT"
+export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+log "redis-server $(redis-server --version | awk '{print $3}') on $REDIS_URL"
+
+# A three-master Redis Cluster on loopback, for the ClusterClient tests.
+CLUSTER_ADDRS=()
+for _ in 1 2 3; do
+  p=$(free_port)
+  start_redis "$p" --cluster-enabled yes --cluster-config-file "$WORKDIR/$p/nodes.conf" --cluster-node-timeout 2000
+  CLUSTER_ADDRS+=("127.0.0.1:$p")
+done
+redis-cli --cluster create "${CLUSTER_ADDRS[@]}" --cluster-replicas 0 --cluster-yes >"$WORKDIR/cluster.log" 2>&1 \
+  || { cat "$WORKDIR/cluster.log" >&2; exit 1; }
+for _ in $(seq 1 100); do
+  ok=1
+  for a in "${CLUSTER_ADDRS[@]}"; do
+    redis-cli -h "${a%:*}" -p "${a#*:}" cluster info 2>/dev/null | grep -q 'cluster_state:ok' || ok=0
+  done
+  [ "$ok" = 1 ] && break
+  sleep 0.1 # waiting for the external cluster to converge, not test synchronisation
+done
+[ "$ok" = 1 ] || { log "redis cluster did not reach cluster_state:ok"; exit 1; }
+REDIS_CLUSTER_ADDRS=$(IFS=,; echo "${CLUSTER_ADDRS[*]}")
+export REDIS_CLUSTER_ADDRS
+log "redis cluster on $REDIS_CLUSTER_ADDRS"
+
+# shellcheck disable=SC2086
+go test -race -count=1 ${TESTFLAGS:-} ./...
+
+FUZZTIME=${FUZZTIME:-5s}
+if [ "$FUZZTIME" != "0" ]; then
+  # Every Fuzz target in the module, each for FUZZTIME.
+  while IFS=: read -r file name; do
+    pkg="./$(dirname "$file")"
+    log "fuzz $pkg $name for $FUZZTIME"
+    go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" >"$WORKDIR/fuzz.log" 2>&1 \
+      || { cat "$WORKDIR/fuzz.log" >&2; exit 1; }
+  done < <(grep -rhoE --include='*_test.go' -H '^func (Fuzz[A-Za-z0-9_]+)' . | sed -E 's/^\.\///; s/:func /:/' | sort -u)
+fi
+log "all tests passed"
