@@ -1,0 +1,136 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemgen/idemgen/internal/cli"
+)
+
+// CI passes -update to every package under internal/ when it rewrites
+// golden files; this package compares with testdata/golden but never writes.
+var _ = flag.Bool("update", false, "unused here")
+
+// inCase copies a golden case's spec and config into a temporary directory
+// and makes it the working directory, so paths are relative as under
+// go generate.
+func inCase(t *testing.T, name string) (want []byte) {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "golden", name)
+	dir := t.TempDir()
+	for _, f := range []string{"openapi.yaml", "cfg.yaml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, _ = os.ReadFile(filepath.Join(src, "api.idem.gen.go"))
+	t.Chdir(dir)
+	return want
+}
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, cli.ExitUsage, "exactly one OpenAPI document"},
+		{[]string{"a.yaml", "b.yaml"}, cli.ExitUsage, "exactly one OpenAPI document"},
+		{[]string{"openapi.yaml"}, cli.ExitUsage, "-config is required"},
+		{[]string{"-config", "cfg.yaml", "-check", "openapi.yaml"}, cli.ExitUsage, "-check needs -o"},
+		{[]string{"-bogus"}, cli.ExitUsage, "flag provided but not defined"},
+		{[]string{"-h"}, cli.ExitOK, "usage: idemgen"},
+	} {
+		code, _, stderr := run(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+func TestWriteAndCheck(t *testing.T) {
+	want := inCase(t, "headerkey")
+	args := []string{"-config", "cfg.yaml", "-o", "gen/api.idem.gen.go", "openapi.yaml"}
+
+	if code, _, stderr := run(append([]string{"-check"}, args...)...); code != cli.ExitError || !strings.Contains(stderr, "does not exist; run go generate") {
+		t.Errorf("-check before generating: exit %d, stderr %q", code, stderr)
+	}
+	if code, stdout, stderr := run(args...); code != cli.ExitOK || stdout != "" || stderr != "" {
+		t.Fatalf("generate: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	got, err := os.ReadFile("gen/api.idem.gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("written file differs from testdata/golden/headerkey/api.idem.gen.go")
+	}
+	if code, _, stderr := run(append([]string{"-check"}, args...)...); code != cli.ExitOK || stderr != "" {
+		t.Errorf("-check when fresh: exit %d, stderr %q", code, stderr)
+	}
+
+	stale := bytes.Replace(got, []byte("Lock:      30 * time.Second"), []byte("Lock:      31 * time.Second"), 1)
+	if err := os.WriteFile("gen/api.idem.gen.go", stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(append([]string{"-check"}, args...)...)
+	if code != cli.ExitError {
+		t.Errorf("-check when stale: exit %d", code)
+	}
+	for _, s := range []string{"--- gen/api.idem.gen.go (on disk)", "-\tLock:      31 * time.Second,", "+\tLock:      30 * time.Second,", "idemgen: gen/api.idem.gen.go is stale; run go generate"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("-check stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+}
+
+func TestStdout(t *testing.T) {
+	want := inCase(t, "headerkey")
+	code, stdout, stderr := run("-config", "cfg.yaml", "openapi.yaml")
+	if code != cli.ExitOK || stdout != string(want) || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout equal to golden: %v", code, stderr, stdout == string(want))
+	}
+}
+
+func TestSpecError(t *testing.T) {
+	inCase(t, "headerkey")
+	spec, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(spec), "      x-idempotent: true\n", "      x-idempotent:\n        lock: 10\n", 1)
+	if err := os.WriteFile("openapi.yaml", []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run("-config", "cfg.yaml", "-o", "api.idem.gen.go", "openapi.yaml")
+	want := "idemgen: openapi.yaml:22: operation createPet: x-idempotent.lock: must be a duration string such as \"30s\", got number 10\n"
+	if code != cli.ExitError || stderr != want {
+		t.Errorf("exit %d, stderr\n%q\nwant\n%q", code, stderr, want)
+	}
+	if _, err := os.Stat("api.idem.gen.go"); !os.IsNotExist(err) {
+		t.Errorf("a file was written despite the error")
+	}
+}
+
+func TestMissingConfig(t *testing.T) {
+	inCase(t, "headerkey")
+	code, _, stderr := run("-config", "nope.yaml", "openapi.yaml")
+	if code != cli.ExitError || !strings.HasPrefix(stderr, "idemgen: open nope.yaml:") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

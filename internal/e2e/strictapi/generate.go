@@ -1,0 +1,7 @@
+// Package strictapi is oapi-codegen's and idemgen's output for the strict chi server of
+// ../openapi.yaml, used by the end-to-end tests. Regenerate with go generate.
+
+package strictapi
+
+//go:generate go tool oapi-codegen -config cfg.yaml ../openapi.yaml
+//go:generate go tool idemgen -config cfg.yaml -o api.idem.gen.go ../openapi.yaml

@@ -1,0 +1,51 @@
+// Package generator runs idemgen's three stages, load -> model -> render,
+// and returns the generated file's name and bytes. It never writes files:
+// the command line does.
+//
+//   - load (internal/load) loads the spec with oapi-codegen's own loader,
+//     overlay included, and takes Go names and types from oapi-codegen's
+//     pkg/codegen at the version pinned in go.mod. oapi-codegen keeps its
+//     configuration, name normalizer and template functions in package
+//     variables; one function (load.describe) drives them, under a mutex.
+//     It parses and validates x-idempotent (internal/extension) and builds
+//     the model.
+//   - model (internal/model) is plain data about the idempotent operations;
+//     decisions live in its methods.
+//   - render (internal/render) executes the embedded templates (package
+//     templates) and formats with go/format, imports computed by the model.
+//
+// Decisions a user can observe:
+//
+//   - What is emitted follows the oapi-codegen config: WithIdempotency for
+//     chi-server, std-http-server and gorilla-server (their ServerInterface
+//     has the same shape); IdempotencyMiddleware when strict-server is
+//     generated with one of them; IdempotentClient for client. Other
+//     frameworks (echo, gin, fiber, iris) get nothing yet.
+//   - Strict bodies: JSON and form bodies reach the runtime decoded
+//     (idem.JSONBody, canonically re-encoded for the fingerprint), text/plain
+//     as bytes (idem.RawBody), other media types as the io.Reader the strict
+//     handler holds (idem.ReaderBody, which puts the bytes back). A multipart
+//     body cannot be fingerprinted there (the strict handler has already
+//     wrapped the stream in a *multipart.Reader), so x-idempotent on a
+//     multipart operation is a generator error when strict-server is
+//     generated; the ServerInterface decorator hashes its raw bytes fine.
+//   - A key header that the spec also declares as a header parameter is
+//     filled by the client helper (when its Go type is a string type). When
+//     that parameter is required, oapi-codegen's generated wrapper rejects a
+//     request without it with its own 400 (plain text, not
+//     application/problem+json) before the idempotency layer runs; the
+//     generated doc comment says so, and x-idempotent.required: false with
+//     a required parameter is a generator error. A key parameter whose
+//     schema has a format (uuid) is also validated by oapi-codegen first.
+//   - OpenAPI 3.1 documents go through the same path: kin-openapi loads
+//     them and oapi-codegen names them; x-idempotent is read the same way.
+//     Webhooks and callbacks are not wrapped.
+//   - GenerateOverlay renders the same model, with package overlay, as an
+//     OpenAPI Overlay that publishes the contract. It is built on a fresh
+//     load of the document after the user's overlay (the copy load.Load
+//     used has been pruned and filtered in place by codegen.Generate), for
+//     the operations the Go code covers. Writing it over the overlay the
+//     config applies is refused (the second run would find nothing to add).
+//   - Operation settings are emitted fully resolved (document defaults and
+//     documented defaults filled in), so the generated file shows what runs.
+package generator

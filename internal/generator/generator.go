@@ -1,0 +1,104 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
+
+	"github.com/idemgen/idemgen/internal/load"
+	"github.com/idemgen/idemgen/internal/render"
+)
+
+// DefaultOutput is the name of the generated file when Config.Output is empty.
+const DefaultOutput = "api.idem.gen.go"
+
+// Config is everything one generation needs.
+type Config struct {
+	// Spec is the path (or URL) of the OpenAPI document.
+	Spec string
+	// Source is how the header of the generated file and error messages name
+	// the spec; Spec when empty. Keep it relative so output does not depend
+	// on the machine.
+	Source string
+	// Codegen is the oapi-codegen configuration, as ReadCodegenConfig reads
+	// it from the file given to oapi-codegen.
+	Codegen codegen.Configuration
+	// Output is the generated file's name; DefaultOutput when empty.
+	Output string
+	// Dir is the directory that relative paths inside Codegen (the overlay)
+	// are relative to. Empty means the working directory, as for
+	// oapi-codegen itself.
+	Dir string
+}
+
+// Validate reports what is missing or contradictory in c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Spec == "" {
+		errs = append(errs, errors.New("no OpenAPI document given"))
+	}
+	if c.Codegen.PackageName == "" {
+		errs = append(errs, errors.New("oapi-codegen config: package name must be specified (package:)"))
+	}
+	if c.Output != "" && !strings.HasSuffix(c.Output, ".go") {
+		errs = append(errs, fmt.Errorf("output %q: must be a .go file", c.Output))
+	}
+	if err := c.Codegen.Validate(); err != nil && c.Codegen.PackageName != "" {
+		errs = append(errs, fmt.Errorf("oapi-codegen config: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// File is one generated file.
+type File struct {
+	Name    string // as given in Config.Output
+	Content []byte
+}
+
+// Generate generates the idemgen file for c.
+func Generate(c Config) ([]File, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Source == "" {
+		c.Source = c.Spec
+	}
+	if c.Output == "" {
+		c.Output = DefaultOutput
+	}
+	m, err := load.Load(load.Input{
+		Spec:    c.Spec,
+		Source:  c.Source,
+		Codegen: c.Codegen,
+		Overlay: c.Overlay(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	src, err := render.File(m)
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Name: c.Output, Content: src}}, nil
+}
+
+// Overlay returns the overlay options the way oapi-codegen's command builds
+// them: strict unless the config says otherwise.
+func (c Config) Overlay() util.LoadSwaggerWithOverlayOpts {
+	o := util.LoadSwaggerWithOverlayOpts{
+		Path:                c.Codegen.OutputOptions.Overlay.Path,
+		Strict:              true,
+		AllowRemoteRefsFrom: c.Codegen.AllowRemoteRefsFrom,
+	}
+	if s := c.Codegen.OutputOptions.Overlay.Strict; s != nil {
+		o.Strict = *s
+	}
+	if o.Path != "" && c.Dir != "" && !filepath.IsAbs(o.Path) && !strings.Contains(o.Path, "://") {
+		o.Path = filepath.Join(c.Dir, o.Path)
+	}
+	return o
+}

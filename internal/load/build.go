@@ -1,0 +1,97 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idemgen/idemgen/internal/extension"
+	"github.com/idemgen/idemgen/internal/model"
+)
+
+// build makes the model of one idempotent operation from what oapi-codegen
+// says of it and its resolved x-idempotent, and checks what only the two
+// together can tell: a body key needs a JSON body, the declared key header
+// parameter must agree with required, and so on.
+func build(f model.File, d described, doc, s extension.Spec) (model.Operation, error) {
+	set, err := extension.Resolve(doc, s)
+	if err != nil {
+		return model.Operation{}, err
+	}
+	op := model.Operation{
+		GoName:             d.goName,
+		SpecID:             d.specID,
+		Method:             d.method,
+		Path:               d.path,
+		Summary:            d.summary,
+		KeyHeader:          set.KeyHeader,
+		KeyPointer:         set.KeyPointer,
+		Optional:           !set.Required,
+		Retention:          set.Retention,
+		Lock:               set.Lock,
+		Wait:               set.Wait,
+		FingerprintIgnore:  set.FingerprintIgnore,
+		FingerprintHeaders: set.FingerprintHeaders,
+		Retry: model.Retry{
+			MaxAttempts:     set.Retry.MaxAttempts,
+			InitialInterval: set.Retry.InitialInterval,
+			MaxInterval:     set.Retry.MaxInterval,
+			Multiplier:      set.Retry.Multiplier,
+			MaxElapsed:      set.Retry.MaxElapsed,
+			AttemptTimeout:  set.Retry.AttemptTimeout,
+			RetryOn:         set.Retry.RetryOn,
+		},
+		PathParams:   d.pathArgs,
+		HasParams:    d.hasParams,
+		Bodies:       d.bodies,
+		ResponseType: d.response,
+	}
+	if err := checkBodyKey(op); err != nil {
+		return model.Operation{}, err
+	}
+	for _, h := range d.headers {
+		if set.KeyHeader != "" && strings.EqualFold(h.name, set.KeyHeader) {
+			op.KeyParam = &model.KeyParam{
+				Name:     h.name,
+				Field:    h.field,
+				Type:     strings.TrimPrefix(h.typ, "*"),
+				Pointer:  strings.HasPrefix(h.typ, "*"),
+				Fillable: h.stringy,
+				Required: h.required,
+			}
+		}
+	}
+	op.OtherParams = slices.ContainsFunc(d.params, func(p param) bool {
+		return op.KeyParam == nil || p.in != "header" || !strings.EqualFold(p.name, op.KeyParam.Name)
+	})
+	if p := op.KeyParam; p != nil && p.Required && op.Optional {
+		return model.Operation{}, &extension.Error{Field: "required", Msg: fmt.Sprintf(
+			"false contradicts the key header parameter %s, which is declared required: oapi-codegen's wrapper answers 400 when it is missing; declare the parameter required: false, or drop required: false", p.Name)}
+	}
+	if f.Strict && op.HasMultipart() {
+		return model.Operation{}, &extension.Error{Msg: "the strict-server middleware cannot fingerprint a multipart request body (the strict handler hands it over as a stream); generate a chi, std-http or gorilla server without strict-server and use WithIdempotency, or leave this operation out of x-idempotent"}
+	}
+	for _, p := range op.PathParams {
+		if slices.Contains(model.ReservedNames(), p.Name) {
+			return model.Operation{}, &extension.Error{Msg: fmt.Sprintf(
+				"a path parameter is the Go variable %s, a name the generated code uses itself; rename it with x-go-name", p.Name)}
+		}
+	}
+	return op, nil
+}
+
+func checkBodyKey(op model.Operation) error {
+	if op.KeyPointer == "" {
+		return nil
+	}
+	if !op.HasBody() {
+		return &extension.Error{Field: "key.body", Msg: "operation has no request body; a body key needs a JSON body: use key.header instead"}
+	}
+	for _, b := range op.Bodies {
+		if b.Kind != model.BodyJSON {
+			return &extension.Error{Field: "key.body", Msg: fmt.Sprintf(
+				"operation accepts %s, which is not JSON; a body key needs every request body to be JSON: use key.header instead", b.ContentType)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package load
+
+import (
+	"fmt"
+	"go/token"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
+
+	"github.com/idemgen/idemgen/internal/model"
+)
+
+// oapiState serialises describe. oapi-codegen's pkg/codegen keeps its
+// configuration, spec, name normalizer, initialisms, response type suffix
+// and template functions in package variables that only codegen.Generate
+// sets, and OperationDefinitions reads them. This mutex guards that state of
+// oapi-codegen's, not any of ours; describe is the only code that touches it.
+var oapiState sync.Mutex
+
+// described is what idemgen needs of one operation, taken from oapi-codegen
+// while its global state is set.
+type described struct {
+	op       *openapi3.Operation // the operation in the loaded spec, for x-idempotent
+	goName   string
+	specID   string
+	method   string
+	path     string
+	summary  string
+	pathArgs []model.Param
+	// hasParams: oapi-codegen declares GoName+"Params".
+	hasParams bool
+	params    []param       // query, header and cookie parameters
+	headers   []headerField // fields of GoName+"Params" for header parameters
+	bodies    []model.Body
+	response  string // client response type
+}
+
+type param struct{ in, name string }
+
+type headerField struct {
+	name     string // as declared
+	field    string // Go field name
+	typ      string // Go type of the field
+	required bool
+	// stringy: the field's type (without its *) is a local name for a Go
+	// string, so the key converts to it.
+	stringy bool
+}
+
+// describe loads the spec with oapi-codegen's loader (overlay included) and
+// describes its path operations with the names oapi-codegen gives them for
+// cfg. This is the one function that drives oapi-codegen's global state: it
+// runs codegen.Generate with the user's configuration (output discarded, not
+// formatted) so that every global is exactly what oapi-codegen's own run
+// sets, then asks codegen.OperationDefinitions again for the definitions.
+func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg codegen.Configuration) (*openapi3.T, []described, map[string]string, error) {
+	spec, err := util.LoadSwaggerWithOverlay(specPath, overlay)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+
+	oapiState.Lock()
+	defer oapiState.Unlock()
+
+	// Generate rewrites operationIds in place with their Go names; keep the
+	// originals to restore them for the second OperationDefinitions pass.
+	original := map[*openapi3.Operation]string{}
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			original[op] = op.OperationID
+		}
+	}
+	cfg.OutputOptions.SkipFmt = true
+	cfg.Generate.EmbeddedSpec = false
+	if cfg.OutputOptions.ResponseTypeSuffix == "" {
+		// Generate only ever sets the suffix, so reset it from an earlier run.
+		cfg.OutputOptions.ResponseTypeSuffix = "Response"
+	}
+	if _, err := codegen.Generate(spec, cfg); err != nil {
+		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	for op, id := range original {
+		op.OperationID = id
+	}
+	defs, err := codegen.OperationDefinitions(spec)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	known, err := knownImports(cfg, defs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	responseTypeName, _ := codegen.TemplateFunctions["genResponseTypeName"].(func(string) string)
+
+	out := make([]described, 0, len(defs))
+	for _, def := range defs {
+		if def.IsAlias {
+			continue // shares its *openapi3.Operation with the canonical path
+		}
+		d := described{
+			op:        def.Spec,
+			goName:    def.OperationId,
+			specID:    original[def.Spec],
+			method:    strings.ToUpper(def.Method),
+			path:      def.Path,
+			summary:   def.Summary,
+			hasParams: def.RequiresParamObject(),
+		}
+		if responseTypeName != nil {
+			d.response = responseTypeName(def.OperationId)
+		}
+		for _, p := range def.PathParams {
+			d.pathArgs = append(d.pathArgs, model.Param{Name: p.GoVariableName(), Type: p.TypeDef()})
+		}
+		for _, p := range def.Params() {
+			d.params = append(d.params, param{in: p.In, name: p.ParamName})
+		}
+		d.headers = headerFields(def)
+		d.bodies = bodies(def)
+		out = append(out, d)
+	}
+	return spec, out, known, nil
+}
+
+// headerFields finds the header parameters in the Params struct that
+// oapi-codegen declares, with the field names and types it gives them.
+func headerFields(def codegen.OperationDefinition) []headerField {
+	var fields []headerField
+	for _, td := range def.TypeDefinitions {
+		if td.TypeName != def.OperationId+"Params" {
+			continue
+		}
+		for _, prop := range td.Schema.Properties {
+			for _, h := range def.HeaderParams {
+				if h.ParamName == prop.JsonFieldName {
+					typ := prop.GoTypeDef()
+					fields = append(fields, headerField{
+						name:     h.ParamName,
+						field:    prop.GoFieldName(),
+						typ:      typ,
+						required: h.Required,
+						stringy:  isStringParam(h) && token.IsIdentifier(strings.TrimPrefix(typ, "*")),
+					})
+				}
+			}
+		}
+	}
+	return fields
+}
+
+// isStringParam reports whether oapi-codegen represents the parameter's
+// schema, with any $ref resolved, as a Go string (not a UUID, a date, an
+// x-go-type or a type-mapping override).
+func isStringParam(p codegen.ParameterDefinition) bool {
+	if p.Spec == nil || p.Spec.Schema == nil || p.Spec.Schema.Value == nil {
+		return false
+	}
+	s, err := codegen.GenerateGoSchema(&openapi3.SchemaRef{Value: p.Spec.Schema.Value}, nil)
+	return err == nil && s.GoType == "string"
+}
+
+// bodies describes the request bodies as the strict server binds them.
+func bodies(def codegen.OperationDefinition) []model.Body {
+	out := make([]model.Body, 0, len(def.Bodies))
+	for _, b := range def.Bodies {
+		mb := model.Body{ContentType: b.ContentType, Field: "Body"}
+		if len(def.Bodies) > 1 {
+			mb.Field = b.NameTag + "Body"
+		}
+		switch {
+		case b.NameTag == "Multipart":
+			mb.Kind = model.BodyMultipart
+		case b.NameTag == "":
+			mb.Kind = model.BodyReader
+		case b.IsJSON():
+			mb.Kind = model.BodyJSON
+		case b.NameTag == "Formdata":
+			mb.Kind = model.BodyForm
+		case b.NameTag == "Text":
+			mb.Kind = model.BodyText
+		default:
+			mb.Kind = model.BodyReader
+		}
+		if mb.Kind != model.BodyReader && mb.Kind != model.BodyMultipart {
+			mb.Type = def.OperationId + b.NameTag + "RequestBody"
+		}
+		out = append(out, mb)
+	}
+	return out
+}
+
+// OapiCodegen runs oapi-codegen itself, as a library, on the spec: what its
+// command writes for cfg, with the same header (naming oapi-codegen and its
+// version, not the program that called it). Tests use it to regenerate the
+// oapi-codegen output that golden files are compiled with; it shares
+// describe's lock because codegen.Generate sets oapi-codegen's global state.
+// version is the oapi-codegen version named in the header; when empty, the
+// one built into this program (test binaries do not record it).
+func OapiCodegen(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg codegen.Configuration, version string) ([]byte, error) {
+	spec, err := util.LoadSwaggerWithOverlay(specPath, overlay)
+	if err != nil {
+		return nil, err
+	}
+	oapiState.Lock()
+	defer oapiState.Unlock()
+	if cfg.OutputOptions.ResponseTypeSuffix == "" {
+		cfg.OutputOptions.ResponseTypeSuffix = "Response"
+	}
+	code, err := codegen.Generate(spec, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	if version == "" {
+		version = oapiVersion()
+	}
+	header := "// Code generated by " + oapiModule + " version " + version + " DO NOT EDIT."
+	return []byte(generatedBy.ReplaceAllLiteralString(code, header)), nil
+}
+
+const oapiModule = "github.com/oapi-codegen/oapi-codegen/v2"
+
+var generatedBy = regexp.MustCompile(`(?m)^// Code generated by .* DO NOT EDIT\.$`)
+
+// oapiVersion is the version of oapi-codegen built into this program.
+func oapiVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == oapiModule {
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+}

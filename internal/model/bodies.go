@@ -1,0 +1,204 @@
+package model
+
+import "slices"
+
+// BodyCase is one way the strict middleware builds the idem.Body: when Cond
+// holds (a Go expression over req, "" for always), the body is Expr.
+type BodyCase struct {
+	Cond string
+	Expr string
+}
+
+// StrictBody returns how the strict middleware builds the idem.Body from
+// req, the operation's XRequestObject. A single case without a condition is
+// a plain assignment; otherwise the cases form a switch over the bodies that
+// are set, defaulting to idem.NoBody().
+func (o Operation) StrictBody() []BodyCase {
+	if len(o.Bodies) == 0 {
+		return []BodyCase{{Expr: "idem.NoBody()"}}
+	}
+	cases := make([]BodyCase, 0, len(o.Bodies))
+	for _, b := range o.Bodies {
+		field := "req." + b.Field
+		switch b.Kind {
+		case BodyJSON, BodyForm:
+			// A nil pointer is no body, so a lone typed body needs no test.
+			cases = append(cases, BodyCase{Cond: field + " != nil", Expr: "idem.JSONBody(" + field + ")"})
+		case BodyText:
+			cases = append(cases, BodyCase{Cond: field + " != nil", Expr: "idem.RawBody([]byte(*" + field + "))"})
+		case BodyReader:
+			cases = append(cases, BodyCase{Cond: field + " != nil", Expr: "idem.ReaderBody(&" + field + ")"})
+		}
+	}
+	if len(cases) == 1 && o.Bodies[0].Kind != BodyText {
+		cases[0].Cond = ""
+	}
+	return cases
+}
+
+// StrictBodyExpr is the idem.Body expression when StrictBody is a single
+// case without a condition, "" when the middleware needs a switch.
+func (o Operation) StrictBodyExpr() string {
+	if c := o.StrictBody(); len(c) == 1 && c[0].Cond == "" {
+		return c[0].Expr
+	}
+	return ""
+}
+
+// StrictBodyIf is the one conditional case of StrictBody, nil when there
+// are several or one without a condition.
+func (o Operation) StrictBodyIf() *BodyCase {
+	if c := o.StrictBody(); len(c) == 1 && c[0].Cond != "" {
+		return &c[0]
+	}
+	return nil
+}
+
+// HasMultipart reports whether one of the request bodies is multipart.
+func (o Operation) HasMultipart() bool {
+	return slices.ContainsFunc(o.Bodies, func(b Body) bool { return b.Kind == BodyMultipart })
+}
+
+// ClientBodyKind is how the client helper takes the request body.
+type ClientBodyKind int
+
+// The ways the client helper takes a body.
+const (
+	ClientBodyNone   ClientBodyKind = iota // no request body
+	ClientBodyJSON                         // a typed value, marshalled once by the Call
+	ClientBodyText                         // a typed string
+	ClientBodyReader                       // content type and an io.Reader, read once
+)
+
+// ClientBody returns the body the client helper sends: application/json if
+// the operation takes it, else its first JSON media type, else its only
+// text/plain body; nil when it reads an io.Reader with a caller-given
+// content type, or takes no body.
+func (o Operation) ClientBody() *Body {
+	for _, b := range o.Bodies {
+		if b.ContentType == "application/json" {
+			return &b
+		}
+	}
+	for _, b := range o.Bodies {
+		if b.Kind == BodyJSON {
+			return &b
+		}
+	}
+	if len(o.Bodies) == 1 && o.Bodies[0].Kind == BodyText {
+		return &o.Bodies[0]
+	}
+	return nil
+}
+
+// ClientBodyKind says how the client helper takes the request body.
+func (o Operation) ClientBodyKind() ClientBodyKind {
+	if !o.HasBody() {
+		return ClientBodyNone
+	}
+	b := o.ClientBody()
+	switch {
+	case b == nil:
+		return ClientBodyReader
+	case b.Kind == BodyText:
+		return ClientBodyText
+	default:
+		return ClientBodyJSON
+	}
+}
+
+// IsClientBodyJSON, IsClientBodyText and IsClientBodyReader are for templates.
+func (o Operation) IsClientBodyJSON() bool { return o.ClientBodyKind() == ClientBodyJSON }
+
+// IsClientBodyText reports whether the client helper takes a typed text body.
+func (o Operation) IsClientBodyText() bool { return o.ClientBodyKind() == ClientBodyText }
+
+// IsClientBodyReader reports whether the client helper reads an io.Reader.
+func (o Operation) IsClientBodyReader() bool { return o.ClientBodyKind() == ClientBodyReader }
+
+// FillKeyParam reports whether the client helper sets the declared key
+// header parameter to the call's key. Only string types can hold it; for
+// others (a UUID, say) the request editor's header alone carries the key.
+func (o Operation) FillKeyParam() bool {
+	return o.KeyParam != nil && o.KeyParam.Fillable
+}
+
+// KeyExpr is the call's key as a value of the key parameter's type.
+func (o Operation) KeyExpr() string {
+	if o.KeyParam.Type == "string" {
+		return "call.Key()"
+	}
+	return o.KeyParam.Type + "(call.Key())"
+}
+
+// KeyParamValue is what the client helper assigns to the key parameter field.
+func (o Operation) KeyParamValue() string {
+	if o.KeyParam.Pointer {
+		return "&key"
+	}
+	return "key"
+}
+
+// ClientTakesParams reports whether the client helper takes params: the
+// operation has parameters the helper does not fill itself.
+func (o Operation) ClientTakesParams() bool {
+	return o.HasParams && (o.OtherParams || !o.FillKeyParam())
+}
+
+// ClientParams is the client helper's parameter list after ctx, starting
+// with ", ".
+func (o Operation) ClientParams() string {
+	s := ""
+	for _, p := range o.PathParams {
+		s += ", " + p.Name + " " + p.Type
+	}
+	if o.ClientTakesParams() {
+		s += ", params *" + o.GoName + "Params"
+	}
+	switch o.ClientBodyKind() {
+	case ClientBodyJSON, ClientBodyText:
+		s += ", body " + o.ClientBody().Type
+	case ClientBodyReader:
+		s += ", contentType string, body io.Reader"
+	}
+	return s
+}
+
+// ClientMethod is the ClientWithResponsesInterface method each attempt calls.
+func (o Operation) ClientMethod() string {
+	if o.HasBody() {
+		return o.GoName + "WithBodyWithResponse"
+	}
+	return o.GoName + "WithResponse"
+}
+
+// ClientCallArgs is the argument list of ClientMethod after ctx and before
+// the request editor, starting with ", ".
+func (o Operation) ClientCallArgs() string {
+	s := ""
+	for _, p := range o.PathParams {
+		s += ", " + p.Name
+	}
+	switch {
+	case o.FillKeyParam():
+		s += ", &p"
+	case o.HasParams:
+		s += ", params"
+	}
+	switch o.ClientBodyKind() {
+	case ClientBodyJSON, ClientBodyText:
+		s += ", " + quote(o.ClientBody().ContentType) + ", bytes.NewReader(buf)"
+	case ClientBodyReader:
+		s += ", contentType, bytes.NewReader(buf)"
+	}
+	return s
+}
+
+// RunAssign is the operator of the call.Run assignment: err is declared
+// earlier when a body was prepared.
+func (o Operation) RunAssign() string {
+	if o.ClientBodyKind() == ClientBodyJSON || o.ClientBodyKind() == ClientBodyReader {
+		return "="
+	}
+	return ":="
+}

@@ -1,0 +1,106 @@
+// Package model is the plain-data description of what idemgen generates:
+// the idempotent operations of one spec, with the Go names oapi-codegen
+// gives them and their resolved x-idempotent settings. The loader builds it;
+// templates read it, and only it. Decisions that depend on several fields
+// live in methods here, not in template conditionals.
+package model
+
+import (
+	"time"
+)
+
+// File is one generated file.
+type File struct {
+	Package string // Go package name, from the oapi-codegen config
+	Source  string // the spec as named on the command line, for the header
+
+	Server bool // emit the ServerInterface decorator (chi, std-http, gorilla)
+	Strict bool // emit the strict-server middleware
+	Client bool // emit the client helpers
+
+	Operations []Operation // sorted by GoName
+
+	// Imports maps package names used in oapi-codegen's Go types (path
+	// parameters such as openapi_types.UUID) to their import paths.
+	TypeImports map[string]string
+}
+
+// Operation is one idempotent operation.
+type Operation struct {
+	GoName  string // oapi-codegen's name: ServerInterface method, XRequestObject prefix
+	SpecID  string // operationId as written in the spec ("" when absent)
+	Method  string // upper case
+	Path    string // path template from the spec
+	Summary string // one line, may be empty
+
+	KeyHeader  string // header carrying the key ("" for a body key)
+	KeyPointer string // JSON Pointer of a body key ("" for a header key)
+	Optional   bool   // a request without a key runs unprotected
+	Retention  time.Duration
+	Lock       time.Duration
+	Wait       time.Duration
+
+	FingerprintIgnore  []string
+	FingerprintHeaders []string
+
+	Retry Retry
+
+	PathParams []Param // in path order, as oapi-codegen passes them
+	HasParams  bool    // oapi-codegen declares GoName+"Params" (query, header or cookie parameters)
+	// KeyParam is the header parameter that the spec declares for the key
+	// header, nil when it declares none.
+	KeyParam *KeyParam
+	// OtherParams is true when the operation has parameters besides KeyParam.
+	OtherParams bool
+
+	Bodies       []Body // request bodies, sorted by content type as oapi-codegen does
+	ResponseType string // client response type, e.g. CreatePetResponse
+}
+
+// Retry is the client helper's default retry policy.
+type Retry struct {
+	MaxAttempts     int
+	InitialInterval time.Duration
+	MaxInterval     time.Duration
+	Multiplier      float64
+	MaxElapsed      time.Duration
+	AttemptTimeout  time.Duration
+	RetryOn         []int
+}
+
+// Param is a path parameter as it appears in oapi-codegen's signatures.
+type Param struct {
+	Name string // Go variable name
+	Type string // Go type
+}
+
+// KeyParam is the key header declared as a parameter: a field of the
+// operation's Params struct.
+type KeyParam struct {
+	Name     string // header name as declared
+	Field    string // Go field name in GoName+"Params"
+	Type     string // Go type of the field, without the * of an optional one
+	Pointer  bool   // the field is a pointer (an optional parameter)
+	Fillable bool   // Type is a local name for a string: the key converts to it
+	Required bool   // declared required: oapi-codegen's wrapper rejects a request without it
+}
+
+// BodyKind says how a strict wrapper hands a request body to the runtime.
+type BodyKind int
+
+// The kinds of request bodies.
+const (
+	BodyJSON      BodyKind = iota + 1 // decoded into a typed value: idem.JSONBody
+	BodyForm                          // application/x-www-form-urlencoded, decoded into a struct: idem.JSONBody
+	BodyText                          // text/plain, held as a string: idem.RawBody
+	BodyReader                        // any other media type, an io.Reader: idem.ReaderBody
+	BodyMultipart                     // multipart/*, a *multipart.Reader: not supported by the strict middleware
+)
+
+// Body is one request body media type of an operation.
+type Body struct {
+	ContentType string
+	Kind        BodyKind
+	Type        string // oapi-codegen's request body type, e.g. CreatePetJSONRequestBody ("" for BodyReader and BodyMultipart)
+	Field       string // field of the strict XRequestObject that holds it
+}

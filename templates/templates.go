@@ -1,0 +1,19 @@
+// Package templates holds idemgen's code templates, one file per concern of
+// the generated file: header and imports, operation settings, the
+// ServerInterface decorator, the strict-server middleware and the client
+// helpers. They read only the model (internal/model); internal/render parses
+// them once and executes them.
+package templates
+
+import "embed"
+
+// FS holds the *.tmpl files.
+//
+//go:embed *.tmpl
+var FS embed.FS
+
+// Order lists the templates in the order their output appears in a
+// generated file.
+func Order() []string {
+	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "strict.tmpl", "client.tmpl"}
+}
