@@ -92,7 +92,7 @@ export REDIS_CLUSTER_ADDRS
 log "redis cluster on $REDIS_CLUSTER_ADDRS"
 
 # shellcheck disable=SC2086
-go test -race -count=1 ${TESTFLAGS:-} ./...
+go test -race -count=1 -timeout 10m ${TESTFLAGS:-} ./...
 
 FUZZTIME=${FUZZTIME:-5s}
 if [ "$FUZZTIME" != "0" ]; then

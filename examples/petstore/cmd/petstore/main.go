@@ -1,0 +1,82 @@
+// Command petstore serves the example API. It keeps idempotency records in an
+// in-process Redis (miniredis) unless REDIS_URL names a real one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/examples/petstore/server"
+	"github.com/idemgen/idemgen/examples/petstore/shop"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "petstore:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	plain := flag.Bool("plain", false, "serve the plain ServerInterface instead of the strict server")
+	flag.Parse()
+
+	rdb, closeRedis, err := connect(os.Getenv("REDIS_URL"))
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	store := idem.NewRedisStore(rdb)
+	h := server.NewStrictHandler(shop.New(), store, idem.WithLogger(logger))
+	if *plain {
+		h = server.NewPlainHandler(shop.New(), store, idem.WithLogger(logger))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown) // best effort on the way out
+	}()
+	logger.Info("listening", "addr", *addr)
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// connect returns a client for url, or for an in-process miniredis when url
+// is empty.
+func connect(url string) (*redis.Client, func(), error) {
+	if url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		rdb := redis.NewClient(opt)
+		return rdb, func() { rdb.Close() }, nil
+	}
+	mr, err := miniredis.Run()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start in-process redis: %w", err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	return rdb, func() { rdb.Close(); mr.Close() }, nil
+}

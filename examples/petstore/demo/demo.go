@@ -1,0 +1,193 @@
+// Package demo drives the generated client against the generated server and
+// narrates what happened, reading the shop's own execution counters so that
+// every claim it prints is checked, not assumed.
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/examples/petstore/api/client"
+	"github.com/idemgen/idemgen/examples/petstore/server"
+	"github.com/idemgen/idemgen/examples/petstore/shop"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// Config selects the Redis the demo runs on.
+type Config struct {
+	// RedisURL names a real Redis; empty runs an in-process miniredis.
+	RedisURL string
+}
+
+// Run runs the demo, writing its narration to out. It returns an error when
+// the server did not behave as narrated.
+func Run(ctx context.Context, out io.Writer, cfg Config) error {
+	d, err := start(cfg)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	for _, step := range []struct {
+		title string
+		run   func(context.Context) error
+	}{
+		{"1. A first call runs the handler once", d.firstCall},
+		{"2. The response is lost; the client retries with the same key and gets the replay", d.lostResponse},
+		{"3. A duplicate arrives while the original still runs: 409, then the replay", d.concurrentDuplicate},
+		{"4. The same key with another body: 422", d.reusedKey},
+		{"5. A payment whose key travels in the JSON body", d.bodyKey},
+		{"6. Redis becomes unreachable: 503, then recovery", d.outage},
+	} {
+		fmt.Fprintf(out, "\n%s\n", step.title)
+		d.out = out
+		if err := step.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.title, err)
+		}
+	}
+	fmt.Fprintf(out, "\nDone: every write ran exactly as often as the shop's counters say.\n")
+	return nil
+}
+
+// demo is one running server, its shop and its clients.
+type demo struct {
+	out    io.Writer
+	shop   *shop.Shop
+	mr     *miniredis.Miniredis // nil on a real Redis
+	rdb    *redis.Client
+	srv    *httptest.Server
+	client *petclient.IdempotentClient
+	lossy  *lossyTransport
+	lossyC *petclient.IdempotentClient
+	hold   atomic.Pointer[gate]
+}
+
+// gate holds the next createPet run until release is closed.
+type gate struct {
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func start(cfg Config) (*demo, error) {
+	d := &demo{shop: shop.New()}
+	d.shop.Gate = func(ctx context.Context, op string) {
+		if g := d.hold.Load(); g != nil && op == "createPet" {
+			g.once.Do(func() {
+				close(g.entered)
+				<-g.release
+			})
+		}
+	}
+	if cfg.RedisURL == "" {
+		mr, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("start in-process redis: %w", err)
+		}
+		d.mr = mr
+		d.rdb = redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	} else {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		opt.MaxRetries = -1
+		d.rdb = redis.NewClient(opt)
+	}
+	store := idem.NewRedisStore(d.rdb, idem.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
+	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store))
+
+	var err error
+	if d.client, err = newClient(d.srv.URL, http.DefaultTransport); err != nil {
+		return nil, err
+	}
+	d.lossy = &lossyTransport{next: http.DefaultTransport}
+	if d.lossyC, err = newClient(d.srv.URL, d.lossy); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func newClient(url string, rt http.RoundTripper) (*petclient.IdempotentClient, error) {
+	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		return nil, err
+	}
+	return petclient.NewIdempotentClient(c), nil
+}
+
+func (d *demo) close() {
+	d.srv.Close()
+	d.rdb.Close()
+	if d.mr != nil {
+		d.mr.Close()
+	}
+}
+
+func (d *demo) say(format string, args ...any) { fmt.Fprintf(d.out, "   "+format+"\n", args...) }
+
+// expectRuns checks the shop's counter for op.
+func (d *demo) expectRuns(op string, want int) error {
+	got := d.shop.Runs(op)
+	d.say("server: %s has run %d time(s)", op, got)
+	if got != want {
+		return fmt.Errorf("%s ran %d times, want %d", op, got, want)
+	}
+	return nil
+}
+
+// lossyTransport loses the response of the next request: the server handles
+// it, the client sees a connection reset.
+type lossyTransport struct {
+	next     http.RoundTripper
+	loseNext atomic.Bool
+}
+
+func (t *lossyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || !t.loseNext.CompareAndSwap(true, false) {
+		return resp, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+}
+
+// raw sends one request by hand, to show the status codes the helper would
+// otherwise retry or hide.
+func (d *demo) raw(ctx context.Context, method, path, key string, body any) (*http.Response, []byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.srv.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp, data, err
+}
+
+var errUnexpected = errors.New("unexpected answer")

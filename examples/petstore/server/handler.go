@@ -1,0 +1,27 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/idemgen/idemgen/examples/petstore/api/plain"
+	"github.com/idemgen/idemgen/examples/petstore/api/strict"
+	"github.com/idemgen/idemgen/examples/petstore/shop"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// NewStrictHandler serves the shop through oapi-codegen's strict server with
+// idemgen's generated middleware in front of every x-idempotent operation.
+func NewStrictHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
+	ssi := strictapi.NewStrictHandler(Strict{Shop: s}, []strictapi.StrictMiddlewareFunc{
+		strictapi.IdempotencyMiddleware(store, opts...),
+	})
+	return strictapi.HandlerFromMux(ssi, chi.NewRouter())
+}
+
+// NewPlainHandler serves the shop through oapi-codegen's plain
+// ServerInterface, decorated by idemgen's generated WithIdempotency.
+func NewPlainHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
+	return plainapi.HandlerFromMux(plainapi.WithIdempotency(Plain{Shop: s}, store, opts...), chi.NewRouter())
+}
