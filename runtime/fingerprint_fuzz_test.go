@@ -1,0 +1,196 @@
+package idem
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// FuzzCanonicalJSON checks the canonical re-encoding behind JSON body
+// fingerprints. For any input that decodes as one JSON value:
+//
+//   - the canonical form is valid JSON and decodes to the same document;
+//   - it is a fixed point: canonicalising it again changes nothing;
+//   - whitespace (indenting or compacting the input), member order
+//     (members written in reverse order) and string escapes (every
+//     character \u-escaped) do not change it, nor the fingerprint;
+//   - an ignored member is ignored: adding /trace_id to an object and
+//     ignoring it gives the same canonical form as ignoring it without it.
+//
+// Input that is not JSON must be fingerprinted as raw bytes, without panic.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `[]`, `null`, `true`, `0`, `-1.5e+300`, `"x"`,
+		`{"b":1,"a":[1,2,{"d":null,"c":false}]}`,
+		` { "a" : 1 , "b" : [ ] } `,
+		`{"a":1,"a":2}`,
+		`{"\u00e9":"caf\u00e9","<&>":"\ud83d\ude00"}`,
+		`{"n":12345678901234567890123,"f":1.000,"e":1E2}`,
+		`["\u0000removed",1]`,
+		`{"trace_id":"t-1","amount":100,"metadata":{"trace_id":"t-2"}}`,
+		`[[[[[[[[[[{"deep":true}]]]]]]]]]]`,
+		"{\"bad\":\"\xff\xfe\"}",
+		`{"a":1} trailing`,
+		`not json`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		op := &Operation{ID: "CreateOrder"}
+		p := jsonPayload(raw)
+		if !p.isJSON {
+			if fp := fingerprint(op, nil, p); len(fp) != 64 {
+				t.Fatalf("raw fingerprint %q", fp)
+			}
+			return
+		}
+		canon := fuzzCanonical(t, raw, op)
+		if !json.Valid(canon) {
+			t.Fatalf("canonical form is not JSON: %s", canon)
+		}
+		if again := fuzzCanonical(t, canon, op); !bytes.Equal(again, canon) {
+			t.Fatalf("not a fixed point:\n%s\n%s", canon, again)
+		}
+		orig, err := decodeJSON(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeJSON(canon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(orig, back) {
+			t.Fatalf("canonical form changed the document:\n%#v\n%#v", orig, back)
+		}
+
+		var indented, compacted bytes.Buffer
+		if err := json.Indent(&indented, raw, "\n", "\t "); err != nil {
+			t.Fatalf("Indent of decodable JSON: %v", err)
+		}
+		if err := json.Compact(&compacted, raw); err != nil {
+			t.Fatalf("Compact of decodable JSON: %v", err)
+		}
+		reordered := fuzzReverseEncode(orig)
+		want := fingerprint(op, nil, jsonPayload(raw))
+		for name, variant := range map[string][]byte{
+			"indented": indented.Bytes(), "compacted": compacted.Bytes(), "reordered+escaped": reordered,
+		} {
+			if got := fuzzCanonical(t, variant, op); !bytes.Equal(got, canon) {
+				t.Fatalf("%s input %s\ncanonical %s\nwant      %s", name, variant, got, canon)
+			}
+			if got := fingerprint(op, nil, jsonPayload(variant)); got != want {
+				t.Fatalf("%s input changed the fingerprint", name)
+			}
+		}
+
+		if obj, ok := orig.(map[string]any); ok {
+			ignoring := &Operation{ID: "CreateOrder", FingerprintIgnore: []string{"/trace_id"}}
+			without := fuzzObjectJSON(t, obj, false)
+			with := fuzzObjectJSON(t, obj, true)
+			if a, b := fuzzCanonical(t, without, ignoring), fuzzCanonical(t, with, ignoring); !bytes.Equal(a, b) {
+				t.Fatalf("ignored /trace_id still counts:\n%s\n%s", a, b)
+			}
+		}
+	})
+}
+
+// fuzzCanonical decodes raw and returns its canonical form under op.
+func fuzzCanonical(t *testing.T, raw []byte, op *Operation) []byte {
+	t.Helper()
+	p := jsonPayload(raw)
+	if !p.isJSON {
+		t.Fatalf("%q no longer decodes as JSON", raw)
+	}
+	return canonicalJSON(p.doc, op)
+}
+
+// fuzzObjectJSON encodes obj without its trace_id member, and with one added
+// when withTrace is set.
+func fuzzObjectJSON(t *testing.T, obj map[string]any, withTrace bool) []byte {
+	t.Helper()
+	m := make(map[string]any, len(obj)+1)
+	for k, v := range obj {
+		if k != "trace_id" {
+			m[k] = v
+		}
+	}
+	if withTrace {
+		m["trace_id"] = []any{"t-123", json.Number("7")}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fuzzReverseEncode writes a decoded document with object members in
+// reverse order, whitespace between tokens and every string character
+// \u-escaped: the same document, spelled as differently as JSON allows.
+func fuzzReverseEncode(doc any) []byte {
+	var b bytes.Buffer
+	var enc func(v any)
+	enc = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			slices.Reverse(keys)
+			b.WriteString("{ ")
+			for i, k := range keys {
+				if i > 0 {
+					b.WriteString(" ,\n")
+				}
+				fuzzEscapeAll(&b, k)
+				b.WriteString(" : ")
+				enc(v[k])
+			}
+			b.WriteString(" }")
+		case []any:
+			b.WriteString("[ ")
+			for i, e := range v {
+				if i > 0 {
+					b.WriteString(" , ")
+				}
+				enc(e)
+			}
+			b.WriteString(" ]")
+		case string:
+			fuzzEscapeAll(&b, v)
+		case json.Number:
+			b.WriteString(v.String())
+		case bool:
+			fmt.Fprint(&b, v)
+		case nil:
+			b.WriteString("null")
+		default:
+			panic(fmt.Sprintf("unexpected %T in a decoded document", v))
+		}
+	}
+	enc(doc)
+	return b.Bytes()
+}
+
+// fuzzEscapeAll writes s as a JSON string with every rune \u-escaped
+// (surrogate pairs beyond the BMP). Decoded strings are valid UTF-8, so
+// utf8.RuneError only stands for U+FFFD itself.
+func fuzzEscapeAll(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		if r == utf8.RuneError || r < 0x10000 {
+			fmt.Fprintf(b, `\u%04x`, r)
+			continue
+		}
+		r1, r2 := utf16.EncodeRune(r)
+		fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+	}
+	b.WriteByte('"')
+}
