@@ -74,16 +74,8 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 		}
 		return nil, false, err
 	}
-	switch acq.Outcome {
-	case OutcomeReplay:
-		if acq.Record.BodyOmitted {
-			return nil, true, ErrResultOmitted
-		}
-		return acq.Record.Body, true, nil
-	case OutcomeConflict:
-		return nil, false, &ConflictError{Remaining: acq.Remaining}
-	case OutcomeMismatch:
-		return nil, false, ErrFingerprintMismatch
+	if l == nil {
+		return storedResult(acq)
 	}
 	if err := l.reconcile(ctx, nil); err != nil {
 		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", err)
@@ -95,10 +87,33 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 		}
 		return &Response{Status: 200, Body: result}, nil
 	})
+	if s, ok := errors.AsType[*supersededError](err); ok {
+		// The lease was taken over while fn ran: its result is not stored, so
+		// return what is (see lease.run).
+		if s.err != nil {
+			return nil, false, s.err
+		}
+		return storedResult(s.acq)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return resp.Body, false, nil
+}
+
+// storedResult is Do's answer to an acquisition that did not give this
+// call the lease.
+func storedResult(acq Acquisition) ([]byte, bool, error) {
+	switch acq.Outcome {
+	case OutcomeReplay:
+		if acq.Record.BodyOmitted {
+			return nil, true, ErrResultOmitted
+		}
+		return acq.Record.Body, true, nil
+	case OutcomeMismatch:
+		return nil, false, ErrFingerprintMismatch
+	}
+	return nil, false, &ConflictError{Remaining: acq.Remaining}
 }
 
 // rawPayload is a payload hashed as bytes.

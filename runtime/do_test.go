@@ -106,3 +106,70 @@ func TestDoResultOmitted(t *testing.T) {
 		t.Fatalf("replay = %v, %v", replayed, err)
 	}
 }
+
+// TestDoTakeover: fn outlives its lease and a redelivery takes over and
+// completes; the stale call gets the stored result (replayed), not its own.
+// Had the newer run still been running, it would get ErrConflict.
+func TestDoTakeover(t *testing.T) {
+	store := newMemStore()
+	op := &Operation{ID: "ChargeCard", Lock: time.Second}
+	ctx := context.Background()
+	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
+	type result struct {
+		res      []byte
+		replayed bool
+		err      error
+	}
+	done := make(chan result)
+	go func() {
+		res, replayed, err := Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
+			close(inFirst)
+			<-releaseFirst
+			return []byte("stale"), nil
+		}, WithHeartbeat(false))
+		done <- result{res, replayed, err}
+	}()
+	<-inFirst
+	store.advance(2 * time.Second)
+	inSecond, releaseSecond := make(chan struct{}), make(chan struct{})
+	second := make(chan result)
+	go func() {
+		res, replayed, err := Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
+			close(inSecond)
+			<-releaseSecond
+			return []byte("newer"), nil
+		}, WithHeartbeat(false))
+		second <- result{res, replayed, err}
+	}()
+	<-inSecond
+	close(releaseFirst)
+	if r := <-done; !errors.Is(r.err, ErrConflict) || r.res != nil {
+		t.Fatalf("stale call while the newer runs = %q, %v, %v; want ErrConflict", r.res, r.replayed, r.err)
+	}
+	close(releaseSecond)
+	if r := <-second; r.err != nil || r.replayed || string(r.res) != "newer" {
+		t.Fatalf("newer call = %q, %v, %v", r.res, r.replayed, r.err)
+	}
+
+	// The stale call finishing after the newer one completed gets its result.
+	inThird, releaseThird := make(chan struct{}), make(chan struct{})
+	go func() {
+		res, replayed, err := Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
+			close(inThird)
+			<-releaseThird
+			return []byte("stale"), nil
+		}, WithHeartbeat(false))
+		done <- result{res, replayed, err}
+	}()
+	<-inThird
+	store.advance(2 * time.Second)
+	if res, replayed, err := Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
+		return []byte("newer"), nil
+	}); err != nil || replayed || string(res) != "newer" {
+		t.Fatalf("takeover = %q, %v, %v", res, replayed, err)
+	}
+	close(releaseThird)
+	if r := <-done; r.err != nil || !r.replayed || string(r.res) != "newer" {
+		t.Fatalf("stale call after the newer completed = %q, %v, %v; want the stored result replayed", r.res, r.replayed, r.err)
+	}
+}

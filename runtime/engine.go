@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 )
@@ -44,7 +43,7 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 		next(w, withBody(r.Context(), r, raw))
 		return
 	}
-	l, resp, degraded := e.begin(r.Context(), t, withBody(r.Context(), r, raw))
+	l, resp, degraded := e.begin(r.Context(), t, r, raw)
 	switch {
 	case resp != nil:
 		_ = resp.Write(w)
@@ -62,6 +61,11 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 		}
 		return rec.response(), nil
 	})
+	if s, ok := errors.AsType[*supersededError](err); ok {
+		// The lease was taken over while next ran: its result is not stored,
+		// so answer what is (see lease.run).
+		resp, err = s.response(), nil
+	}
 	if err != nil || resp == nil {
 		_ = cancelledProblem().Response().Write(w)
 		return
@@ -74,16 +78,25 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 func withBody(ctx context.Context, r *http.Request, raw []byte) *http.Request {
 	r = r.WithContext(ctx)
 	if raw != nil {
-		r.Body = io.NopCloser(bytes.NewReader(raw))
-		r.ContentLength = int64(len(raw))
+		body := &bodyReader{}
+		body.Reset(raw)
+		r.Body, r.ContentLength = body, int64(len(raw))
 	}
 	return r
 }
 
+// bodyReader is a request body over bytes already read: io.NopCloser and
+// bytes.NewReader in one allocation.
+type bodyReader struct{ bytes.Reader }
+
+// Close implements io.Closer.
+func (*bodyReader) Close() error { return nil }
+
 // begin acquires t for an HTTP request. It returns the owned lease, or the
 // response to answer instead (replay, 409, 422, 503), or degraded when the
-// store failed and fail-open lets the handler run unprotected.
-func (e *Engine) begin(ctx context.Context, t *target, r *http.Request) (l *lease, resp *Response, degraded bool) {
+// store failed and fail-open lets the handler run unprotected. r, with raw
+// as its body when not nil, is what a reconciler sees.
+func (e *Engine) begin(ctx context.Context, t *target, r *http.Request, raw []byte) (l *lease, resp *Response, degraded bool) {
 	l, acq, err := e.acquire(ctx, t)
 	if err != nil {
 		if e.cfg.failOpen {
@@ -91,13 +104,11 @@ func (e *Engine) begin(ctx context.Context, t *target, r *http.Request) (l *leas
 		}
 		return nil, storeUnavailableProblem().Response(), false
 	}
-	switch acq.Outcome {
-	case OutcomeReplay:
-		return nil, replayResponse(acq.Record), false
-	case OutcomeConflict:
-		return nil, conflictProblem(acq.Remaining).Response(), false
-	case OutcomeMismatch:
-		return nil, mismatchProblem().Response(), false
+	if l == nil {
+		return nil, storedAnswer(acq), false
+	}
+	if l.info.Recovered && e.cfg.reconciler != nil && raw != nil {
+		r = withBody(ctx, r, raw)
 	}
 	if err := l.reconcile(ctx, r); err != nil {
 		if p, ok := errors.AsType[*Problem](err); ok {

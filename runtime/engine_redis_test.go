@@ -147,7 +147,7 @@ func TestRedisDistinctKeys(t *testing.T) {
 // TestRedisTakeover: with the heartbeat off, a handler outlives its 50ms
 // lease; a duplicate (waiting for the lease to run out) takes over with
 // fence 2, its result is stored, and the first worker's late completion is
-// refused while its client still gets its answer.
+// refused; its client gets the stored fence 2 result, replayed.
 func TestRedisTakeover(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, store Store) {
 		started, start := onceSignal()
@@ -171,8 +171,8 @@ func TestRedisTakeover(t *testing.T) {
 		}
 		close(release)
 		orig := <-first
-		if orig.Code != http.StatusCreated || orig.Body.String() == second.Body.String() {
-			t.Fatalf("first client = %d %s", orig.Code, orig.Body)
+		if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(HeaderReplayed) != "true" {
+			t.Fatalf("first client = %d %s; want the second run's %s replayed", orig.Code, orig.Body, second.Body)
 		}
 		if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered {
 			t.Errorf("infos = %+v, %+v", i1, i2)

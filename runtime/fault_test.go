@@ -342,8 +342,8 @@ func (g *faultGate) hold(key string, fence int64) {
 // heartbeat off, a retry polls through 409s until the lease has expired and
 // takes over (fence 2), and then the first run finishes. Its late
 // completion must be refused (LeaseLost, record untouched, still in
-// progress under fence 2), and the stored result must be the newest
-// owner's. Background traffic on other keys runs exactly once meanwhile.
+// progress under fence 2), its client must get 409 conflict (not its stale
+// result), and the stored result must be the newest owner's. Background traffic on other keys runs exactly once meanwhile.
 func TestFaultLeaseExpiryFencing(t *testing.T) {
 	srv := faultServer(t, false)
 	rdb := faultClient(t, srv.Addr())
@@ -430,7 +430,10 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 	for i := range keys {
 		close(gate.get(key(i), 1).release)
 		w := faultWait(t, firsts[i], 10*time.Second, key(i)+" fence 1 answer")
-		t.Logf("%s: the stale owner's own client got %d %s", key(i), w.Code, strings.TrimSpace(w.Body.String()))
+		if w.Code != http.StatusConflict || w.Header().Get("Retry-After") == "" {
+			t.Errorf("%s: the stale owner's own client got %d %s; want 409 with Retry-After while fence 2 runs",
+				key(i), w.Code, strings.TrimSpace(w.Body.String()))
+		}
 	}
 	lostMu.Lock()
 	if lost[1] != keys || lost[2] != 0 {

@@ -8,29 +8,68 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
 // payload is a request body as the fingerprint sees it.
 type payload struct {
 	raw    []byte // the bytes as sent (or as encoded, for a strict JSON body)
-	doc    any    // the decoded JSON document, when isJSON
-	isJSON bool   // raw decoded as one JSON value
+	isJSON bool   // raw is exactly one JSON value
+	canon  []byte // when isJSON: its canonical form, without ignored members and body key
+	doc    any    // when isJSON and the operation has a body key: the decoded document
 }
 
-// jsonPayload decodes raw as JSON; if it is not exactly one JSON value the
-// payload is kept raw.
-func jsonPayload(raw []byte) payload {
-	doc, err := decodeJSON(raw)
-	if err != nil {
+// jsonPayload canonicalises raw for op (see appendCanonicalJSON); if raw is
+// not exactly one JSON value the payload is kept raw. The document is
+// decoded only for an operation whose key is in the body.
+func jsonPayload(op *Operation, raw []byte) payload {
+	canon, ok := appendCanonicalJSON(nil, raw, op.dropPointers())
+	if !ok {
 		return payload{raw: raw}
 	}
-	return payload{raw: raw, doc: doc, isJSON: true}
+	p := payload{raw: raw, isJSON: true, canon: canon}
+	if op.keyHeader() == "" {
+		// appendCanonicalJSON accepts exactly what decodeJSON accepts.
+		doc, err := decodeJSON(raw)
+		if err != nil {
+			return payload{raw: raw}
+		}
+		p.doc = doc
+	}
+	return p
+}
+
+// dropPointers returns the parsed pointers left out of the body
+// fingerprint: the ignore pointers and, for a body key, the key's member.
+// Pointers that do not parse are skipped (the generator validates them; a
+// bad one removes nothing).
+func (op *Operation) dropPointers() []pointer {
+	n := len(op.FingerprintIgnore)
+	bodyKey := op.keyHeader() == ""
+	if bodyKey {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	ptrs := make([]pointer, 0, n)
+	add := func(s string) {
+		if p, err := compilePointer(s); err == nil {
+			ptrs = append(ptrs, p)
+		}
+	}
+	for _, s := range op.FingerprintIgnore {
+		add(s)
+	}
+	if bodyKey {
+		add(op.KeyPointer)
+	}
+	return ptrs
 }
 
 // decodeJSON decodes exactly one JSON value, numbers kept as json.Number so
@@ -64,73 +103,52 @@ func isJSONContentType(ct string) bool {
 // fingerprint hashes what identifies a request: the operation, the method
 // and escaped path (which carries the path parameters), the query with its
 // keys sorted, the listed headers in order, and the body. A JSON body is
-// re-encoded canonically (sorted members, no insignificant whitespace) after
-// the ignore pointers and the body-key member are removed; any other body is
-// hashed as is. r may be nil (for [Do]).
+// hashed in its canonical form (see jsonPayload); any other body is hashed
+// as is. r may be nil (for [Do]).
 func fingerprint(op *Operation, r *http.Request, body payload) string {
-	h := sha256.New()
-	field(h, "op", op.ID)
+	var buf [512]byte
+	b := buf[:0]
+	b = field(b, "op", op.ID)
 	if r != nil {
-		field(h, "method", r.Method)
-		field(h, "path", r.URL.EscapedPath())
-		field(h, "query", canonicalQuery(r))
+		b = field(b, "method", r.Method)
+		b = field(b, "path", r.URL.EscapedPath())
+		b = field(b, "query", canonicalQuery(r))
 		for _, name := range op.FingerprintHeaders {
 			name = http.CanonicalHeaderKey(name)
 			vals := r.Header.Values(name)
-			field(h, "header", name)
-			field(h, "count", fmt.Sprint(len(vals)))
+			b = field(b, "header", name)
+			b = field(b, "count", strconv.Itoa(len(vals)))
 			for _, v := range vals {
-				field(h, "value", v)
+				b = field(b, "value", v)
 			}
 		}
 	}
 	if body.isJSON {
-		field(h, "json", string(canonicalJSON(body.doc, op)))
+		b = field(b, "json", body.canon)
 	} else {
-		field(h, "raw", string(body.raw))
+		b = field(b, "raw", body.raw)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
-// field writes a tagged, length-prefixed field, so that no two different
+// field appends a tagged, length-prefixed field, so that no two different
 // sequences of fields hash the same bytes.
-func field(h hash.Hash, tag, val string) {
-	var n [8]byte
-	h.Write([]byte(tag))
-	binary.BigEndian.PutUint64(n[:], uint64(len(val)))
-	h.Write(n[:])
-	h.Write([]byte(val))
+func field[V string | []byte](b []byte, tag string, val V) []byte {
+	b = append(b, tag...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(val)))
+	return append(b, val...)
 }
 
 // canonicalQuery renders the query with sorted keys (values keep their
 // order); an unparsable query is used as sent.
 func canonicalQuery(r *http.Request) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
 	vals, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return r.URL.RawQuery
 	}
 	return vals.Encode()
-}
-
-// canonicalJSON re-encodes doc with the ignore pointers and the body-key
-// pointer removed. encoding/json writes map members in sorted order and
-// json.Number values verbatim, which makes the encoding canonical. doc is
-// modified.
-func canonicalJSON(doc any, op *Operation) []byte {
-	ptrs := op.FingerprintIgnore
-	if op.keyHeader() == "" { // a body key is not part of the fingerprint
-		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
-	}
-	for _, p := range ptrs {
-		toks, err := parsePointer(p)
-		if err != nil {
-			continue // the generator validates pointers; a bad one removes nothing
-		}
-		doc = removePointer(doc, toks)
-	}
-	b, err := json.Marshal(doc)
-	if err != nil { // decoded JSON always re-encodes
-		panic(fmt.Errorf("idem: encode canonical json: %w", err))
-	}
-	return b
 }

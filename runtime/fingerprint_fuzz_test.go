@@ -20,9 +20,17 @@ import (
 //     (members written in reverse order) and string escapes (every
 //     character \u-escaped) do not change it, nor the fingerprint;
 //   - an ignored member is ignored: adding /trace_id to an object and
-//     ignoring it gives the same canonical form as ignoring it without it.
+//     ignoring it gives the same canonical form as ignoring it without it;
+//   - it is byte for byte the legacy canonical form (decode into any,
+//     remove the pointers, json.Marshal; legacyCanonicalJSON), with and
+//     without ignored members, and with an ignored array element (/0, /a/0)
+//     apart from the marker the legacy form spelled as the string
+//     "\u0000removed". Equal bytes mean equal equivalence classes: two
+//     bodies share a fingerprint now exactly when they did before, and
+//     records stored before the change keep matching their retries.
 //
-// Input that is not JSON must be fingerprinted as raw bytes, without panic.
+// Input is JSON exactly when the legacy decoder accepts it; input that is
+// not JSON must be fingerprinted as raw bytes, without panic.
 func FuzzCanonicalJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `[]`, `null`, `true`, `0`, `-1.5e+300`, `"x"`,
@@ -42,7 +50,10 @@ func FuzzCanonicalJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		op := &Operation{ID: "CreateOrder"}
-		p := jsonPayload(raw)
+		p := jsonPayload(op, raw)
+		if _, err := decodeJSON(raw); (err == nil) != p.isJSON {
+			t.Fatalf("isJSON %v, legacy decoder error %v", p.isJSON, err)
+		}
 		if !p.isJSON {
 			if fp := fingerprint(op, nil, p); len(fp) != 64 {
 				t.Fatalf("raw fingerprint %q", fp)
@@ -60,6 +71,21 @@ func FuzzCanonicalJSON(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, legacyOp := range []*Operation{
+			op,
+			{ID: "CreateOrder", FingerprintIgnore: []string{"/trace_id", "/items/0/sku"}},
+			{ID: "CreateOrder", FingerprintIgnore: []string{"/0", "/a/0", "/a/1/b"}},
+			{ID: "CreateOrder", KeyPointer: "/idempotency_key"},
+		} {
+			got := bytes.ReplaceAll(fuzzCanonical(t, raw, legacyOp), []byte{removedElement}, []byte(`"\u0000removed"`))
+			doc, err := decodeJSON(raw) // removePointer changes the document
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := legacyCanonicalJSON(doc, legacyOp); !bytes.Equal(got, want) {
+				t.Fatalf("canonical form under %+v differs from the legacy one:\n%q\n%q", legacyOp, got, want)
+			}
+		}
 		back, err := decodeJSON(canon)
 		if err != nil {
 			t.Fatal(err)
@@ -76,14 +102,14 @@ func FuzzCanonicalJSON(f *testing.F) {
 			t.Fatalf("Compact of decodable JSON: %v", err)
 		}
 		reordered := fuzzReverseEncode(orig)
-		want := fingerprint(op, nil, jsonPayload(raw))
+		want := fingerprint(op, nil, jsonPayload(op, raw))
 		for name, variant := range map[string][]byte{
 			"indented": indented.Bytes(), "compacted": compacted.Bytes(), "reordered+escaped": reordered,
 		} {
 			if got := fuzzCanonical(t, variant, op); !bytes.Equal(got, canon) {
 				t.Fatalf("%s input %s\ncanonical %s\nwant      %s", name, variant, got, canon)
 			}
-			if got := fingerprint(op, nil, jsonPayload(variant)); got != want {
+			if got := fingerprint(op, nil, jsonPayload(op, variant)); got != want {
 				t.Fatalf("%s input changed the fingerprint", name)
 			}
 		}
@@ -102,11 +128,11 @@ func FuzzCanonicalJSON(f *testing.F) {
 // fuzzCanonical decodes raw and returns its canonical form under op.
 func fuzzCanonical(t *testing.T, raw []byte, op *Operation) []byte {
 	t.Helper()
-	p := jsonPayload(raw)
+	p := jsonPayload(op, raw)
 	if !p.isJSON {
 		t.Fatalf("%q no longer decodes as JSON", raw)
 	}
-	return canonicalJSON(p.doc, op)
+	return p.canon
 }
 
 // fuzzObjectJSON encodes obj without its trace_id member, and with one added

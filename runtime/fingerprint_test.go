@@ -27,7 +27,7 @@ func TestParsePointer(t *testing.T) {
 	}
 }
 
-func TestLookupAndRemovePointer(t *testing.T) {
+func TestLookupPointer(t *testing.T) {
 	doc, err := decodeJSON([]byte(`{"a":{"b":[1,{"c":"x"}]},"k/e":"v"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -44,10 +44,6 @@ func TestLookupAndRemovePointer(t *testing.T) {
 			t.Errorf("lookup %s resolved", ptr)
 		}
 	}
-	op := &Operation{FingerprintIgnore: []string{"/a/b/1/c", "/missing/x", "bad"}}
-	if got := string(canonicalJSON(doc, op)); got != `{"a":{"b":[1,{}]},"k/e":"v"}` {
-		t.Errorf("canonicalJSON = %s", got)
-	}
 }
 
 func TestFingerprintParts(t *testing.T) {
@@ -59,7 +55,7 @@ func TestFingerprintParts(t *testing.T) {
 	if fingerprint(op, engineReq("PUT", "/x", ""), payload{raw: []byte("ab")}) == base {
 		t.Error("the method is not part of the fingerprint")
 	}
-	if fingerprint(op, engineReq("POST", "/x", ""), jsonPayload([]byte(`"ab"`))) == base {
+	if fingerprint(op, engineReq("POST", "/x", ""), jsonPayload(op, []byte(`"ab"`))) == base {
 		t.Error("a JSON and a raw body hash alike")
 	}
 	if fingerprint(op, engineReq("POST", "/x", "", "Idempotency-Key", "other"), payload{raw: []byte("ab")}) != base {

@@ -46,10 +46,21 @@ func keyHash(storageKey string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// call runs hook h (if set) with ev.
-func call(ctx context.Context, h func(context.Context, Event), ev Event) {
+// report calls hook h (if set) with ev and, when msg is not empty and the
+// logger is enabled at level, logs msg. ev gets t's operation and key hash;
+// the hash (a SHA-256) is computed only when a hook or a log line will see
+// it.
+func (e *Engine) report(ctx context.Context, t *target, h func(context.Context, Event), ev Event, level slog.Level, msg string) {
+	logIt := msg != "" && e.cfg.logger.Enabled(ctx, level)
+	if h == nil && !logIt {
+		return
+	}
+	ev.Operation, ev.KeyHash = t.op.ID, keyHash(t.storageKey)
 	if h != nil {
 		h(ctx, ev)
+	}
+	if logIt {
+		e.cfg.logger.LogAttrs(ctx, level, msg, logAttrs(ev)...)
 	}
 }
 

@@ -25,7 +25,7 @@ func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*target, []byte, 
 	}
 	body := payload{raw: raw}
 	if op.keyHeader() == "" || isJSONContentType(r.Header.Get("Content-Type")) {
-		body = jsonPayload(raw)
+		body = jsonPayload(op, raw)
 	}
 	t, prob := e.identify(r, op, key, body)
 	return t, raw, prob

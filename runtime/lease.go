@@ -28,11 +28,6 @@ type target struct {
 	fingerprint string
 }
 
-// event returns the base event for t.
-func (t *target) event() Event {
-	return Event{Operation: t.op.ID, KeyHash: keyHash(t.storageKey)}
-}
-
 // lease is an in-progress record this attempt owns.
 type lease struct {
 	e     *Engine
@@ -48,7 +43,7 @@ type lease struct {
 // ErrStoreUnavailable when the store fails.
 func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, error) {
 	req := AcquireRequest{Key: t.storageKey, Token: rand.Text(), Fingerprint: t.fingerprint, Lease: t.op.lock()}
-	ev := t.event()
+	var ev Event
 	var deadline time.Time
 	if t.op.Wait > 0 {
 		deadline = time.Now().Add(t.op.Wait)
@@ -59,8 +54,7 @@ func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, e
 		if err != nil {
 			ev.Err = err
 			if ctx.Err() == nil {
-				call(ctx, e.cfg.hooks.StoreError, ev)
-				e.cfg.logger.LogAttrs(ctx, levelError, "idem: acquire failed", logAttrs(ev)...)
+				e.report(ctx, t, e.cfg.hooks.StoreError, ev, levelError, "idem: acquire failed")
 			}
 			return nil, Acquisition{}, err
 		}
@@ -69,26 +63,25 @@ func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, e
 			ev.Fence = acq.Fence
 			recovered := acq.Outcome == OutcomeRecovered
 			if recovered {
-				call(ctx, e.cfg.hooks.Recovered, ev)
-				e.cfg.logger.LogAttrs(ctx, levelInfo, "idem: stale lease taken over", logAttrs(ev)...)
+				e.report(ctx, t, e.cfg.hooks.Recovered, ev, levelInfo, "idem: stale lease taken over")
 			} else {
-				call(ctx, e.cfg.hooks.Acquired, ev)
+				e.report(ctx, t, e.cfg.hooks.Acquired, ev, 0, "")
 			}
 			info := Info{Key: t.key, Operation: t.op.ID, Fence: acq.Fence, Recovered: recovered}
 			return &lease{e: e, t: t, token: req.Token, info: info}, acq, nil
 		case OutcomeReplay:
 			ev.Status = acq.Record.Status
-			call(ctx, e.cfg.hooks.Replayed, ev)
+			e.report(ctx, t, e.cfg.hooks.Replayed, ev, 0, "")
 			return nil, acq, nil
 		case OutcomeMismatch:
-			call(ctx, e.cfg.hooks.Mismatch, ev)
+			e.report(ctx, t, e.cfg.hooks.Mismatch, ev, 0, "")
 			return nil, acq, nil
 		}
 		// OutcomeConflict: wait for the original if allowed.
 		left := time.Until(deadline)
 		if left <= 0 || !waitFor(ctx, min(backoff, left, max(acq.Remaining, time.Millisecond))) {
 			ev.Remaining = acq.Remaining
-			call(ctx, e.cfg.hooks.Conflict, ev)
+			e.report(ctx, t, e.cfg.hooks.Conflict, ev, 0, "")
 			return nil, acq, nil
 		}
 		backoff = min(2*backoff, waitMaxBackoff)
@@ -148,6 +141,13 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 // is stored before run returns it; an error, a nil response, a response that
 // is not storable, or a panic releases the lease (the panic goes on after
 // the release).
+//
+// If the store refuses the result because this attempt's lease was taken
+// over (its handler outlived the lease and a retry recovered the record),
+// the result is not what the key stands for any more: the newer run's is,
+// or will be. run then returns a *supersededError carrying what the store
+// answers now (see lease.superseded) instead of the stale result, so the
+// client gets the same answer as its retry would.
 func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
 	stop := l.heartbeat(ctx)
 	settled := false
@@ -171,13 +171,82 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.release(ctx, fmt.Errorf("idem: status %d is not stored", resp.Status))
 		return resp, nil
 	}
-	l.complete(ctx, newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit))
+	if err := l.complete(ctx, newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)); errors.Is(err, ErrNotOwner) {
+		return nil, l.superseded(ctx)
+	}
 	return resp, nil
 }
 
+// supersededError is returned by lease.run when the store refused the
+// result because the lease had been taken over. acq is what the store
+// answered for the same request afterwards (Replay, Conflict or Mismatch),
+// or err the store's failure to answer.
+type supersededError struct {
+	acq Acquisition
+	err error
+}
+
+// Error implements error.
+func (e *supersededError) Error() string {
+	if e.err != nil {
+		return "idem: result not stored (lease taken over); " + e.err.Error()
+	}
+	return "idem: result not stored (lease taken over)"
+}
+
+// Unwrap returns the store's error, if any.
+func (e *supersededError) Unwrap() error { return e.err }
+
+// response is the HTTP answer: the newer run's stored result, 409 while it
+// runs, 422 if the key now holds another request, 503 on a store error.
+func (e *supersededError) response() *Response {
+	if e.err != nil {
+		return storeUnavailableProblem().Response()
+	}
+	return storedAnswer(e.acq)
+}
+
+// storedAnswer is the HTTP answer to an acquisition that did not give this
+// attempt the lease.
+func storedAnswer(acq Acquisition) *Response {
+	switch acq.Outcome {
+	case OutcomeReplay:
+		return replayResponse(acq.Record)
+	case OutcomeMismatch:
+		return mismatchProblem().Response()
+	}
+	return conflictProblem(acq.Remaining).Response()
+}
+
+// superseded asks the store once, with the same fingerprint, what the key
+// holds now that this attempt's result was refused: the newer owner's
+// result (Replay) or its live lease (Conflict). Should the record be gone
+// or its lease expired again, the acquisition this makes is released at once
+// and answered as a conflict, so that the client's retry runs the operation
+// under a lease of its own.
+func (l *lease) superseded(ctx context.Context) *supersededError {
+	e, t := l.e, l.t
+	req := AcquireRequest{Key: t.storageKey, Token: rand.Text(), Fingerprint: t.fingerprint, Lease: t.op.lock()}
+	acq, err := e.storeAcquire(ctx, req)
+	if err != nil {
+		e.report(ctx, t, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
+		return &supersededError{err: err}
+	}
+	switch acq.Outcome {
+	case OutcomeProceed, OutcomeRecovered:
+		nl := &lease{e: e, t: t, token: req.Token, info: Info{Key: t.key, Operation: t.op.ID, Fence: acq.Fence}}
+		nl.release(ctx, errSuperseded)
+		return &supersededError{acq: Acquisition{Outcome: OutcomeConflict, Remaining: time.Second}}
+	case OutcomeReplay:
+		e.report(ctx, t, e.cfg.hooks.Replayed, Event{Status: acq.Record.Status}, 0, "")
+	}
+	return &supersededError{acq: acq}
+}
+
 var (
-	errPanicked = errors.New("idem: handler panicked")
-	errNoAnswer = errors.New("idem: handler gave no answer")
+	errPanicked   = errors.New("idem: handler panicked")
+	errNoAnswer   = errors.New("idem: handler gave no answer")
+	errSuperseded = errors.New("idem: lease taken only to answer a superseded attempt")
 )
 
 // detached returns a context for settling the record: not cancelled with the
@@ -187,24 +256,21 @@ func (l *lease) detached(ctx context.Context) (context.Context, context.CancelFu
 }
 
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is
-// reported through hooks and the logger; the caller still answers its
-// client.
-func (l *lease) complete(ctx context.Context, rec *Record) {
+// reported through hooks and the logger, and returned.
+func (l *lease) complete(ctx context.Context, rec *Record) error {
 	sctx, cancel := l.detached(ctx)
 	defer cancel()
 	err := l.e.store.Complete(sctx, l.t.storageKey, l.token, rec, l.t.op.retention())
-	ev := l.t.event()
-	ev.Fence, ev.Status, ev.Err = l.info.Fence, rec.Status, err
+	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
 	case err == nil:
-		call(ctx, l.e.cfg.hooks.Completed, ev)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.Completed, ev, 0, "")
 	case errors.Is(err, ErrNotOwner):
-		call(ctx, l.e.cfg.hooks.LeaseLost, ev)
-		l.e.cfg.logger.LogAttrs(ctx, levelWarn, "idem: lease lost before completion; result not stored", logAttrs(ev)...)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 	default:
-		call(ctx, l.e.cfg.hooks.StoreError, ev)
-		l.e.cfg.logger.LogAttrs(ctx, levelError, "idem: complete failed", logAttrs(ev)...)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.StoreError, ev, levelError, "idem: complete failed")
 	}
+	return err
 }
 
 // release deletes the lease so that a retry runs again; cause says why.
@@ -212,19 +278,14 @@ func (l *lease) release(ctx context.Context, cause error) {
 	sctx, cancel := l.detached(ctx)
 	defer cancel()
 	err := l.e.store.Release(sctx, l.t.storageKey, l.token)
-	ev := l.t.event()
-	ev.Fence = l.info.Fence
+	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {
 	case err == nil:
 		ev.Err = cause
-		call(ctx, l.e.cfg.hooks.Released, ev)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.Released, ev, 0, "")
 	case errors.Is(err, ErrNotOwner):
-		ev.Err = err
-		call(ctx, l.e.cfg.hooks.LeaseLost, ev)
-		l.e.cfg.logger.LogAttrs(ctx, levelWarn, "idem: lease lost before release", logAttrs(ev)...)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before release")
 	default:
-		ev.Err = err
-		call(ctx, l.e.cfg.hooks.StoreError, ev)
-		l.e.cfg.logger.LogAttrs(ctx, levelError, "idem: release failed", logAttrs(ev)...)
+		l.e.report(ctx, l.t, l.e.cfg.hooks.StoreError, ev, levelError, "idem: release failed")
 	}
 }

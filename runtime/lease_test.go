@@ -76,7 +76,8 @@ func TestWaitEndsWithContext(t *testing.T) {
 
 // TestTakeover: a handler outlives its lease (no heartbeat); a retry takes
 // the record over with fence 2 and its result wins; the first worker's late
-// completion is refused but its own client still gets its answer.
+// completion is refused, and its own client gets the stored fence 2 result
+// (replayed), not the stale one.
 func TestTakeover(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
@@ -107,8 +108,8 @@ func TestTakeover(t *testing.T) {
 	}
 	close(release)
 	orig := <-first
-	if orig.Code != http.StatusCreated || !strings.Contains(orig.Body.String(), `"fence":1`) {
-		t.Fatalf("the first client's answer = %d %s", orig.Code, orig.Body)
+	if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(HeaderReplayed) != "true" {
+		t.Fatalf("the first client's answer = %d %s; want the fence 2 result replayed: %s", orig.Code, orig.Body, second.Body)
 	}
 	if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered || i2.Key != "k" {
 		t.Errorf("infos = %+v, %+v", i1, i2)
@@ -198,4 +199,71 @@ func (w storedFirstWriter) WriteHeader(code int) {
 		w.t.Error("the response was written before it was stored")
 	}
 	w.ResponseRecorder.WriteHeader(code)
+}
+
+// TestTakeoverWhileNewerRuns: the stale owner finishes while the run that
+// took its lease over still runs: its client gets 409 with Retry-After (its
+// retry will get the newer run's result), not its own stale result; and
+// once the newer run completes, that result is what everyone gets.
+func TestTakeoverWhileNewerRuns(t *testing.T) {
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	started := make(chan int64, 2)
+	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		n := h.runs.Load()
+		started <- n
+		<-gates[n-1]
+		createHandler(h, w, r)
+	}, WithHeartbeat(false))
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- h.post("k", `{}`) }()
+	<-started
+	h.store.advance(2 * time.Second)
+	second := make(chan *httptest.ResponseRecorder)
+	go func() { second <- h.post("k", `{}`) }()
+	<-started
+	close(gates[0])
+	orig := <-first
+	checkProblem(t, orig, http.StatusConflict, CodeConflict)
+	if s := retryAfterSeconds(t, orig); s < 1 {
+		t.Errorf("Retry-After = %d", s)
+	}
+	close(gates[1])
+	newer := <-second
+	if newer.Code != http.StatusCreated || !strings.Contains(newer.Body.String(), `"fence":2`) {
+		t.Fatalf("newer run = %d %s", newer.Code, newer.Body)
+	}
+	if w := h.post("k", `{}`); w.Body.String() != newer.Body.String() || w.Header().Get(HeaderReplayed) != "true" {
+		t.Errorf("retry = %d %s; want the newer run's result replayed", w.Code, w.Body)
+	}
+	h.wantRuns(2)
+}
+
+// TestTakeoverRecordGone: the stale owner's completion is refused and the
+// record is gone by then (the newer run failed and released it): the client
+// gets 409, and the lease taken to find out is released at once, so the
+// retry runs.
+func TestTakeoverRecordGone(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		if h.runs.Load() == 1 {
+			started <- struct{}{}
+			<-release
+			createHandler(h, w, r)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError) // not stored: releases
+	}, WithHeartbeat(false))
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- h.post("k", `{}`) }()
+	<-started
+	h.store.advance(2 * time.Second)
+	if w := h.post("k", `{}`); w.Code != http.StatusInternalServerError {
+		t.Fatalf("takeover = %d %s", w.Code, w.Body)
+	}
+	close(release)
+	checkProblem(t, <-first, http.StatusConflict, CodeConflict)
+	if w := h.post("k", `{}`); w.Code != http.StatusInternalServerError || h.runs.Load() != 3 {
+		t.Errorf("retry = %d after %d runs; want it to run (500)", w.Code, h.runs.Load())
+	}
 }

@@ -69,37 +69,6 @@ func lookupPointer(doc any, toks []string) (any, bool) {
 	return doc, true
 }
 
-// removePointer deletes the member or element at toks from doc, in place
-// for objects; it returns the (possibly new) document. A pointer that does
-// not resolve leaves doc as it was; the empty pointer removes everything.
-func removePointer(doc any, toks []string) any {
-	if len(toks) == 0 {
-		return nil
-	}
-	parent, ok := lookupPointer(doc, toks[:len(toks)-1])
-	if !ok {
-		return doc
-	}
-	last := toks[len(toks)-1]
-	switch v := parent.(type) {
-	case map[string]any:
-		delete(v, last)
-	case []any:
-		if i, ok := arrayIndex(last, len(v)); ok {
-			// Arrays cannot shrink in place through the parent; mark the
-			// element removed instead, which is just as stable a hash.
-			v[i] = removed{}
-		}
-	}
-	return doc
-}
-
-// removed stands for an array element left out of the fingerprint.
-type removed struct{}
-
-// MarshalJSON implements json.Marshaler.
-func (removed) MarshalJSON() ([]byte, error) { return []byte(`"\u0000removed"`), nil }
-
 // arrayIndex parses an RFC 6901 array index below n.
 func arrayIndex(t string, n int) (int, bool) {
 	if t == "" || (len(t) > 1 && t[0] == '0') {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,28 +59,55 @@ func encodeBody(rec *Record, threshold int) (string, int) {
 		return string(rec.Body), 0
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	buf.Grow(len(rec.Body) / 2)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
 	// Writes to a bytes.Buffer cannot fail.
 	_, _ = zw.Write(rec.Body)
 	_ = zw.Close()
+	zw.Reset(io.Discard) // drop the reference to buf
+	gzipWriters.Put(zw)
 	if buf.Len() >= len(rec.Body) {
 		return string(rec.Body), 0
 	}
 	return buf.String(), flagGzip
 }
 
+// gzipWriters and gzipReaders are reused: a gzip.Writer holds about 800 KB
+// of compressor state, far more than the bodies it compresses.
+var (
+	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+	gzipReaders sync.Pool // *gzip.Reader
+)
+
+// maxDecompressedBody bounds a decompressed body: the store never compresses
+// more than the engine's stored-body limit allows, so anything much larger is
+// a corrupt or hostile record, not a response.
+const maxDecompressedBody = 64 << 20
+
 // decodeBody is the inverse of encodeBody.
 func decodeBody(stored string, flags int64) ([]byte, error) {
 	if flags&flagGzip == 0 {
 		return []byte(stored), nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader([]byte(stored)))
+	src := strings.NewReader(stored)
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decompress body: %w", err)
 	}
-	body, err := io.ReadAll(zr)
+	defer gzipReaders.Put(zr)
+	body, err := io.ReadAll(io.LimitReader(zr, maxDecompressedBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("decompress body: %w", err)
+	}
+	if len(body) > maxDecompressedBody {
+		return nil, fmt.Errorf("decompress body: larger than %d bytes", maxDecompressedBody)
 	}
 	return body, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,7 +29,7 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case op.keyHeader() != "" && !hasKey: // optional key absent: unprotected
 		return run(ctx)
 	}
-	pl, prob, err := body.payload(e.cfg.bodyLimit)
+	pl, prob, err := body.payload(op, e.cfg.bodyLimit)
 	switch {
 	case err != nil:
 		return nil, err
@@ -42,7 +43,7 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case t == nil:
 		return run(ctx)
 	}
-	l, resp, degraded := e.begin(ctx, t, r)
+	l, resp, degraded := e.begin(ctx, t, r, nil)
 	switch {
 	case resp != nil:
 		return resp, nil
@@ -56,7 +57,11 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		}
 		return resp, err
 	}
-	return l.run(ctx, run)
+	resp, err = l.run(ctx, run)
+	if s, ok := errors.AsType[*supersededError](err); ok {
+		return s.response(), nil // the lease was taken over: answer the stored result
+	}
+	return resp, err
 }
 
 // Body is what a strict wrapper knows of the request body, for fingerprinting
@@ -98,7 +103,7 @@ func answered(op *Operation, run func(ctx context.Context) (*Response, error)) f
 
 // payload reads the body as the fingerprint sees it, bounded by limit. An
 // error means a typed body that does not encode as JSON.
-func (b Body) payload(limit int64) (payload, *Problem, error) {
+func (b Body) payload(op *Operation, limit int64) (payload, *Problem, error) {
 	switch {
 	case !b.isSet:
 		return payload{}, nil, nil
@@ -113,7 +118,7 @@ func (b Body) payload(limit int64) (payload, *Problem, error) {
 		if int64(len(raw)) > limit {
 			return payload{}, tooLargeProblem(limit), nil
 		}
-		return jsonPayload(raw), nil, nil
+		return jsonPayload(op, raw), nil, nil
 	case b.reader != nil:
 		if *b.reader == nil {
 			return payload{}, nil, nil

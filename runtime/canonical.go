@@ -1,0 +1,557 @@
+package idem
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"sync"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// appendCanonicalJSON appends the canonical form of raw to dst and reports
+// whether raw is exactly one JSON value (surrounded by optional whitespace);
+// if it is not, dst is returned unchanged.
+//
+// The canonical form is, byte for byte, what the fingerprint used before
+// this canonicaliser existed: raw decoded by encoding/json into any (numbers
+// as json.Number, duplicate members: the last wins, invalid UTF-8 replaced
+// by U+FFFD) and re-encoded by json.Marshal (members sorted by key, no
+// insignificant whitespace, numbers verbatim, strings escaped the way
+// encoding/json escapes them). Keeping the very bytes keeps the
+// fingerprints of records stored by earlier versions, so an upgrade in the
+// middle of a retry sequence does not turn a retry into a 422. It accepts
+// exactly the inputs that decoder accepts (nesting up to 10,000 levels).
+//
+// It works on the bytes: tokens are checked and copied, object members are
+// reordered by moving their byte ranges, and nothing is decoded into Go
+// values but member keys that need unescaping. The members and elements
+// named by drop (parsed JSON Pointers) are left out: a member disappears, an
+// array element leaves removedElement in its place (so later indexes keep
+// their meaning), the empty pointer turns the whole document into null.
+func appendCanonicalJSON(dst, raw []byte, drop []pointer) ([]byte, bool) {
+	c := canonPool.Get().(*canonicalizer)
+	defer c.free()
+	c.src, c.pos, c.out, c.drop, c.depth = raw, 0, dst, drop, 0
+	start := len(dst)
+	whole := false
+	c.live = c.live[:0]
+	for i, p := range drop {
+		whole = whole || len(p) == 0
+		c.live = append(c.live, i)
+	}
+	c.skipSpace()
+	if !c.value(0, len(c.live)) {
+		return dst, false
+	}
+	c.skipSpace()
+	if c.pos != len(c.src) {
+		return dst, false
+	}
+	out := c.out
+	if whole {
+		out = append(out[:start], "null"...)
+	}
+	c.out = nil
+	return out, true
+}
+
+// removedElement stands for an array element left out by a
+// fingerprint.ignore pointer. It is a NUL byte, which canonical JSON never
+// contains (control characters inside strings are escaped), so a removed
+// element can never hash like any JSON value in its place.
+const removedElement = 0
+
+// maxJSONDepth is encoding/json's nesting limit, kept so that exactly the
+// documents it decodes are treated as JSON.
+const maxJSONDepth = 10000
+
+// pointer is a parsed JSON Pointer.
+type pointer []pointerToken
+
+// pointerToken is one reference token: a member name, and the array index
+// it stands for (-1 if none).
+type pointerToken struct {
+	name  string
+	index int
+}
+
+// compilePointer parses p for appendCanonicalJSON.
+func compilePointer(p string) (pointer, error) {
+	toks, err := parsePointer(p)
+	if err != nil {
+		return nil, err
+	}
+	ptr := make(pointer, len(toks))
+	for i, t := range toks {
+		ptr[i] = pointerToken{name: t, index: -1}
+		if n, ok := arrayIndex(t, math.MaxInt); ok {
+			ptr[i].index = n
+		}
+	}
+	return ptr, nil
+}
+
+// canonicalizer is the state of one appendCanonicalJSON call; pooled, so
+// that its stacks are reused.
+type canonicalizer struct {
+	src   []byte
+	pos   int
+	out   []byte
+	drop  []pointer
+	depth int
+
+	members []member // members of the objects being written, innermost last
+	keys    []byte   // their decoded keys, innermost last
+	live    []int    // indexes into drop of the pointers that match the current path, per level
+	scratch []byte   // decoded string values; reordered members
+}
+
+// member is one object member written to out: its decoded key in keys and
+// its canonical `"key":value` bytes in out.
+type member struct {
+	key0, key1 int
+	out0, out1 int
+}
+
+var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
+
+// free returns c to the pool unless it grew unusually large.
+func (c *canonicalizer) free() {
+	c.src, c.out, c.drop = nil, nil, nil
+	if cap(c.scratch) > 64<<10 || cap(c.keys) > 64<<10 || cap(c.members) > 4096 || cap(c.live) > 4096 {
+		return
+	}
+	c.members, c.keys, c.live, c.scratch = c.members[:0], c.keys[:0], c.live[:0], c.scratch[:0]
+	canonPool.Put(c)
+}
+
+func (c *canonicalizer) skipSpace() {
+	for c.pos < len(c.src) {
+		switch c.src[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value writes the canonical form of the value at pos. live[l0:l1] are the
+// drop pointers matching the path so far (depth tokens of them).
+func (c *canonicalizer) value(l0, l1 int) bool {
+	if c.pos >= len(c.src) {
+		return false
+	}
+	switch b := c.src[c.pos]; {
+	case b == '{':
+		return c.object(l0, l1)
+	case b == '[':
+		return c.array(l0, l1)
+	case b == '"':
+		return c.stringValue()
+	case b == '-' || ('0' <= b && b <= '9'):
+		return c.number()
+	case b == 't':
+		return c.literal("true")
+	case b == 'f':
+		return c.literal("false")
+	case b == 'n':
+		return c.literal("null")
+	}
+	return false
+}
+
+func (c *canonicalizer) literal(lit string) bool {
+	if !bytes.HasPrefix(c.src[c.pos:], []byte(lit)) {
+		return false
+	}
+	c.out = append(c.out, lit...)
+	c.pos += len(lit)
+	return true
+}
+
+// number copies a number token verbatim after checking its grammar.
+func (c *canonicalizer) number() bool {
+	s, i := c.src, c.pos
+	if s[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	c.out = append(c.out, s[c.pos:i]...)
+	c.pos = i
+	return true
+}
+
+// enter and leave track the nesting depth.
+func (c *canonicalizer) enter() bool {
+	c.depth++
+	c.pos++
+	return c.depth <= maxJSONDepth
+}
+
+func (c *canonicalizer) leave() { c.depth--; c.pos++ }
+
+// descend pushes the pointers of live[l0:l1] whose token at this depth
+// matches (by name, or by index when index >= 0) and reports the pushed
+// range and whether one of them ends here (the member or element is
+// dropped).
+func (c *canonicalizer) descend(l0, l1 int, name []byte, index int) (n0, n1 int, dropped bool) {
+	n0 = len(c.live)
+	d := c.depth - 1
+	for _, i := range c.live[l0:l1] {
+		p := c.drop[i]
+		if len(p) <= d {
+			continue
+		}
+		t := p[d]
+		if (index < 0 && t.name == string(name)) || (index >= 0 && t.index == index) {
+			if len(p) == d+1 {
+				dropped = true
+			}
+			c.live = append(c.live, i)
+		}
+	}
+	return n0, len(c.live), dropped
+}
+
+func (c *canonicalizer) object(l0, l1 int) bool {
+	if !c.enter() {
+		return false
+	}
+	open := len(c.out)
+	c.out = append(c.out, '{')
+	m0, k0 := len(c.members), len(c.keys)
+	defer func() { c.members, c.keys = c.members[:m0], c.keys[:k0] }()
+	c.skipSpace()
+	if c.pos < len(c.src) && c.src[c.pos] == '}' {
+		c.leave()
+		c.out = append(c.out, '}')
+		return true
+	}
+	for {
+		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
+			return false
+		}
+		mark := len(c.out)
+		if len(c.members) > m0 {
+			c.out = append(c.out, ',')
+		}
+		out0 := len(c.out)
+		key0 := len(c.keys)
+		var ok bool
+		if c.keys, ok = c.decodeString(c.keys); !ok {
+			return false
+		}
+		key := c.keys[key0:]
+		c.out = appendJSONString(c.out, key)
+		c.skipSpace()
+		if c.pos >= len(c.src) || c.src[c.pos] != ':' {
+			return false
+		}
+		c.pos++
+		c.out = append(c.out, ':')
+		c.skipSpace()
+		live := len(c.live)
+		var n0, n1 int
+		dropped := false
+		if l1 > l0 {
+			n0, n1, dropped = c.descend(l0, l1, key, -1)
+		}
+		if !c.value(n0, n1) {
+			return false
+		}
+		c.live = c.live[:live]
+		if dropped {
+			c.out, c.keys = c.out[:mark], c.keys[:key0]
+		} else {
+			c.members = append(c.members, member{key0: key0, key1: len(c.keys), out0: out0, out1: len(c.out)})
+		}
+		c.skipSpace()
+		if c.pos >= len(c.src) {
+			return false
+		}
+		if c.src[c.pos] == '}' {
+			break
+		}
+		if c.src[c.pos] != ',' {
+			return false
+		}
+		c.pos++
+		c.skipSpace()
+	}
+	c.leave()
+	c.sortMembers(open, c.members[m0:])
+	c.out = append(c.out, '}')
+	return true
+}
+
+// sortMembers rewrites the members written after out[open] ('{') in key
+// order, keeping only the last of members with equal keys, as a decoded map
+// re-encoded by encoding/json would.
+func (c *canonicalizer) sortMembers(open int, ms []member) {
+	key := func(m member) []byte { return c.keys[m.key0:m.key1] }
+	sorted := true
+	for i := 1; i < len(ms) && sorted; i++ {
+		sorted = bytes.Compare(key(ms[i-1]), key(ms[i])) < 0 // equal keys: a duplicate to drop
+	}
+	if sorted {
+		return
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
+	c.scratch = append(c.scratch[:0], c.out[open+1:]...)
+	base := open + 1
+	c.out = c.out[:base]
+	first := true
+	for i, m := range ms {
+		if i+1 < len(ms) && bytes.Equal(key(m), key(ms[i+1])) {
+			continue // a later duplicate wins
+		}
+		if !first {
+			c.out = append(c.out, ',')
+		}
+		first = false
+		c.out = append(c.out, c.scratch[m.out0-base:m.out1-base]...)
+	}
+}
+
+func (c *canonicalizer) array(l0, l1 int) bool {
+	if !c.enter() {
+		return false
+	}
+	c.out = append(c.out, '[')
+	c.skipSpace()
+	if c.pos < len(c.src) && c.src[c.pos] == ']' {
+		c.leave()
+		c.out = append(c.out, ']')
+		return true
+	}
+	for i := 0; ; i++ {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		mark := len(c.out)
+		live := len(c.live)
+		var n0, n1 int
+		dropped := false
+		if l1 > l0 {
+			n0, n1, dropped = c.descend(l0, l1, nil, i)
+		}
+		if !c.value(n0, n1) {
+			return false
+		}
+		c.live = c.live[:live]
+		if dropped {
+			c.out = append(c.out[:mark], removedElement)
+		}
+		c.skipSpace()
+		if c.pos >= len(c.src) {
+			return false
+		}
+		if c.src[c.pos] == ']' {
+			break
+		}
+		if c.src[c.pos] != ',' {
+			return false
+		}
+		c.pos++
+		c.skipSpace()
+	}
+	c.leave()
+	c.out = append(c.out, ']')
+	return true
+}
+
+// stringValue writes the string at pos in canonical form.
+func (c *canonicalizer) stringValue() bool {
+	// Fast path: printable ASCII that encoding/json writes as is, no escapes.
+	s := c.src
+	for i := c.pos + 1; i < len(s); i++ {
+		b := s[i]
+		if b == '"' {
+			c.out = append(c.out, s[c.pos:i+1]...)
+			c.pos = i + 1
+			return true
+		}
+		if b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '<' || b == '>' || b == '&' {
+			break
+		}
+	}
+	var ok bool
+	if c.scratch, ok = c.decodeString(c.scratch[:0]); !ok {
+		return false
+	}
+	c.out = appendJSONString(c.out, c.scratch)
+	return true
+}
+
+// decodeString checks the string at pos and appends its decoded value to
+// dst as encoding/json decodes it: invalid UTF-8 and unpaired surrogate
+// escapes become U+FFFD.
+func (c *canonicalizer) decodeString(dst []byte) ([]byte, bool) {
+	s := c.src
+	i := c.pos + 1
+	for i < len(s) {
+		b := s[i]
+		switch {
+		case b == '"':
+			c.pos = i + 1
+			return dst, true
+		case b < 0x20:
+			return dst, false
+		case b == '\\':
+			if i+1 >= len(s) {
+				return dst, false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				if r < 0 {
+					return dst, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2 := hex4Escape(s[i:]); r2 >= 0 {
+						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+							dst = utf8.AppendRune(dst, d)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst, false
+			}
+			i += 2
+		case b < utf8.RuneSelf:
+			dst = append(dst, b)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			dst = utf8.AppendRune(dst, r) // RuneError for invalid UTF-8
+			i += size
+		}
+	}
+	return dst, false
+}
+
+// hex4 parses four hex digits; -1 if s does not start with them.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, b := range s[:4] {
+		switch {
+		case '0' <= b && b <= '9':
+			b -= '0'
+		case 'a' <= b && b <= 'f':
+			b = b - 'a' + 10
+		case 'A' <= b && b <= 'F':
+			b = b - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(b)
+	}
+	return r
+}
+
+// hex4Escape parses a \uXXXX escape; -1 if s does not start with one.
+func hex4Escape(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	return hex4(s[2:])
+}
+
+// appendJSONString appends s (valid UTF-8) quoted as json.Marshal quotes a
+// string: ", \ and control characters escaped (\b \f \n \r \t by name), <, >
+// and & as \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, everything
+// else as is.
+func appendJSONString(dst, s []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
