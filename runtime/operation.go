@@ -30,6 +30,7 @@ const (
 	DefaultLock             = 30 * time.Second
 	DefaultBodyLimit        = 1 << 20 // request body, bytes
 	DefaultStoredBodyLimit  = 1 << 20 // stored response body, bytes
+	DefaultCompressOver     = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
 	DefaultPrefix           = "idem"
 	DefaultOperationTimeout = 2 * time.Second // completion and release, detached from the request
 )

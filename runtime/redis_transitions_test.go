@@ -257,6 +257,18 @@ var redisTransitions = []struct {
 				t.Errorf("%s body stored with flags %s, want 0 (raw)", k, h["flags"])
 			}
 		}
+		// The default compresses above DefaultCompressOver; 0 turns it off.
+		for k, want := range map[string]struct {
+			s     *RedisStore
+			flags string
+		}{"default": {b.store(), "2"}, "off": {b.store(WithCompression(0)), "0"}} {
+			mustAcquire(t, want.s, AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+			mustComplete(t, want.s, k, "a", big)
+			wantReplay(t, want.s, k, "f", big)
+			if h := b.snapshot(t, k); h["flags"] != want.flags {
+				t.Errorf("%s store: %d-byte body stored with flags %s, want %s", k, len(big.Body), h["flags"], want.flags)
+			}
+		}
 	}},
 	{"prefix", func(t *testing.T, b *redisBackend) {
 		ctx := context.Background()

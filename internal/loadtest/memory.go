@@ -94,9 +94,9 @@ func unusedPrefix(ctx context.Context, rdb *redis.Client) (string, error) {
 func recordKey(i int) string { return fmt.Sprintf("0199c6d2-7b1e-7cc4-9a43-%012d", i) }
 
 func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, size int, compress bool) (memResult, error) {
-	opts := []idem.StoreOption{idem.WithPrefix(prefix)}
+	opts := []idem.StoreOption{idem.WithPrefix(prefix), idem.WithCompression(0)}
 	if compress {
-		opts = append(opts, idem.WithCompression(cfg.CompressOver))
+		opts[1] = idem.WithCompression(cfg.CompressOver)
 	}
 	store := idem.NewRedisStore(rdb, opts...)
 	before, err := usedMemory(ctx, rdb)
