@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,37 +21,6 @@ import (
 // for the engine. scripts/test.sh starts three masters and exports
 // REDIS_CLUSTER_ADDRS; the shard-outage test starts a cluster of its own
 // (redis-server child processes) because it kills a master.
-
-// clusterClient returns a ClusterClient of REDIS_CLUSTER_ADDRS and a key
-// prefix whose keys are deleted when the test ends. Without the variable the
-// test is skipped, or failed under CI=true.
-func clusterClient(t *testing.T) (*redis.ClusterClient, string) {
-	t.Helper()
-	addrs := os.Getenv("REDIS_CLUSTER_ADDRS")
-	if addrs == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("REDIS_CLUSTER_ADDRS not set, and CI=true requires the cluster: run scripts/test.sh")
-		}
-		t.Skip("REDIS_CLUSTER_ADDRS not set: run scripts/test.sh")
-	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	ctx := context.Background()
-	if err := rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
-		t.Fatalf("REDIS_CLUSTER_ADDRS %s: %v", addrs, err)
-	}
-	prefix := redistest.Prefix(t)
-	t.Cleanup(func() {
-		_ = rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-			iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-			for iter.Next(ctx) {
-				_ = c.Unlink(ctx, iter.Val()).Err()
-			}
-			return iter.Err()
-		})
-		_ = rdb.Close()
-	})
-	return rdb, prefix
-}
 
 // clusterRecords counts the records under prefix on each master, by
 // address, and the distinct hash slots they occupy.
@@ -90,7 +57,7 @@ func clusterRecords(t *testing.T, rdb *redis.ClusterClient, prefix string) (perM
 // through an engine on a ClusterClient: exactly one execution; every other
 // answer is its replay or a 409.
 func TestClusterConcurrentSameKey(t *testing.T) {
-	rdb, prefix := clusterClient(t)
+	rdb, prefix := redistest.Cluster(t)
 	runs := newFaultRuns()
 	h := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
 	start := make(chan struct{})
@@ -121,7 +88,7 @@ func TestClusterConcurrentSameKey(t *testing.T) {
 // executions, one per key, and the records spread over every master and
 // most hash slots (the store adds no hash tag that would pin them to one).
 func TestClusterDistinctKeys(t *testing.T) {
-	rdb, prefix := clusterClient(t)
+	rdb, prefix := redistest.Cluster(t)
 	runs := newFaultRuns()
 	h := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
 	const keys = 1000

@@ -8,24 +8,15 @@ import (
 
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/load"
+	"github.com/idemgen/idemgen/internal/sharedspecs"
 )
-
-// paypalSpecs is where the project's shared folder keeps PayPal's published
-// specs, relative to this package. It is beside the repository, not in it.
-const paypalSpecs = "../../../shared/specs/paypal"
 
 // TestPayPal runs oapi-codegen and idemgen on PayPal's specs, with overlays
 // (testdata/paypal) that mark every operation declaring the PayPal-Request-Id
 // header as x-idempotent with that header as key, and builds and vets the
 // result. It skips when the shared specs are absent, except under CI=true.
 func TestPayPal(t *testing.T) {
-	specs, _ := filepath.Glob(filepath.Join(paypalSpecs, "*.json"))
-	if len(specs) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PayPal specs not found in %s; CI must have the shared folder beside the repository", paypalSpecs)
-		}
-		t.Skipf("PayPal specs not found in %s (the shared folder is not beside this clone); skipping", paypalSpecs)
-	}
+	specs := sharedspecs.PayPal(t)
 	if testing.Short() {
 		t.Skip("building the PayPal packages is slow; skipped with -short")
 	}

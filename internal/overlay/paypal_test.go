@@ -11,21 +11,15 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
-)
 
-// paypalSpecs holds PayPal's published specs, see /work/shared/specs/README.md.
-// They are not part of the repository.
-const paypalSpecs = "/work/shared/specs/paypal"
+	"github.com/idemgen/idemgen/internal/sharedspecs"
+)
 
 // TestPayPal marks every POST of PayPal's specs idempotent under
 // PayPal-Request-Id, which some of them declare already, and checks the
 // overlay as TestGolden does (without a golden file).
 func TestPayPal(t *testing.T) {
-	specs, _ := filepath.Glob(filepath.Join(paypalSpecs, "*.json"))
-	if len(specs) == 0 {
-		t.Skipf("no PayPal specs in %s: this conformance input is not part of the repository", paypalSpecs)
-	}
-	for _, spec := range specs {
+	for _, spec := range sharedspecs.PayPal(t) {
 		t.Run(strings.TrimSuffix(filepath.Base(spec), ".json"), func(t *testing.T) {
 			doc, err := util.LoadSwagger(spec)
 			if err != nil {

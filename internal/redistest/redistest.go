@@ -46,6 +46,39 @@ func Real(t testing.TB) *redis.Client {
 	return rdb
 }
 
+// Cluster returns a ClusterClient of the Redis Cluster whose seed addresses
+// REDIS_CLUSTER_ADDRS lists (host:port,host:port,...; scripts/test.sh starts
+// three masters and sets it) and a key prefix unique to the test, whose keys
+// are deleted from every master when the test ends. Without the variable it
+// skips the test, or fails it when CI=true.
+func Cluster(t testing.TB) (*redis.ClusterClient, string) {
+	t.Helper()
+	addrs := os.Getenv("REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("REDIS_CLUSTER_ADDRS not set, and CI=true requires the cluster: run scripts/test.sh")
+		}
+		t.Skip("REDIS_CLUSTER_ADDRS not set: run scripts/test.sh")
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	ctx := context.Background()
+	if err := rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
+		t.Fatalf("REDIS_CLUSTER_ADDRS %s: %v", addrs, err)
+	}
+	prefix := Prefix(t)
+	t.Cleanup(func() {
+		_ = rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+			for iter.Next(ctx) {
+				_ = c.Unlink(ctx, iter.Val()).Err()
+			}
+			return iter.Err()
+		})
+		_ = rdb.Close()
+	})
+	return rdb, prefix
+}
+
 // Mini starts an in-process miniredis and returns it with a client of it;
 // both are closed when the test ends. Its TIME follows the wall clock until
 // the test calls SetTime, and keys expire only on FastForward.
