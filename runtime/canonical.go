@@ -267,12 +267,18 @@ func (c *canonicalizer) object(l0, l1 int) bool {
 		}
 		out0 := len(c.out)
 		key0 := len(c.keys)
-		var ok bool
-		if c.keys, ok = c.decodeString(c.keys); !ok {
-			return false
+		if end := c.plainString(); end > 0 {
+			c.keys = append(c.keys, c.src[c.pos+1:end-1]...)
+			c.out = append(c.out, c.src[c.pos:end]...)
+			c.pos = end
+		} else {
+			var ok bool
+			if c.keys, ok = c.decodeString(c.keys); !ok {
+				return false
+			}
+			c.out = appendJSONString(c.out, c.keys[key0:])
 		}
 		key := c.keys[key0:]
-		c.out = appendJSONString(c.out, key)
 		c.skipSpace()
 		if c.pos >= len(c.src) || c.src[c.pos] != ':' {
 			return false
@@ -392,18 +398,10 @@ func (c *canonicalizer) array(l0, l1 int) bool {
 
 // stringValue writes the string at pos in canonical form.
 func (c *canonicalizer) stringValue() bool {
-	// Fast path: printable ASCII that encoding/json writes as is, no escapes.
-	s := c.src
-	for i := c.pos + 1; i < len(s); i++ {
-		b := s[i]
-		if b == '"' {
-			c.out = append(c.out, s[c.pos:i+1]...)
-			c.pos = i + 1
-			return true
-		}
-		if b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '<' || b == '>' || b == '&' {
-			break
-		}
+	if end := c.plainString(); end > 0 {
+		c.out = append(c.out, c.src[c.pos:end]...)
+		c.pos = end
+		return true
 	}
 	var ok bool
 	if c.scratch, ok = c.decodeString(c.scratch[:0]); !ok {
@@ -411,6 +409,22 @@ func (c *canonicalizer) stringValue() bool {
 	}
 	c.out = appendJSONString(c.out, c.scratch)
 	return true
+}
+
+// plainString returns the end (after the closing quote) of the string at
+// pos if it is printable ASCII that encoding/json writes as is, without
+// escapes: its canonical form is itself. It returns 0 for any other string.
+func (c *canonicalizer) plainString() int {
+	s := c.src
+	for i := c.pos + 1; i < len(s); i++ {
+		switch b := s[i]; {
+		case b == '"':
+			return i + 1
+		case b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '<' || b == '>' || b == '&':
+			return 0
+		}
+	}
+	return 0
 }
 
 // decodeString checks the string at pos and appends its decoded value to

@@ -43,8 +43,11 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 		next(w, withBody(r.Context(), r, raw))
 		return
 	}
-	l, resp, degraded := e.begin(r.Context(), t, r, raw)
+	l, replay, resp, degraded := e.begin(r.Context(), t, r, raw)
 	switch {
+	case replay != nil:
+		_ = writeReplay(w, replay)
+		return
 	case resp != nil:
 		_ = resp.Write(w)
 		return
@@ -92,34 +95,36 @@ type bodyReader struct{ bytes.Reader }
 // Close implements io.Closer.
 func (*bodyReader) Close() error { return nil }
 
-// begin acquires t for an HTTP request. It returns the owned lease, or the
-// response to answer instead (replay, 409, 422, 503), or degraded when the
-// store failed and fail-open lets the handler run unprotected. r, with raw
-// as its body when not nil, is what a reconciler sees.
-func (e *Engine) begin(ctx context.Context, t *target, r *http.Request, raw []byte) (l *lease, resp *Response, degraded bool) {
+// begin acquires t for an HTTP request. It returns the owned lease; or the
+// stored record to replay; or the response to answer instead (409, 422,
+// 503); or degraded when the store failed and fail-open lets the handler
+// run unprotected. r, with raw as its body when not nil, is what a
+// reconciler sees.
+func (e *Engine) begin(ctx context.Context, t *target, r *http.Request, raw []byte) (l *lease, replay *Record, resp *Response, degraded bool) {
 	l, acq, err := e.acquire(ctx, t)
-	if err != nil {
-		if e.cfg.failOpen {
-			return nil, nil, true
-		}
-		return nil, storeUnavailableProblem().Response(), false
-	}
-	if l == nil {
-		return nil, storedAnswer(acq), false
+	switch {
+	case err != nil && e.cfg.failOpen:
+		return nil, nil, nil, true
+	case err != nil:
+		return nil, nil, storeUnavailableProblem().Response(), false
+	case l == nil && acq.Outcome == OutcomeReplay:
+		return nil, acq.Record, nil, false
+	case l == nil:
+		return nil, nil, storedAnswer(acq), false
 	}
 	if l.info.Recovered && e.cfg.reconciler != nil && raw != nil {
 		r = withBody(ctx, r, raw)
 	}
 	if err := l.reconcile(ctx, r); err != nil {
 		if p, ok := errors.AsType[*Problem](err); ok {
-			return nil, p.Response(), false
+			return nil, nil, p.Response(), false
 		}
 		p := problemf(http.StatusServiceUnavailable, CodeReconcileFailed,
 			"the previous attempt with this key was interrupted and could not be reconciled; retry later")
 		p.RetryAfter = time.Second
-		return nil, p.Response(), false
+		return nil, nil, p.Response(), false
 	}
-	return l, nil, false
+	return l, nil, nil, false
 }
 
 // Middleware is the hand-wired form of Serve for routes that are not

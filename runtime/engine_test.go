@@ -1,11 +1,14 @@
 package idem
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -145,5 +148,88 @@ func (h *harness) wantRuns(n int64) {
 	h.t.Helper()
 	if got := h.runs.Load(); got != n {
 		h.t.Fatalf("handler ran %d times, want %d", got, n)
+	}
+}
+
+// chunkReader reads at most n bytes per call, then fails with err (nil:
+// io.EOF) when its bytes are out.
+type chunkReader struct {
+	b   []byte
+	n   int
+	err error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
+}
+
+func TestReadAtMostIsReadAllLimited(t *testing.T) {
+	errBroken := errors.New("broken")
+	data := []byte(strings.Repeat("0123456789", 200)) // 2000 bytes
+	for _, size := range []int{0, 1, 511, 512, 513, 1999, 2000} {
+		for _, limit := range []int64{0, 1, 512, 1000, 1999, 2000, 2001, 1 << 20} {
+			for _, hint := range []int64{-1, 0, int64(size), int64(size) + 7, 1 << 30} {
+				for _, chunk := range []int{1, 100, 4096} {
+					for _, fail := range []error{nil, errBroken} {
+						want, wantErr := io.ReadAll(io.LimitReader(&chunkReader{b: data[:size], n: chunk, err: fail}, limit+1))
+						got, err := readAtMost(&chunkReader{b: data[:size], n: chunk, err: fail}, limit+1, hint)
+						if !bytes.Equal(got, want) || got == nil || err != wantErr {
+							t.Fatalf("size %d limit %d hint %d chunk %d fail %v: got %d bytes, %v; want %d, %v",
+								size, limit, hint, chunk, fail, len(got), err, len(want), wantErr)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestWriteReplayIsReplayResponse(t *testing.T) {
+	for _, rec := range []*Record{
+		{Status: 201, Header: http.Header{"Content-Type": {"application/json"}, "Link": {"<a>", "<b>"}}, Body: []byte(`{}`)},
+		{Status: 200, Header: http.Header{HeaderReplayed: {"no"}, "Location": nil}, Body: []byte("x"), BodyOmitted: true},
+		{Status: 0},
+		{Status: 204, Header: http.Header{}},
+	} {
+		want, got := httptest.NewRecorder(), httptest.NewRecorder()
+		want.Header().Set("X-Before", "1")
+		got.Header().Set("X-Before", "1")
+		if err := replayResponse(rec).Write(want); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeReplay(got, rec); err != nil {
+			t.Fatal(err)
+		}
+		if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) || got.Body.String() != want.Body.String() {
+			t.Errorf("record %+v: writeReplay wrote %d %v %q; replayResponse %d %v %q",
+				rec, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
+	}
+}
+
+func TestIsJSONContentType(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"":                                 false,
+		"application/json":                 true,
+		"application/json; charset=utf-8":  true,
+		"application/json; charset=UTF-8":  true,
+		"Application/JSON":                 true,
+		"application/json ; charset=utf-8": true,
+		"application/merge-patch+json":     true,
+		"application/json; charset":        false, // malformed parameter
+		"text/json":                        false,
+		"application/octet-stream":         false,
+	} {
+		if got := isJSONContentType(ct); got != want {
+			t.Errorf("isJSONContentType(%q) = %v, want %v", ct, got, want)
+		}
 	}
 }

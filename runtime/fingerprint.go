@@ -28,7 +28,8 @@ type payload struct {
 // not exactly one JSON value the payload is kept raw. The document is
 // decoded only for an operation whose key is in the body.
 func jsonPayload(op *Operation, raw []byte) payload {
-	canon, ok := appendCanonicalJSON(nil, raw, op.dropPointers())
+	// The canonical form is about as long as raw: one allocation, usually.
+	canon, ok := appendCanonicalJSON(make([]byte, 0, len(raw)), raw, op.dropPointers())
 	if !ok {
 		return payload{raw: raw}
 	}
@@ -90,8 +91,11 @@ func decodeJSON(b []byte) (any, error) {
 // isJSONContentType reports whether a Content-Type is application/json or
 // a +json type.
 func isJSONContentType(ct string) bool {
-	if ct == "" {
+	switch ct {
+	case "":
 		return false
+	case "application/json", "application/json; charset=utf-8", "application/json; charset=UTF-8":
+		return true // the common cases, without parsing
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
@@ -129,7 +133,9 @@ func fingerprint(op *Operation, r *http.Request, body payload) string {
 		b = field(b, "raw", body.raw)
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], sum[:])
+	return string(hx[:])
 }
 
 // field appends a tagged, length-prefixed field, so that no two different

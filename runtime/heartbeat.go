@@ -10,37 +10,37 @@ import (
 // heartbeat extends a lease every lock/3 while its handler runs. It holds no
 // goroutine: a timer (time.AfterFunc) fires the first extension and is
 // re-armed after each one, so a request that ends before lock/3, the usual
-// case, costs one timer and nothing else.
+// case, costs one timer and nothing else. It is part of its lease, which
+// starts and stops it.
 type heartbeat struct {
-	l     *lease
 	ctx   context.Context // the request's; extend detaches and bounds it
 	lock  time.Duration
 	every time.Duration
-	timer *time.Timer
 
-	mu      sync.Mutex    // guards stopped and running
-	stopped bool          // stop was called: do not extend or re-arm
+	mu      sync.Mutex    // guards timer, stopped and running
+	timer   *time.Timer   // nil if the heartbeat never started
+	stopped bool          // stopHeartbeat was called: do not extend or re-arm
 	running chan struct{} // closed when the extension in flight ends; nil if none
 }
 
-// heartbeat starts extending the lease until the returned stop is called.
-// stop waits for an extension in flight, so none runs after it returns; it
-// may be called more than once. The heartbeat ends by itself when the
-// lease turns out to be lost.
-func (l *lease) heartbeat(ctx context.Context) (stop func()) {
+// startHeartbeat starts extending the lease until stopHeartbeat is called
+// (unless the heartbeat is off). The heartbeat ends by itself when the lease
+// turns out to be lost.
+func (l *lease) startHeartbeat(ctx context.Context) {
 	if l.e.cfg.noHeartbeat {
-		return func() {}
+		return
 	}
-	lock := l.t.op.lock()
-	h := &heartbeat{l: l, ctx: ctx, lock: lock, every: max(lock/3, time.Millisecond)}
+	h := &l.hb
+	h.ctx, h.lock = ctx, l.t.op.lock()
+	h.every = max(h.lock/3, time.Millisecond)
 	h.mu.Lock() // the timer may fire before h.timer is set
-	h.timer = time.AfterFunc(h.every, h.tick)
+	h.timer = time.AfterFunc(h.every, l.tick)
 	h.mu.Unlock()
-	return h.stop
 }
 
 // tick runs on the timer's goroutine: one extension, then re-arm.
-func (h *heartbeat) tick() {
+func (l *lease) tick() {
+	h := &l.hb
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
@@ -50,7 +50,7 @@ func (h *heartbeat) tick() {
 	h.running = done
 	h.mu.Unlock()
 
-	ok := h.l.extend(h.ctx, h.lock)
+	ok := l.extend(h.ctx, h.lock)
 
 	h.mu.Lock()
 	h.running = nil
@@ -61,11 +61,16 @@ func (h *heartbeat) tick() {
 	h.mu.Unlock()
 }
 
-// stop ends the heartbeat and waits for an extension in flight.
-func (h *heartbeat) stop() {
+// stopHeartbeat ends the heartbeat and waits for an extension in flight, so
+// none runs after it returns. It may be called more than once, and when the
+// heartbeat never started.
+func (l *lease) stopHeartbeat() {
+	h := &l.hb
 	h.mu.Lock()
 	h.stopped = true
-	h.timer.Stop()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
 	running := h.running
 	h.mu.Unlock()
 	if running != nil {

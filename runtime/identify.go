@@ -65,7 +65,7 @@ func readBody(r *http.Request, limit int64) ([]byte, *Problem) {
 	if r.ContentLength > limit {
 		return nil, tooLargeProblem(limit)
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	raw, err := readAtMost(r.Body, limit+1, r.ContentLength)
 	_ = r.Body.Close()
 	if err != nil {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -76,10 +76,37 @@ func readBody(r *http.Request, limit int64) ([]byte, *Problem) {
 	if int64(len(raw)) > limit {
 		return nil, tooLargeProblem(limit)
 	}
-	if raw == nil {
-		raw = []byte{}
-	}
 	return raw, nil
+}
+
+// maxReadHint caps the buffer readAtMost allocates up front for a body of
+// announced length, so that a client announcing a large body does not get
+// the memory for it before sending it.
+const maxReadHint = 64 << 10
+
+// readAtMost is io.ReadAll(io.LimitReader(r, n)): it reads r until EOF or
+// n bytes. When r is known to hold size bytes (size < 0: unknown), up to
+// maxReadHint, it reads them in one allocation. The result is never nil.
+func readAtMost(r io.Reader, n, size int64) ([]byte, error) {
+	c := int64(512) // io.ReadAll's first buffer
+	if size >= 0 {
+		c = min(size+1, maxReadHint) // +1: room to see EOF without growing
+	}
+	b := make([]byte, 0, max(min(c, n), 0))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the growth
+		}
+		k, err := r.Read(b[len(b):min(int64(cap(b)), n)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // identify completes a target once the body is known: it takes the key from

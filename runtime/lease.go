@@ -34,6 +34,7 @@ type lease struct {
 	t     *target
 	token string
 	info  Info
+	hb    heartbeat // while run runs fn
 }
 
 // acquire runs the acquire transition for t. While the original runs it
@@ -91,7 +92,7 @@ func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, e
 // storeAcquire calls Store.Acquire bounded by the store timeout and checks
 // the answer's shape.
 func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	sctx, cancel := context.WithTimeout(ctx, e.cfg.storeTimeout)
+	sctx, cancel := e.bounded(ctx)
 	defer cancel()
 	acq, err := e.store.Acquire(sctx, req)
 	if err != nil {
@@ -109,6 +110,15 @@ func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisit
 		}
 	}
 	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
+}
+
+// bounded returns ctx bounded by the store timeout: ctx itself when its
+// own deadline comes no later, else a child with that timeout.
+func (e *Engine) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= e.cfg.storeTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, e.cfg.storeTimeout)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.
@@ -129,7 +139,7 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 	if !l.info.Recovered || l.e.cfg.reconciler == nil {
 		return nil
 	}
-	if err := l.e.cfg.reconciler(withInfo(ctx, l.info), l.info, r); err != nil {
+	if err := l.e.cfg.reconciler(withInfo(ctx, &l.info), l.info, r); err != nil {
 		l.release(ctx, err)
 		return err
 	}
@@ -149,17 +159,17 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 // answers now (see lease.superseded) instead of the stale result, so the
 // client gets the same answer as its retry would.
 func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
-	stop := l.heartbeat(ctx)
+	l.startHeartbeat(ctx)
 	settled := false
 	defer func() {
 		if !settled { // fn panicked: release and let the panic continue
-			stop()
+			l.stopHeartbeat()
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(withInfo(ctx, l.info))
+	resp, err := fn(withInfo(ctx, &l.info))
 	settled = true
-	stop()
+	l.stopHeartbeat()
 	switch {
 	case err != nil:
 		l.release(ctx, err)

@@ -15,6 +15,7 @@ type recorder struct {
 	sent   http.Header         // header snapshot taken at WriteHeader
 	status int                 // 0 until the handler answers
 	body   bytes.Buffer
+	resp   Response // what response returns, kept here to save an allocation
 }
 
 func newRecorder(under http.ResponseWriter) *recorder {
@@ -65,7 +66,9 @@ func (rec *recorder) answered() bool { return rec.status != 0 }
 // 200 with its current headers, as net/http would.
 func (rec *recorder) response() *Response {
 	if rec.status == 0 {
-		return &Response{Status: http.StatusOK, Header: rec.header.Clone()}
+		rec.resp = Response{Status: http.StatusOK, Header: rec.header.Clone()}
+	} else {
+		rec.resp = Response{Status: rec.status, Header: rec.sent, Body: rec.body.Bytes()}
 	}
-	return &Response{Status: rec.status, Header: rec.sent, Body: rec.body.Bytes()}
+	return &rec.resp
 }

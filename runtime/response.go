@@ -15,19 +15,27 @@ type Response struct {
 // Write writes the response to w: its headers (replacing values w already
 // has under the same names), its status (200 when zero) and its body.
 func (r *Response) Write(w http.ResponseWriter) error {
-	h := w.Header()
-	for k, v := range r.Header {
-		h[k] = slices.Clone(v)
+	copyHeader(w.Header(), r.Header)
+	return writeBody(w, r.Status, r.Body)
+}
+
+// copyHeader sets every header of src in dst, with values of its own.
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = slices.Clone(v)
 	}
-	status := r.Status
+}
+
+// writeBody writes status (200 when zero) and body to w.
+func writeBody(w http.ResponseWriter, status int, body []byte) error {
 	if status == 0 {
 		status = http.StatusOK
 	}
 	w.WriteHeader(status)
-	if len(r.Body) == 0 {
+	if len(body) == 0 {
 		return nil
 	}
-	_, err := w.Write(r.Body)
+	_, err := w.Write(body)
 	return err
 }
 
@@ -79,12 +87,17 @@ func replayAllowList(extra []string) []string {
 }
 
 // newRecord builds the stored form of resp: allow-listed headers only, and
-// the body only when it fits the limit.
+// the body only when it fits the limit. The record shares resp's body and
+// header values, and its header map too when that holds allow-listed
+// headers only (the usual case); resp must not change afterwards.
 func newRecord(resp *Response, allow []string, bodyLimit int64) *Record {
-	rec := &Record{Status: resp.Status, Header: http.Header{}}
-	for _, name := range allow {
-		if v := resp.Header.Values(name); len(v) > 0 {
-			rec.Header[name] = slices.Clone(v)
+	rec := &Record{Status: resp.Status, Header: resp.Header}
+	if len(resp.Header) == 0 || !onlyAllowed(resp.Header, allow) {
+		rec.Header = http.Header{}
+		for _, name := range allow {
+			if v := resp.Header.Values(name); len(v) > 0 {
+				rec.Header[name] = v
+			}
 		}
 	}
 	if int64(len(resp.Body)) > bodyLimit {
@@ -95,19 +108,41 @@ func newRecord(resp *Response, allow []string, bodyLimit int64) *Record {
 	return rec
 }
 
-// replayResponse renders a stored record as the replay answer.
-func replayResponse(rec *Record) *Response {
-	h := rec.Header.Clone()
-	if h == nil {
-		h = http.Header{}
+// onlyAllowed reports whether every name in h is in allow and has values.
+func onlyAllowed(h http.Header, allow []string) bool {
+	for k, v := range h {
+		if len(v) == 0 || !slices.Contains(allow, k) {
+			return false
+		}
 	}
+	return true
+}
+
+// replayResponse renders a stored record as the replay answer; writeReplay
+// writes the same answer without building it.
+func replayResponse(rec *Record) *Response {
+	h := make(http.Header, len(rec.Header)+2)
+	body := replayHeader(h, rec)
+	return &Response{Status: rec.Status, Header: h, Body: body}
+}
+
+// writeReplay writes the replay answer of a stored record to w, as
+// replayResponse(rec).Write(w) does.
+func writeReplay(w http.ResponseWriter, rec *Record) error {
+	body := replayHeader(w.Header(), rec)
+	return writeBody(w, rec.Status, body)
+}
+
+// replayHeader sets the replay answer's headers of rec in h: the stored
+// ones and the replay markers. It returns the body to answer.
+func replayHeader(h http.Header, rec *Record) []byte {
+	copyHeader(h, rec.Header)
 	h.Set(HeaderReplayed, "true")
-	body := rec.Body
 	if rec.BodyOmitted {
 		h.Set(HeaderBodyOmitted, "true")
-		body = nil
+		return nil
 	}
-	return &Response{Status: rec.Status, Header: h, Body: body}
+	return rec.Body
 }
 
 // storable reports whether a response with status is stored and replayed:

@@ -14,7 +14,9 @@ type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
 	// Complete stores rec for key if token still owns the in-progress lease;
-	// it returns ErrNotOwner otherwise and leaves the record untouched.
+	// it returns ErrNotOwner otherwise and leaves the record untouched. rec,
+	// its header and its body are shared with the response being sent: a
+	// store that keeps them past its return must copy them.
 	Complete(ctx context.Context, key, token string, rec *Record, retention time.Duration) error
 	// Release deletes the in-progress lease if token owns it, so that a retry
 	// runs again; ErrNotOwner otherwise.

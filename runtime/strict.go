@@ -43,8 +43,10 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case t == nil:
 		return run(ctx)
 	}
-	l, resp, degraded := e.begin(ctx, t, r, nil)
+	l, replay, resp, degraded := e.begin(ctx, t, r, nil)
 	switch {
+	case replay != nil:
+		return replayResponse(replay), nil
 	case resp != nil:
 		return resp, nil
 	case degraded:
@@ -123,7 +125,7 @@ func (b Body) payload(op *Operation, limit int64) (payload, *Problem, error) {
 		if *b.reader == nil {
 			return payload{}, nil, nil
 		}
-		raw, err := io.ReadAll(io.LimitReader(*b.reader, limit+1))
+		raw, err := readAtMost(*b.reader, limit+1, -1)
 		if err != nil {
 			return payload{}, problemf(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: %v", err), nil
 		}
