@@ -1,67 +1,60 @@
 -- acquire.lua: the acquire transition of one idempotency key.
 --
--- The record is one hash (see lua.go for its fields); the script touches no
--- other key, so it runs unchanged on Redis Cluster. Time comes only from TIME.
+-- The record is one string (see lua.go for its layout); the script touches no
+-- other key, so it runs unchanged on Redis Cluster. Time comes only from
+-- Redis: a lease's deadline is its record's expiry minus the abandoned TTL
+-- stored in it, so the lease left is PTTL - abandoned.
 --
 -- KEYS[1]  the record
--- ARGV[1]  owner token of this attempt (non-empty)
--- ARGV[2]  request fingerprint
--- ARGV[3]  lease in ms (> 0)
+-- ARGV[1]  owner token of this attempt (non-empty, no newline)
+-- ARGV[2]  request fingerprint (non-empty, no newline)
+-- ARGV[3]  lease + abandoned TTL in ms (> ARGV[4]): the TTL of a new lease
 -- ARGV[4]  abandoned TTL in ms: how long an in-progress record outlives its
 --          lease deadline before Redis deletes it
 --
 -- Returns one of
---   {'proceed', fence}                        absent: created, caller owns the lease, fence 1
---   {'recovered', fence}                      lease expired: taken over, fence + 1
---   {'conflict', remaining_ms}                in progress under a live lease (remaining_ms >= 1)
---   {'mismatch'}                              another fingerprint; the record is untouched
---   {'replay', status, headers, body, flags}  completed: the stored result
--- or the error 'IDEMCORRUPT ...' when the record lacks a field this script needs
--- (the key holding another type answers Redis's own WRONGTYPE error).
+--   {'proceed', fence}          absent: created, caller owns the lease, fence 1
+--   {'recovered', fence}        lease expired: taken over, fence + 1
+--   {'conflict', remaining_ms}  in progress under a live lease (remaining_ms >= 1)
+--   {'mismatch'}                another fingerprint; the record is untouched
+--   {'replay', record}          completed: the whole stored record, decoded by the store
+-- or the error 'IDEMCORRUPT ...' when the key holds a string that is not a
+-- record (a key of another type answers Redis's own WRONGTYPE error).
 
 local key = KEYS[1]
 local token, fp = ARGV[1], ARGV[2]
-local lease, abandoned = tonumber(ARGV[3]), tonumber(ARGV[4])
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
-local r = redis.call('HMGET', key, 'state', 'fp', 'fence', 'deadline', 'status', 'headers', 'body', 'flags')
-local state, stored_fp = r[1], r[2]
-
-if not state then
-  if stored_fp then
-    return redis.error_reply('IDEMCORRUPT record has no state')
-  end
-  redis.call('HSET', key, 'state', 'in_progress', 'fp', fp, 'owner', token, 'fence', 1, 'deadline', now + lease)
-  redis.call('PEXPIRE', key, lease + abandoned)
+local v = redis.call('GET', key)
+if not v then
+  redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n1\n' .. ARGV[4], 'PX', ARGV[3])
   return {'proceed', 1}
 end
 
-if not stored_fp then
-  return redis.error_reply('IDEMCORRUPT record has no fingerprint')
+local state, stored_fp = string.match(v, '^([IC])\n([^\n]+)\n')
+if not state then
+  return redis.error_reply('IDEMCORRUPT not an idempotency record')
 end
 if stored_fp ~= fp then
   return {'mismatch'}
 end
-
-if state == 'completed' then
-  if not (r[5] and r[6] and r[7] and r[8]) then
-    return redis.error_reply('IDEMCORRUPT completed record lacks its result')
-  end
-  return {'replay', tonumber(r[5]), r[6], r[7], tonumber(r[8])}
+if state == 'C' then
+  return {'replay', v}
 end
 
-if state ~= 'in_progress' or not (r[3] and r[4]) then
-  return redis.error_reply('IDEMCORRUPT unknown state or missing lease')
+local fence, abandoned = string.match(v, '^I\n[^\n]+\n[^\n]+\n(%d+)\n(%d+)$')
+if not fence then
+  return redis.error_reply('IDEMCORRUPT in-progress record lacks its lease')
+end
+local ttl = redis.call('PTTL', key)
+if ttl < 0 then
+  return redis.error_reply('IDEMCORRUPT in-progress record has no TTL')
+end
+local remaining = ttl - tonumber(abandoned)
+if remaining > 0 then
+  return {'conflict', remaining}
 end
 
-local deadline = tonumber(r[4])
-if deadline > now then
-  return {'conflict', deadline - now}
-end
-
-local fence = redis.call('HINCRBY', key, 'fence', 1)
-redis.call('HSET', key, 'owner', token, 'deadline', now + lease)
-redis.call('PEXPIRE', key, lease + abandoned)
+fence = tonumber(fence) + 1
+-- Fences below 1e14 concatenate as integers (Lua's '%.14g').
+redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n' .. fence .. '\n' .. ARGV[4], 'PX', ARGV[3])
 return {'recovered', fence}

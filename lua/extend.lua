@@ -4,21 +4,21 @@
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token
--- ARGV[2]  lease in ms (> 0): the new deadline is now + lease
+-- ARGV[2]  lease + abandoned TTL in ms, as in acquire.lua: the new deadline
+--          is now + lease
 -- ARGV[3]  abandoned TTL in ms, as in acquire.lua
 --
 -- Returns 1 when extended, 0 when refused (absent, completed, or another owner).
 
 local key = KEYS[1]
-local r = redis.call('HMGET', key, 'state', 'owner')
-if r[1] ~= 'in_progress' or r[2] ~= ARGV[1] then
+local v = redis.call('GET', key)
+if not v then
+  return 0
+end
+local fp, owner, fence = string.match(v, '^I\n([^\n]+)\n([^\n]+)\n(%d+)\n%d+$')
+if owner ~= ARGV[1] then
   return 0
 end
 
-local lease, abandoned = tonumber(ARGV[2]), tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
-redis.call('HSET', key, 'deadline', now + lease)
-redis.call('PEXPIRE', key, lease + abandoned)
+redis.call('SET', key, 'I\n' .. fp .. '\n' .. owner .. '\n' .. fence .. '\n' .. ARGV[3], 'PX', ARGV[2])
 return 1

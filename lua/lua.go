@@ -3,24 +3,36 @@
 // (EVALSHA, falling back to EVAL on NOSCRIPT).
 //
 // Every script touches exactly one key, KEYS[1], so it runs unchanged on
-// Redis Cluster, and takes time only from Redis TIME. The scripts rely on
-// effects replication, the default since Redis 5 and the only mode since
-// Redis 7, and they also run on miniredis.
+// Redis Cluster. Time comes only from Redis, never from the application: a
+// lease deadline is kept as the record's own expiry (see below). The scripts
+// rely on effects replication, the default since Redis 5 and the only mode
+// since Redis 7, and they also run on miniredis.
 //
-// A record is one hash with these fields:
+// A record is one Redis string, so that every script reads it with one GET
+// and writes it with one SET ... PX, and a record is one compact allocation
+// in Redis (a hash with a value over 64 bytes leaves the listpack encoding
+// for a hash table; BENCHMARKS.md has the memory and time this saves). Its
+// lines are separated by "\n"; the owner token and the fingerprint never
+// contain one:
 //
-//	state     "in_progress" or "completed"
-//	fp        request fingerprint
-//	fence     fencing token: 1 on creation, +1 on every takeover
-//	owner     owner token of the current lease (in_progress only)
-//	deadline  lease deadline, ms since the Unix epoch by Redis TIME (in_progress only)
-//	status    HTTP status (completed only)
-//	headers   response headers as encoded by the store (completed only)
-//	body      response body, possibly compressed (completed only)
-//	flags     1 body omitted, 2 body gzip-compressed (completed only)
+//	in progress:  "I\n" fingerprint "\n" owner "\n" fence "\n" abandoned
+//	completed:    "C\n" fingerprint "\n" result
 //
-// An in-progress record expires at its lease deadline plus the store's
-// abandoned TTL; a completed record expires after its retention.
+// fence is the fencing token (1 on creation, +1 on every takeover) and
+// abandoned how long, in ms, the record outlives its lease, both decimal. An
+// in-progress record is written with a TTL of lease + abandoned, so its lease
+// deadline is its expiry minus abandoned and the lease left is its PTTL minus
+// abandoned: no TIME call, no deadline to compute or store. A completed
+// record expires after its retention.
+//
+// result is written by the store and only passed through by the scripts;
+// package idem encodes it as
+//
+//	status " " flags " " header_length "\n" header body
+//
+// with status the HTTP status, flags 1 (body omitted) | 2 (body
+// gzip-compressed), header header_length bytes of "Name: value\n" lines,
+// and body the rest of the string.
 package lua
 
 import _ "embed"

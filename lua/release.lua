@@ -7,8 +7,8 @@
 -- or another owner).
 
 local key = KEYS[1]
-local r = redis.call('HMGET', key, 'state', 'owner')
-if r[1] ~= 'in_progress' or r[2] ~= ARGV[1] then
+local v = redis.call('GET', key)
+if not v or string.match(v, '^I\n[^\n]+\n([^\n]+)\n%d+\n%d+$') ~= ARGV[1] then
   return 0
 end
 

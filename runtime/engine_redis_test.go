@@ -27,7 +27,7 @@ func redisBackends() []engineBackend {
 			return NewRedisStore(redistest.Real(t), WithPrefix(redistest.Prefix(t)))
 		}},
 		{"miniredis", func(t *testing.T) Store {
-			_, rdb := redistest.Mini(t)
+			_, rdb := redistest.LiveMini(t)
 			return NewRedisStore(rdb, WithPrefix(redistest.Prefix(t)))
 		}},
 	}

@@ -3,60 +3,102 @@ package idem
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Bits of a record's flags field (see lua/lua.go).
+// Bits of a result's flags (see lua/lua.go).
 const (
 	flagBodyOmitted = 1 << iota // the body exceeded the stored-body limit
 	flagGzip                    // the stored body is gzip-compressed
 	knownFlags      = flagBodyOmitted | flagGzip
 )
 
-// encodeHeader encodes h as the JSON object of http.Header; an empty header
-// is the empty string.
-func encodeHeader(h http.Header) (string, error) {
-	if len(h) == 0 {
-		return "", nil
+// Record states, the first line of a stored record (see lua/lua.go).
+const (
+	stateInProgress = 'I'
+	stateCompleted  = 'C'
+)
+
+// encodeResult encodes rec as the result part of a completed record (see
+// lua/lua.go): status, flags and header length on one line, then the header
+// lines, then the body, gzip-compressed when it is longer than threshold
+// (> 0) and that makes it smaller.
+//
+// Header names net/http would not send (empty, or holding a byte that is
+// not a token character) are dropped, and CR and LF in values become spaces,
+// as net/http does when it writes a response: a replay carries what the
+// first client was sent.
+func encodeResult(rec *Record, threshold int) []byte {
+	body, flags := encodeBody(rec, threshold)
+	var nameBuf [8]string
+	names := nameBuf[:0]
+	hlen := 0
+	for name, values := range rec.Header {
+		if !validHeaderName(name) {
+			continue
+		}
+		names = append(names, name)
+		for _, v := range values {
+			hlen += len(name) + len(": ") + len(v) + len("\n")
+		}
 	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return "", fmt.Errorf("encode headers: %w", err)
+	slices.Sort(names) // the same response is stored as the same bytes
+
+	dst := make([]byte, 0, 3*20+3+hlen+len(body))
+	dst = strconv.AppendInt(dst, int64(rec.Status), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(flags), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(hlen), 10)
+	dst = append(dst, '\n')
+	for _, name := range names {
+		for _, v := range rec.Header[name] {
+			dst = append(dst, name...)
+			dst = append(dst, ": "...)
+			start := len(dst)
+			dst = append(dst, v...)
+			for i := start; i < len(dst); i++ {
+				if dst[i] == '\r' || dst[i] == '\n' {
+					dst[i] = ' '
+				}
+			}
+			dst = append(dst, '\n')
+		}
 	}
-	return string(b), nil
+	return append(dst, body...)
 }
 
-// decodeHeader is the inverse of encodeHeader. It never returns a nil
-// header, so callers may add to it.
-func decodeHeader(s string) (http.Header, error) {
-	h := http.Header{}
-	if s == "" {
-		return h, nil
+// validHeaderName reports whether name is a non-empty HTTP token (RFC 9110
+// section 5.6.2), the names net/http writes.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
 	}
-	if err := json.Unmarshal([]byte(s), &h); err != nil {
-		return nil, fmt.Errorf("decode headers: %w", err)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
 	}
-	if h == nil { // "null"
-		h = http.Header{}
-	}
-	return h, nil
+	return true
 }
 
-// encodeBody returns what to store for rec's body and the record's flags. A
+// encodeBody returns what to store for rec's body and the result's flags. A
 // body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *Record, threshold int) (string, int) {
+func encodeBody(rec *Record, threshold int) ([]byte, int) {
 	if rec.BodyOmitted {
-		return "", flagBodyOmitted
+		return nil, flagBodyOmitted
 	}
 	if threshold <= 0 || len(rec.Body) <= threshold {
-		return string(rec.Body), 0
+		return rec.Body, 0
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(rec.Body) / 2)
@@ -68,9 +110,9 @@ func encodeBody(rec *Record, threshold int) (string, int) {
 	zw.Reset(io.Discard) // drop the reference to buf
 	gzipWriters.Put(zw)
 	if buf.Len() >= len(rec.Body) {
-		return string(rec.Body), 0
+		return rec.Body, 0
 	}
-	return buf.String(), flagGzip
+	return buf.Bytes(), flagGzip
 }
 
 // gzipWriters and gzipReaders are reused: a gzip.Writer holds about 800 KB
@@ -112,6 +154,137 @@ func decodeBody(stored string, flags int64) ([]byte, error) {
 	return body, nil
 }
 
+// storedRecord is a record as Redis holds it (see lua/lua.go), decoded.
+type storedRecord struct {
+	state       byte // stateInProgress or stateCompleted
+	fingerprint string
+
+	// In progress only.
+	owner     string
+	fence     int64
+	abandoned int64 // ms the record outlives its lease: the lease left is PTTL - abandoned
+
+	// Completed only.
+	result     *Record
+	flags      int64 // as stored
+	storedBody int   // bytes stored for the body, after compression
+}
+
+// parseRecord decodes a stored record, checking every part of it.
+func parseRecord(v string) (storedRecord, error) {
+	var r storedRecord
+	state, rest, ok := strings.Cut(v, "\n")
+	if !ok || len(state) != 1 || (state[0] != stateInProgress && state[0] != stateCompleted) {
+		return r, errors.New("record does not start with a state line")
+	}
+	r.state = state[0]
+	if r.fingerprint, rest, ok = strings.Cut(rest, "\n"); !ok || r.fingerprint == "" {
+		return r, errors.New("record has no fingerprint")
+	}
+	if r.state == stateCompleted {
+		err := r.parseResult(rest)
+		return r, err
+	}
+	var fence, abandoned string
+	if r.owner, rest, ok = strings.Cut(rest, "\n"); !ok || r.owner == "" {
+		return r, errors.New("in-progress record has no owner")
+	}
+	if fence, abandoned, ok = strings.Cut(rest, "\n"); !ok {
+		return r, errors.New("in-progress record has no abandoned TTL")
+	}
+	var err error
+	if r.fence, err = parseDecimal(fence, 1, 1<<53); err != nil {
+		return r, fmt.Errorf("in-progress record: fence %w", err)
+	}
+	if r.abandoned, err = parseDecimal(abandoned, 0, 1<<53); err != nil {
+		return r, fmt.Errorf("in-progress record: abandoned TTL %w", err)
+	}
+	return r, nil
+}
+
+// parseResult decodes the result part of a completed record into r.
+func (r *storedRecord) parseResult(v string) error {
+	line, rest, ok := strings.Cut(v, "\n")
+	if !ok {
+		return errors.New("result has no status line")
+	}
+	st, fl, ok1 := strings.Cut(line, " ")
+	fl, hl, ok2 := strings.Cut(fl, " ")
+	if !ok1 || !ok2 {
+		return fmt.Errorf("result status line %q, want status, flags and header length", line)
+	}
+	status, err := parseDecimal(st, 100, 999)
+	if err != nil {
+		return fmt.Errorf("result status %w", err)
+	}
+	if r.flags, err = parseDecimal(fl, 0, knownFlags); err != nil {
+		return fmt.Errorf("result flags %w", err)
+	}
+	hlen, err := parseDecimal(hl, 0, int64(len(rest)))
+	if err != nil {
+		return fmt.Errorf("result header length %w", err)
+	}
+	rec := &Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
+	if rec.Header, err = parseHeader(rest[:hlen]); err != nil {
+		return err
+	}
+	stored := rest[hlen:]
+	r.storedBody = len(stored)
+	if rec.BodyOmitted {
+		if stored != "" || r.flags&flagGzip != 0 {
+			return errors.New("omitted body is not empty")
+		}
+	} else if rec.Body, err = decodeBody(stored, r.flags); err != nil {
+		return err
+	}
+	r.result = rec
+	return nil
+}
+
+// parseHeader decodes the "Name: value\n" lines of a result. It never
+// returns a nil header, so callers may add to it. Names and values share
+// the record's memory.
+func parseHeader(s string) (http.Header, error) {
+	n := strings.Count(s, "\n")
+	h := make(http.Header, n)
+	if s == "" {
+		return h, nil
+	}
+	if s[len(s)-1] != '\n' {
+		return nil, errors.New("header block does not end with a newline")
+	}
+	values := make([]string, 0, n) // one array backs every value
+	group, first := "", 0          // the name being read and its first value
+	for line := range strings.Lines(s) {
+		name, value, ok := strings.Cut(line[:len(line)-1], ": ")
+		if !ok || !validHeaderName(name) {
+			return nil, fmt.Errorf("header line %q, want \"Name: value\"", line)
+		}
+		values = append(values, value)
+		if name != group {
+			if _, dup := h[name]; dup {
+				return nil, fmt.Errorf("values of header %q are not together", name)
+			}
+			group, first = name, len(values)-1
+		}
+		h[name] = values[first:len(values):len(values)]
+	}
+	return h, nil
+}
+
+// parseDecimal parses a decimal integer in [lo, hi], without sign or
+// leading zeros.
+func parseDecimal(s string, lo, hi int64) (int64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || s[0] < '0' || s[0] > '9' {
+		return 0, fmt.Errorf("%q is not a decimal", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%q is not an integer in %d..%d", s, lo, hi)
+	}
+	return n, nil
+}
+
 // errMalformedReply is wrapped by every error of decodeAcquireReply.
 var errMalformedReply = errors.New("malformed acquire reply")
 
@@ -131,14 +304,11 @@ func decodeAcquireReply(v any) (Acquisition, error) {
 	if !ok {
 		return fail("outcome is %T, want string", arr[0])
 	}
-	var want int
+	want := 2
 	switch outcome {
 	case "mismatch":
 		want = 1
-	case "proceed", "recovered", "conflict":
-		want = 2
-	case "replay":
-		want = 5
+	case "proceed", "recovered", "conflict", "replay":
 	default:
 		return fail("unknown outcome %q", outcome)
 	}
@@ -168,47 +338,19 @@ func decodeAcquireReply(v any) (Acquisition, error) {
 		}
 		return acq, nil
 	}
-	rec, err := decodeRecord(arr[1], arr[2], arr[3], arr[4])
+	s, ok := arr[1].(string)
+	if !ok {
+		return fail("replay record is %T, want string", arr[1])
+	}
+	r, err := parseRecord(s)
+	if err == nil && r.state != stateCompleted {
+		err = errors.New("record is not completed")
+	}
 	if err != nil {
 		return fail("replay: %v", err)
 	}
-	return Acquisition{Outcome: OutcomeReplay, Record: rec}, nil
+	return Acquisition{Outcome: OutcomeReplay, Record: r.result}, nil
 }
 
 // maxDuration is the longest time.Duration.
 const maxDuration = time.Duration(1<<63 - 1)
-
-// decodeRecord decodes the status, headers, body and flags of a replay.
-func decodeRecord(status, headers, body, flags any) (*Record, error) {
-	st, ok := status.(int64)
-	if !ok || st < 100 || st > 999 {
-		return nil, fmt.Errorf("status %v (%T), want an integer in 100..999", status, status)
-	}
-	hs, ok := headers.(string)
-	if !ok {
-		return nil, fmt.Errorf("headers are %T, want string", headers)
-	}
-	bs, ok := body.(string)
-	if !ok {
-		return nil, fmt.Errorf("body is %T, want string", body)
-	}
-	fl, ok := flags.(int64)
-	if !ok || fl < 0 || fl&^knownFlags != 0 {
-		return nil, fmt.Errorf("flags %v (%T), want an integer of known bits", flags, flags)
-	}
-	h, err := decodeHeader(hs)
-	if err != nil {
-		return nil, err
-	}
-	rec := &Record{Status: int(st), Header: h, BodyOmitted: fl&flagBodyOmitted != 0}
-	if rec.BodyOmitted {
-		if bs != "" || fl&flagGzip != 0 {
-			return nil, errors.New("omitted body is not empty")
-		}
-		return rec, nil
-	}
-	if rec.Body, err = decodeBody(bs, fl); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}

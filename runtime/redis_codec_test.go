@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,15 +28,15 @@ func TestDecodeAcquireReply(t *testing.T) {
 		{[]any{"recovered", int64(7)}, Acquisition{Outcome: OutcomeRecovered, Fence: 7}},
 		{[]any{"conflict", int64(1500)}, Acquisition{Outcome: OutcomeConflict, Remaining: 1500 * time.Millisecond}},
 		{[]any{"mismatch"}, Acquisition{Outcome: OutcomeMismatch}},
-		{[]any{"replay", int64(201), `{"Location":["/pets/1"]}`, "body", int64(0)}, Acquisition{
+		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, Acquisition{
 			Outcome: OutcomeReplay,
 			Record:  &Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
 		}},
-		{[]any{"replay", int64(200), "", gzipped("zipped"), int64(flagGzip)}, Acquisition{
+		{[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")}, Acquisition{
 			Outcome: OutcomeReplay,
 			Record:  &Record{Status: 200, Header: http.Header{}, Body: []byte("zipped")},
 		}},
-		{[]any{"replay", int64(200), "null", "", int64(flagBodyOmitted)}, Acquisition{
+		{[]any{"replay", "C\nf\n200 1 0\n"}, Acquisition{
 			Outcome: OutcomeReplay,
 			Record:  &Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
 		}},
@@ -43,14 +44,11 @@ func TestDecodeAcquireReply(t *testing.T) {
 	for _, tc := range valid {
 		got, err := decodeAcquireReply(tc.reply)
 		if err != nil {
-			t.Errorf("%v: %v", tc.reply, err)
+			t.Errorf("%q: %v", tc.reply, err)
 			continue
 		}
-		if tc.want.Record != nil && tc.want.Record.Body == nil && !tc.want.Record.BodyOmitted {
-			tc.want.Record.Body = []byte{}
-		}
 		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%v: got %+v, want %+v", tc.reply, got, tc.want)
+			t.Errorf("%q: got %+v, want %+v", tc.reply, got, tc.want)
 		}
 	}
 
@@ -67,74 +65,134 @@ func TestDecodeAcquireReply(t *testing.T) {
 		[]any{"conflict", int64(0)},
 		[]any{"conflict", int64(1) << 62},
 		[]any{"mismatch", int64(1)},
-		[]any{"replay", int64(200), "", ""},
-		[]any{"replay", "200", "", "", int64(0)},
-		[]any{"replay", int64(42), "", "", int64(0)},
-		[]any{"replay", int64(200), int64(1), "", int64(0)},
-		[]any{"replay", int64(200), "", []byte("b"), int64(0)},
-		[]any{"replay", int64(200), "", "", "0"},
-		[]any{"replay", int64(200), "", "", int64(8)},
-		[]any{"replay", int64(200), "{", "", int64(0)},
-		[]any{"replay", int64(200), `{"A":"not a list"}`, "", int64(0)},
-		[]any{"replay", int64(200), "", "not gzip", int64(flagGzip)},
-		[]any{"replay", int64(200), "", gzipped("zipped")[:10], int64(flagGzip)},
-		[]any{"replay", int64(200), "", "kept", int64(flagBodyOmitted)},
+		[]any{"replay"},
+		[]any{"replay", int64(200)},
+		[]any{"replay", []byte("C\nf\n200 0 0\n")},
+		[]any{"replay", "C\nf\n200 0 0\n", "extra"},
+		[]any{"replay", "I\nf\nowner\n1\n100"},   // not completed
+		[]any{"replay", "C\n\n200 0 0\n"},        // no fingerprint
+		[]any{"replay", "C\nf\n200 0\n"},         // no header length
+		[]any{"replay", "C\nf\n200 0 0 0\n"},     // extra field
+		[]any{"replay", "C\nf\n42 0 0\n"},        // status out of range
+		[]any{"replay", "C\nf\n0200 0 0\n"},      // leading zero
+		[]any{"replay", "C\nf\n+200 0 0\n"},      // sign
+		[]any{"replay", "C\nf\n200 4 0\n"},       // unknown flag
+		[]any{"replay", "C\nf\n200 0 9\nA: b\n"}, // header longer than the rest
+		[]any{"replay", "C\nf\n200 0 4\nA: bc"},  // header block without its newline
+		[]any{"replay", "C\nf\n200 0 5\nA:bc\n"}, // header line without ": "
+		[]any{"replay", "C\nf\n200 0 6\n: bc\n"}, // empty name
+		[]any{"replay", "C\nf\n200 0 15\nA: 1\nB: 2\nA: 3\n"},
+		[]any{"replay", "C\nf\n200 2 0\nnot gzip"},
+		[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")[:10]},
+		[]any{"replay", "C\nf\n200 1 0\nkept"},
+		[]any{"replay", "C\nf\n200 3 0\n"},
 	}
 	for _, reply := range malformed {
 		if _, err := decodeAcquireReply(reply); !errors.Is(err, errMalformedReply) {
-			t.Errorf("%#v: got %v, want a malformed-reply error", reply, err)
+			t.Errorf("%q: got %v, want a malformed-reply error", reply, err)
 		}
 	}
 }
 
-func TestHeaderCodecRoundTrip(t *testing.T) {
-	for _, h := range []http.Header{
-		nil,
-		{},
-		{"Content-Type": {"text/plain; charset=utf-8"}},
-		{"Link": {"<a>; rel=x", "<b>; rel=y"}, "X-Odd": {"\"quoted\"\t\u00e9\x00"}, "Empty": {""}},
+func TestResultRoundTrip(t *testing.T) {
+	big := bytes.Repeat([]byte(`{"name":"rex"},`), 100)
+	for _, tc := range []struct {
+		rec       *Record
+		threshold int
+		want      *Record // nil: rec itself
+	}{
+		{rec: &Record{Status: 204}, want: &Record{Status: 204, Header: http.Header{}, Body: []byte{}}},
+		{rec: &Record{Status: 201, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("\x00\xff\n\n binary")}},
+		{rec: &Record{Status: 200, Header: http.Header{
+			"Link":  {"<a>; rel=x", "<b>; rel=y"},
+			"X-Odd": {"\"quoted\"\t\u00e9\x00: not a name"},
+			"Empty": {""},
+		}, Body: []byte("{}")}},
+		{rec: &Record{Status: 200, Header: http.Header{}, Body: big}, threshold: 64},
+		{rec: &Record{Status: 200, Header: http.Header{}, Body: []byte("too long"), BodyOmitted: true},
+			want: &Record{Status: 200, Header: http.Header{}, BodyOmitted: true}},
+		{ // What net/http would not send is not stored either.
+			rec: &Record{Status: 302, Header: http.Header{
+				"Location":    {"/a\r\nSet-Cookie: x"},
+				"Bad Name":    {"v"},
+				"":            {"v"},
+				"Bad:Name":    {"v"},
+				"X-Multiline": {"a\nb"},
+			}, Body: []byte("moved")},
+			want: &Record{Status: 302, Header: http.Header{
+				"Location":    {"/a  Set-Cookie: x"},
+				"X-Multiline": {"a b"},
+			}, Body: []byte("moved")},
+		},
 	} {
-		s, err := encodeHeader(h)
+		v := "C\nfp\n" + string(encodeResult(tc.rec, tc.threshold))
+		r, err := parseRecord(v)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("%q: %v", v, err)
+			continue
 		}
-		got, err := decodeHeader(s)
-		if err != nil {
-			t.Fatalf("%v: %v", h, err)
+		want := tc.want
+		if want == nil {
+			want = tc.rec
 		}
-		want := h
-		if len(want) == 0 {
-			want = http.Header{}
+		if r.state != stateCompleted || r.fingerprint != "fp" || !reflect.DeepEqual(r.result, want) {
+			t.Errorf("round trip of %+v gave %+v", tc.rec, r.result)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("round trip of %v gave %v", h, got)
+		if tc.threshold > 0 && (r.flags != flagGzip || r.storedBody >= len(tc.rec.Body)/4) {
+			t.Errorf("%d-byte body stored with flags %d in %d bytes, want gzip", len(tc.rec.Body), r.flags, r.storedBody)
+		}
+	}
+	// The same response is stored as the same bytes.
+	h := http.Header{"A": {"1"}, "B": {"2"}, "C": {"3"}, "D": {"4"}, "E": {"5"}, "F": {"6"}, "G": {"7"}, "H": {"8"}, "I": {"9"}}
+	first := string(encodeResult(&Record{Status: 200, Header: h}, 0))
+	for range 20 {
+		if got := string(encodeResult(&Record{Status: 200, Header: h}, 0)); got != first {
+			t.Fatalf("encodings differ:\n%q\n%q", first, got)
+		}
+	}
+	if !strings.HasPrefix(first, "200 0 45\nA: 1\nB: 2\n") {
+		t.Errorf("encoding %q, want sorted header lines", first)
+	}
+}
+
+func TestParseInProgressRecord(t *testing.T) {
+	r, err := parseRecord("I\nfp\nowner\n3\n86400000")
+	want := storedRecord{state: stateInProgress, fingerprint: "fp", owner: "owner", fence: 3, abandoned: 86400000}
+	if err != nil || !reflect.DeepEqual(r, want) {
+		t.Errorf("got %+v, %v; want %+v", r, err, want)
+	}
+	for _, v := range []string{
+		"", "I", "I\n", "I\nfp", "I\nfp\n", "I\nfp\nowner", "I\nfp\nowner\n3", "I\nfp\n\n3\n1",
+		"I\nfp\nowner\n0\n1", "I\nfp\nowner\n3\n-1", "I\nfp\nowner\n3\n1\n", "I\nfp\nowner\nx\n1",
+		"X\nfp\nowner\n3\n1", "IC\nfp\nowner\n3\n1",
+	} {
+		if _, err := parseRecord(v); err == nil {
+			t.Errorf("%q: accepted", v)
 		}
 	}
 }
 
 // FuzzDecodeAcquireReply builds replies of every shape go-redis can hand
-// over (arrays of strings and integers, of any length, in any order) and
-// checks that decoding never panics and that what it accepts is coherent.
+// over (arrays of strings and integers, of any length) and checks that
+// decoding never panics, that it accepts only coherent acquisitions, and
+// that every replayed record it accepts encodes back to a record that
+// decodes to the same.
 func FuzzDecodeAcquireReply(f *testing.F) {
-	// Seeds are the valid replies, each as (outcome, n1, s1, s2, n2, shape).
-	f.Add("proceed", int64(1), "", "", int64(0), uint8(2))
-	f.Add("recovered", int64(2), "", "", int64(0), uint8(2))
-	f.Add("conflict", int64(999), "", "", int64(0), uint8(2))
-	f.Add("mismatch", int64(0), "", "", int64(0), uint8(1))
-	f.Add("replay", int64(201), `{"Content-Type":["application/json"]}`, `{"id":1}`, int64(0), uint8(5))
-	f.Add("replay", int64(200), "", gzipped("compressed body"), int64(flagGzip), uint8(5))
-	f.Add("replay", int64(200), "", "", int64(flagBodyOmitted), uint8(5))
-	f.Fuzz(func(t *testing.T, outcome string, n1 int64, s1, s2 string, n2 int64, shape uint8) {
-		// The low 3 bits of shape give the length, each higher bit turns
-		// one element into the other type.
-		elems := []any{outcome, n1, s1, s2, n2}
-		alt := []any{n1, s1, n1, n2, s2}
-		n := min(int(shape&7), len(elems))
-		reply := make([]any, n)
-		for i := range n {
-			reply[i] = elems[i]
-			if shape&(8<<i) != 0 && i < len(alt) {
-				reply[i] = alt[i]
+	// Seeds are the valid replies, each as (outcome, n, s, shape).
+	f.Add("proceed", int64(1), "", uint8(2))
+	f.Add("recovered", int64(2), "", uint8(2))
+	f.Add("conflict", int64(999), "", uint8(2))
+	f.Add("mismatch", int64(0), "", uint8(1))
+	f.Add("replay", int64(0), "C\nf\n201 0 31\nContent-Type: application/json\n{\"id\":1}", uint8(2|8))
+	f.Add("replay", int64(0), "C\nf\n200 2 0\n"+gzipped("compressed body"), uint8(2|8))
+	f.Add("replay", int64(0), "C\nf\n200 1 0\n", uint8(2|8))
+	f.Fuzz(func(t *testing.T, outcome string, n int64, s string, shape uint8) {
+		// The low 2 bits of shape give the length, bit 8 makes the second
+		// element the string, bit 16 the third.
+		reply := []any{outcome, n, n}[:min(int(shape&3), 3)]
+		for i := 1; i < len(reply); i++ {
+			if shape&(4<<i) != 0 {
+				reply[i] = s
 			}
 		}
 		acq, err := decodeAcquireReply(reply)
@@ -154,8 +212,13 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 				t.Fatalf("accepted remaining %v", acq.Remaining)
 			}
 		case OutcomeReplay:
-			if acq.Record == nil || acq.Record.Header == nil || acq.Record.Status < 100 {
-				t.Fatalf("accepted record %+v", acq.Record)
+			rec := acq.Record
+			if rec == nil || rec.Header == nil || rec.Status < 100 || rec.Status > 999 || (rec.BodyOmitted && len(rec.Body) != 0) {
+				t.Fatalf("accepted record %+v", rec)
+			}
+			again, err := parseRecord("C\nf\n" + string(encodeResult(rec, 0)))
+			if err != nil || !reflect.DeepEqual(again.result, rec) {
+				t.Fatalf("record %+v encodes to one that decodes to %+v, %v", rec, again.result, err)
 			}
 		case OutcomeMismatch:
 		default:

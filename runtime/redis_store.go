@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,8 +12,8 @@ import (
 	"github.com/idemgen/idemgen/lua"
 )
 
-// RedisStore is the [Store] on Redis: one hash per key, changed only by the
-// Lua scripts of package lua, which take time from Redis TIME. It works with
+// RedisStore is the [Store] on Redis: one string per key, changed only by
+// the Lua scripts of package lua, which take time from Redis TIME. It works with
 // any go-redis client (Client, ClusterClient, Ring, UniversalClient) and is
 // safe for concurrent use.
 //
@@ -23,6 +24,7 @@ type RedisStore struct {
 	prefix       string
 	compressOver int           // body size above which bodies are gzipped; 0: never
 	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
+	abandonedMS  int64         // abandonedTTL in whole ms, rounded up
 
 	acquire, complete, release, extend *redis.Script
 }
@@ -76,6 +78,7 @@ func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
 	for _, opt := range opts {
 		opt(s)
 	}
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, DefaultRetention) // > 0: no error
 	return s
 }
 
@@ -115,8 +118,11 @@ func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisiti
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
 		return Acquisition{}, err
 	}
+	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
+		return Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
+	}
 	keys := []string{s.storageKey(req.Key)}
-	v, err := s.acquire.Run(ctx, s.rdb, keys, req.Token, req.Fingerprint, lease, s.abandonedTTL.Milliseconds()).Result()
+	v, err := s.acquire.Run(ctx, s.rdb, keys, req.Token, req.Fingerprint, lease+s.abandonedMS, s.abandonedMS).Result()
 	if err != nil {
 		return Acquisition{}, &StoreError{Op: "acquire", Err: err}
 	}
@@ -140,12 +146,7 @@ func (s *RedisStore) Complete(ctx context.Context, key, token string, rec *Recor
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	headers, err := encodeHeader(rec.Header)
-	if err != nil {
-		return fmt.Errorf("idem: complete: %w", err)
-	}
-	body, flags := encodeBody(rec, s.compressOver)
-	return s.run(ctx, "complete", s.complete, key, token, rec.Status, headers, body, flags, ret)
+	return s.run(ctx, "complete", s.complete, key, token, encodeResult(rec, s.compressOver), ret)
 }
 
 // Release implements [Store].
@@ -166,13 +167,12 @@ func (s *RedisStore) Extend(ctx context.Context, key, token string, lease time.D
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
-	return s.run(ctx, "extend", s.extend, key, token, ms, s.abandonedTTL.Milliseconds())
+	return s.run(ctx, "extend", s.extend, key, token, ms+s.abandonedMS, s.abandonedMS)
 }
 
 // run runs one of the owner-only scripts, which answer 1 (done) or 0
-// (refused: ErrNotOwner).
-func (s *RedisStore) run(ctx context.Context, op string, script *redis.Script, key, token string, args ...any) error {
-	args = append([]any{token}, args...)
+// (refused: ErrNotOwner). args are its ARGV, the owner token first.
+func (s *RedisStore) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) error {
 	n, err := script.Run(ctx, s.rdb, []string{s.storageKey(key)}, args...).Int64()
 	switch {
 	case err != nil:
@@ -210,13 +210,14 @@ func durationMS(name string, d, def time.Duration) (int64, error) {
 }
 
 // checkKeyToken rejects an empty key or owner token, which would make
-// records collide or let any empty token pass for the owner.
+// records collide or let any empty token pass for the owner, and a token
+// with a newline, which separates the fields of a record.
 func checkKeyToken(key, token string) error {
 	switch {
 	case key == "":
 		return errors.New("idem: empty storage key")
-	case token == "":
-		return errors.New("idem: empty owner token")
+	case token == "" || strings.IndexByte(token, '\n') >= 0:
+		return errors.New("idem: owner token must be non-empty and free of newlines")
 	}
 	return nil
 }

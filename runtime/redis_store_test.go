@@ -78,43 +78,47 @@ func (b *redisBackend) acquireAfter(t *testing.T, s *RedisStore, req AcquireRequ
 	}
 }
 
-// waitPastDeadline returns once Redis TIME is past the lease deadline of
-// the record of k, without touching the record: miniredis's clock is moved,
-// real Redis's TIME is polled, bounded by a deadline.
+// waitPastDeadline returns once the lease of the record of k has run out,
+// without touching the record: the lease left is the record's PTTL minus its
+// abandoned TTL (lua/lua.go). miniredis's clock is moved past it; real
+// Redis's PTTL is polled, bounded by a deadline.
 func (b *redisBackend) waitPastDeadline(t *testing.T, k string) {
 	t.Helper()
-	ctx := context.Background()
-	deadline, err := b.rdb.HGet(ctx, b.key(k), "deadline").Int64()
-	if err != nil {
-		t.Fatal(err)
-	}
+	abandoned := time.Duration(b.snapshot(t, k).abandoned) * time.Millisecond
 	if b.mini != nil {
-		b.advance(time.UnixMilli(deadline + 1).Sub(b.now))
+		b.advance(b.pttl(t, k) - abandoned + time.Millisecond)
 		return
 	}
 	stop := time.Now().Add(5 * time.Second)
 	for {
-		now, err := b.rdb.Time(ctx).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if now.UnixMilli() > deadline {
+		left := b.pttl(t, k) - abandoned
+		if left <= 0 {
 			return
 		}
 		if time.Now().After(stop) {
-			t.Fatalf("Redis TIME %v never passed the deadline %d", now, deadline)
+			t.Fatalf("lease of %s never ran out: %v left", k, left)
 		}
 	}
 }
 
-// snapshot returns the raw hash of the record of k.
-func (b *redisBackend) snapshot(t *testing.T, k string) map[string]string {
+// raw returns the stored string of the record of k.
+func (b *redisBackend) raw(t *testing.T, k string) string {
 	t.Helper()
-	h, err := b.rdb.HGetAll(context.Background(), b.key(k)).Result()
+	v, err := b.rdb.Get(context.Background(), b.key(k)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return v
+}
+
+// snapshot returns the decoded record of k.
+func (b *redisBackend) snapshot(t *testing.T, k string) storedRecord {
+	t.Helper()
+	r, err := parseRecord(b.raw(t, k))
+	if err != nil {
+		t.Fatalf("record of %s: %v", k, err)
+	}
+	return r
 }
 
 // pttl returns the remaining time to live of the record of k.

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -42,16 +41,16 @@ var redisTransitions = []struct {
 	{"mismatch leaves the record untouched", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
-		before := b.snapshot(t, "k")
+		before := b.raw(t, "k")
 		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), OutcomeMismatch, 0)
-		if after := b.snapshot(t, "k"); !reflect.DeepEqual(before, after) {
+		if after := b.raw(t, "k"); before != after {
 			t.Fatalf("in-progress record changed by a mismatch: %v -> %v", before, after)
 		}
 		rec := &Record{Status: 201, Body: []byte("created")}
 		mustComplete(t, s, "k", "a", rec)
-		before = b.snapshot(t, "k")
+		before = b.raw(t, "k")
 		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "g", Lease: time.Minute}), OutcomeMismatch, 0)
-		if after := b.snapshot(t, "k"); !reflect.DeepEqual(before, after) {
+		if after := b.raw(t, "k"); before != after {
 			t.Fatalf("completed record changed by a mismatch: %v -> %v", before, after)
 		}
 		wantReplay(t, s, "k", "f", rec)
@@ -72,9 +71,8 @@ var redisTransitions = []struct {
 		if ttl := b.pttl(t, "k"); ttl <= 2*time.Hour-time.Minute || ttl > 2*time.Hour {
 			t.Errorf("completed TTL %v, want the retention", ttl)
 		}
-		h := b.snapshot(t, "k")
-		if _, ok := h["owner"]; ok || h["deadline"] != "" {
-			t.Errorf("completed record keeps its lease: %v", h)
+		if r := b.snapshot(t, "k"); r.state != stateCompleted || r.fingerprint != "f" || r.owner != "" || r.fence != 0 {
+			t.Errorf("completed record %+v, want completed under fingerprint f, without its lease", r)
 		}
 		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &Record{Status: 500}, time.Hour))
 		wantNotOwner(t, "extend after complete", s.Extend(context.Background(), "k", "a", time.Minute))
@@ -249,24 +247,24 @@ var redisTransitions = []struct {
 			mustComplete(t, s, k, "a", rec)
 			wantReplay(t, s, k, "f", rec)
 		}
-		if h := b.snapshot(t, "big"); h["flags"] != "2" || len(h["body"]) >= len(big.Body)/10 {
-			t.Errorf("big body stored with flags %s in %d bytes, want gzip and much smaller", h["flags"], len(h["body"]))
+		if r := b.snapshot(t, "big"); r.flags != flagGzip || r.storedBody >= len(big.Body)/10 {
+			t.Errorf("big body stored with flags %d in %d bytes, want gzip and much smaller", r.flags, r.storedBody)
 		}
 		for _, k := range []string{"noise", "small"} {
-			if h := b.snapshot(t, k); h["flags"] != "0" {
-				t.Errorf("%s body stored with flags %s, want 0 (raw)", k, h["flags"])
+			if r := b.snapshot(t, k); r.flags != 0 || r.storedBody != len(r.result.Body) {
+				t.Errorf("%s body stored with flags %d in %d bytes, want 0 (raw)", k, r.flags, r.storedBody)
 			}
 		}
 		// The default compresses above DefaultCompressOver; 0 turns it off.
 		for k, want := range map[string]struct {
 			s     *RedisStore
-			flags string
-		}{"default": {b.store(), "2"}, "off": {b.store(WithCompression(0)), "0"}} {
+			flags int64
+		}{"default": {b.store(), flagGzip}, "off": {b.store(WithCompression(0)), 0}} {
 			mustAcquire(t, want.s, AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
 			mustComplete(t, want.s, k, "a", big)
 			wantReplay(t, want.s, k, "f", big)
-			if h := b.snapshot(t, k); h["flags"] != want.flags {
-				t.Errorf("%s store: %d-byte body stored with flags %s, want %s", k, len(big.Body), h["flags"], want.flags)
+			if r := b.snapshot(t, k); r.flags != want.flags {
+				t.Errorf("%s store: %d-byte body stored with flags %d, want %d", k, len(big.Body), r.flags, want.flags)
 			}
 		}
 	}},
@@ -284,20 +282,62 @@ var redisTransitions = []struct {
 	{"corrupt records are store errors", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		ctx := context.Background()
-		b.rdb.Set(ctx, b.key("string"), "x", time.Minute)
-		b.rdb.HSet(ctx, b.key("stateless"), "fp", "f")
-		b.rdb.HSet(ctx, b.key("resultless"), "state", "completed", "fp", "f")
-		b.rdb.HSet(ctx, b.key("unknown"), "state", "paused", "fp", "f")
-		b.rdb.HSet(ctx, b.key("fingerprintless"), "state", "in_progress", "fence", "1", "deadline", "1")
-		for _, k := range []string{"string", "stateless", "resultless", "unknown", "fingerprintless"} {
-			_, err := s.Acquire(ctx, AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+		corrupt := map[string]string{ // record -> what the error must say
+			"x":                        "IDEMCORRUPT",
+			"I\nf\n":                   "IDEMCORRUPT",
+			"I\nf\na\n1\n":             "IDEMCORRUPT",
+			"I\nf\na\nx\n1":            "IDEMCORRUPT",
+			"P\nf\na\n1\n1":            "IDEMCORRUPT",
+			"C\nf\n":                   "malformed acquire reply",
+			"C\nf\n200 0 6\nX: 1\n":    "malformed acquire reply",
+			"C\nf\n42 0 0\nbody":       "malformed acquire reply",
+			"C\nf\n200 2 0\nnot gzip":  "malformed acquire reply",
+			"C\nf\n200 1 0\nkept body": "malformed acquire reply",
+		}
+		for v, want := range corrupt {
+			b.rdb.Set(ctx, b.key("corrupt"), v, time.Minute)
+			_, err := s.Acquire(ctx, AcquireRequest{Key: "corrupt", Token: "a", Fingerprint: "f"})
 			var se *StoreError
-			if !errors.As(err, &se) || !errors.Is(err, ErrStoreUnavailable) {
-				t.Errorf("%s: got %v, want a StoreError", k, err)
+			if !errors.As(err, &se) || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), want) {
+				t.Errorf("record %q: got %v, want a StoreError saying %s", v, err, want)
 			}
-			if k != "string" && (err == nil || !strings.Contains(err.Error(), "IDEMCORRUPT")) {
-				t.Errorf("%s: got %v, want IDEMCORRUPT", k, err)
+			if got := b.raw(t, "corrupt"); got != v {
+				t.Errorf("record %q changed to %q", v, got)
 			}
+			for op, err := range map[string]error{
+				"complete": s.Complete(ctx, "corrupt", "a", &Record{Status: 200}, time.Hour),
+				"extend":   s.Extend(ctx, "corrupt", "a", time.Minute),
+				"release":  s.Release(ctx, "corrupt", "a"),
+			} {
+				if !errors.Is(err, ErrNotOwner) {
+					t.Errorf("%s of record %q: got %v, want ErrNotOwner", op, v, err)
+				}
+			}
+		}
+		// A key of another type, e.g. a hash: Redis's own WRONGTYPE.
+		b.rdb.HSet(ctx, b.key("hash"), "state", "in_progress")
+		_, err := s.Acquire(ctx, AcquireRequest{Key: "hash", Token: "a", Fingerprint: "f"})
+		if !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("hash key: got %v, want a StoreError saying WRONGTYPE", err)
+		}
+	}},
+	{"tokens and fingerprints with a newline are refused", func(t *testing.T, b *redisBackend) {
+		s := b.store()
+		ctx := context.Background()
+		for _, req := range []AcquireRequest{
+			{Key: "k", Token: "a\nb", Fingerprint: "f"},
+			{Key: "k", Token: "a", Fingerprint: "f\ng"},
+			{Key: "k", Token: "a", Fingerprint: ""},
+		} {
+			if _, err := s.Acquire(ctx, req); err == nil || errors.Is(err, ErrStoreUnavailable) {
+				t.Errorf("acquire %+v: got %v, want an argument error", req, err)
+			}
+		}
+		if err := s.Complete(ctx, "k", "a\n", &Record{Status: 200}, 0); err == nil || errors.Is(err, ErrNotOwner) {
+			t.Errorf("complete with a newline in the token: got %v, want an argument error", err)
+		}
+		if n := b.rdb.Exists(ctx, b.key("k")).Val(); n != 0 {
+			t.Error("a refused request wrote a record")
 		}
 	}},
 }

@@ -161,7 +161,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"miniredis", func(t *testing.T) idem.Store {
-			_, rdb := redistest.Mini(t)
+			_, rdb := redistest.LiveMini(t)
 			return idem.NewRedisStore(rdb)
 		}},
 		{"redis", func(t *testing.T) idem.Store {

@@ -105,7 +105,7 @@ type phaseResult struct {
 	errors    int             // transport errors and unexpected statuses
 	firstErr  error
 	runs      int64         // handler executions during the phase
-	redisCmds int64         // Redis commands during the phase (INFO commandstats)
+	redisCmds int64         // Redis round trips during the phase (counted by the client)
 	goCPU     time.Duration // this process's CPU time (HTTP client, server, engine)
 	redisCPU  time.Duration // the Redis server's CPU time
 }

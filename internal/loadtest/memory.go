@@ -26,7 +26,7 @@ type memResult struct {
 	compressed    bool
 	records       int
 	keyLen        int     // bytes of one Redis key
-	storedBody    float64 // average HSTRLEN of the body field
+	storedRecord  float64 // average STRLEN of a record: status, headers, body
 	memoryUsage   float64 // average MEMORY USAGE key SAMPLES 0
 	usedPerRecord float64 // growth of used_memory per record
 	encoding      string  // OBJECT ENCODING of a record
@@ -131,9 +131,9 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 			return memResult{}, fmt.Errorf("loadtest: MEMORY USAGE: %w", err)
 		}
 		usage += n
-		b, err := rdb.HStrLen(ctx, key, "body").Result()
+		b, err := rdb.StrLen(ctx, key).Result()
 		if err != nil {
-			return memResult{}, fmt.Errorf("loadtest: HSTRLEN: %w", err)
+			return memResult{}, fmt.Errorf("loadtest: STRLEN: %w", err)
 		}
 		stored += b
 		if res.encoding == "" {
@@ -143,7 +143,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 		}
 	}
 	res.memoryUsage = float64(usage) / float64(sample)
-	res.storedBody = float64(stored) / float64(sample)
+	res.storedRecord = float64(stored) / float64(sample)
 	return res, nil
 }
 
@@ -213,13 +213,13 @@ func writeMemory(w io.Writer, cfg Config, rs []memResult, child bool) {
 	if !child {
 		fmt.Fprintf(w, " The Redis server was shared (-redis), so used_memory may include other clients' keys.")
 	}
-	fmt.Fprintf(w, "\n\n| body | compression | stored body (avg bytes) | MEMORY USAGE (bytes) | used_memory / record (bytes) | encoding |\n|--:|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(w, "\n\n| body | compression | stored record (avg bytes) | MEMORY USAGE (bytes) | used_memory / record (bytes) | encoding |\n|--:|---|--:|--:|--:|---|\n")
 	for _, r := range rs {
 		c := "off"
 		if r.compressed {
 			c = "gzip"
 		}
-		fmt.Fprintf(w, "| %d | %s | %.0f | %.0f | %.0f | %s |\n", r.bodySize, c, r.storedBody, r.memoryUsage, r.usedPerRecord, r.encoding)
+		fmt.Fprintf(w, "| %d | %s | %.0f | %.0f | %.0f | %s |\n", r.bodySize, c, r.storedRecord, r.memoryUsage, r.usedPerRecord, r.encoding)
 	}
 	fmt.Fprintln(w)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,30 +28,33 @@ func info(ctx context.Context, rdb *redis.Client, section string) (map[string]st
 	return fields, sc.Err()
 }
 
-// dataCommands counts the calls of the commands the variants send (GET,
-// SET, EVALSHA, EVAL), server-wide, from INFO commandstats.
-func dataCommands(ctx context.Context, rdb *redis.Client) (int64, error) {
-	fields, err := info(ctx, rdb, "commandstats")
-	if err != nil {
-		return 0, err
+// roundTrips counts the commands and pipelines a go-redis client sends, on
+// the client side: Redis's own commandstats also count the commands a
+// script calls, which are not round trips.
+type roundTrips struct{ n atomic.Int64 }
+
+// count makes c count the round trips of rdb.
+func (c *roundTrips) count(rdb *redis.Client) { rdb.AddHook(c) }
+
+func (c *roundTrips) load() int64 { return c.n.Load() }
+
+// DialHook implements redis.Hook.
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook.
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
 	}
-	var total int64
-	for _, name := range []string{"get", "set", "evalsha", "eval"} {
-		stats, ok := fields["cmdstat_"+name]
-		if !ok {
-			continue
-		}
-		for f := range strings.SplitSeq(stats, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("loadtest: commandstats %s: %w", name, err)
-				}
-				total += n
-			}
-		}
+}
+
+// ProcessPipelineHook implements redis.Hook.
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
 	}
-	return total, nil
 }
 
 // intField parses an integer INFO field.

@@ -248,6 +248,8 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 
 // compare runs the five-variant comparison.
 func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, stdout, stderr io.Writer) error {
+	trips := new(roundTrips)
+	trips.count(rdb)
 	vs, err := newVariants(cfg.Variants, rdb, prefix)
 	if err != nil {
 		return err
@@ -302,14 +304,14 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 				url: srv.base + "/" + v.name, key: keys, limit: cfg.Requests,
 				duration: cfg.Duration, concurrency: cfg.Concurrency, body: reqBody, want: 201,
 			}
-			res, err := measure(ctx, rdb, v, func() phaseResult { return runLoad(ctx, client, spec) })
+			res, err := measure(ctx, rdb, trips, v, func() phaseResult { return runLoad(ctx, client, spec) })
 			if err != nil {
 				return err
 			}
 			first[v.name].add(res)
 			n := res.requests
 			spec.key = func(i int) string { return keys(i % n) }
-			res, err = measure(ctx, rdb, v, func() phaseResult { return runLoad(ctx, client, spec) })
+			res, err = measure(ctx, rdb, trips, v, func() phaseResult { return runLoad(ctx, client, spec) })
 			if err != nil {
 				return err
 			}
@@ -336,24 +338,16 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 	return nil
 }
 
-// measure runs a phase and adds the handler executions, Redis commands and
-// CPU time it caused.
-func measure(ctx context.Context, rdb *redis.Client, v *variant, phase func() phaseResult) (phaseResult, error) {
-	cmds0, err := dataCommands(ctx, rdb)
-	if err != nil {
-		return phaseResult{}, err
-	}
+// measure runs a phase and adds the handler executions, Redis round trips
+// (counted by trips, on rdb) and CPU time it caused.
+func measure(ctx context.Context, rdb *redis.Client, trips *roundTrips, v *variant, phase func() phaseResult) (phaseResult, error) {
 	rcpu0, err := cpuSeconds(ctx, rdb)
 	if err != nil {
 		return phaseResult{}, err
 	}
-	runs0, gcpu0 := v.runs.total(), processCPU()
+	cmds0, runs0, gcpu0 := trips.load(), v.runs.total(), processCPU()
 	res := phase()
-	gcpu1 := processCPU()
-	cmds1, err := dataCommands(ctx, rdb)
-	if err != nil {
-		return phaseResult{}, err
-	}
+	gcpu1, cmds1 := processCPU(), trips.load()
 	rcpu1, err := cpuSeconds(ctx, rdb)
 	if err != nil {
 		return phaseResult{}, err

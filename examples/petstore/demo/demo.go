@@ -18,12 +18,12 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/examples/petstore/api/client"
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
+	"github.com/idemgen/idemgen/internal/embedredis"
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
@@ -66,7 +66,7 @@ func Run(ctx context.Context, out io.Writer, cfg Config) error {
 type demo struct {
 	out    io.Writer
 	shop   *shop.Shop
-	mr     *miniredis.Miniredis // nil on a real Redis
+	mr     *embedredis.Server // nil on a real Redis
 	rdb    *redis.Client
 	srv    *httptest.Server
 	client *petclient.IdempotentClient
@@ -93,7 +93,7 @@ func start(cfg Config) (*demo, error) {
 		}
 	}
 	if cfg.RedisURL == "" {
-		mr, err := miniredis.Run()
+		mr, err := embedredis.Start()
 		if err != nil {
 			return nil, fmt.Errorf("start in-process redis: %w", err)
 		}
@@ -133,7 +133,7 @@ func (d *demo) close() {
 	d.srv.Close()
 	d.rdb.Close()
 	if d.mr != nil {
-		d.mr.Close()
+		d.mr.Stop()
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
+	"github.com/idemgen/idemgen/internal/embedredis"
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
@@ -73,10 +73,10 @@ func connect(url string) (*redis.Client, func(), error) {
 		rdb := redis.NewClient(opt)
 		return rdb, func() { rdb.Close() }, nil
 	}
-	mr, err := miniredis.Run()
+	mr, err := embedredis.Start()
 	if err != nil {
 		return nil, nil, fmt.Errorf("start in-process redis: %w", err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() { rdb.Close(); mr.Close() }, nil
+	return rdb, func() { rdb.Close(); mr.Stop() }, nil
 }
