@@ -38,14 +38,23 @@ func writeCompare(w io.Writer, cfg Config, vs []*variant, first, replay map[stri
 		{"Replays (the same keys again)", replay, func(v *variant) string { return v.redisReplay }},
 	} {
 		fmt.Fprintf(w, "### %s\n\n", ph.title)
-		fmt.Fprintln(w, "| variant | Redis round trips | Redis cmds/req (measured) | requests | req/s | vs floor | vs bare | p50 | p50 vs floor | p99 | p99 vs floor | Go CPU/req | Redis CPU/req | handler runs | errors |")
-		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		fl, bare := ph.res[VariantFloor], ph.res[VariantBare]
+		// The floor-store column appears when that variant ran.
+		fs, fsHead, fsAlign := ph.res[VariantFloorStore], "", ""
+		if fs != nil {
+			fsHead, fsAlign = " vs floor-store |", "--:|"
+		}
+		fmt.Fprintln(w, "| variant | Redis round trips | Redis round trips/req (measured) | requests | req/s | vs floor |"+fsHead+" vs bare | p50 | p50 vs floor | p99 | p99 vs floor | Go CPU/req | Redis CPU/req | handler runs | errors |")
+		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|"+fsAlign+"--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		for _, v := range vs {
 			r := ph.res[v.name]
-			fmt.Fprintf(w, "| %s | %s | %.2f | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n",
+			fsCell := ""
+			if fs != nil {
+				fsCell = " " + ratio(r.throughput(), fs, (*phaseResult).throughput) + " |"
+			}
+			fmt.Fprintf(w, "| %s | %s | %.2f | %d | %.0f | %s |%s %s | %s | %s | %s | %s | %s | %s | %d | %d |\n",
 				v.name, ph.rtt(v), float64(r.redisCmds)/float64(max(r.requests, 1)), r.requests, r.throughput(),
-				ratio(r.throughput(), fl, (*phaseResult).throughput), ratio(r.throughput(), bare, (*phaseResult).throughput),
+				ratio(r.throughput(), fl, (*phaseResult).throughput), fsCell, ratio(r.throughput(), bare, (*phaseResult).throughput),
 				ms(r.percentile(50)), latRatio(r, fl, 50), ms(r.percentile(99)), latRatio(r, fl, 99),
 				r.perRequest(r.goCPU), r.perRequest(r.redisCPU), r.runs, r.errors)
 		}

@@ -30,6 +30,7 @@ const (
 	VariantIdemgenNoHeartbeat    = "idemgen-no-heartbeat"          // idem.WithHeartbeat(false)
 	VariantIdemgenRawBody        = "idemgen-raw-body"              // Content-Type removed: body hashed as bytes, no JSON canonicalisation
 	VariantIdemgenRawNoHeartbeat = "idemgen-raw-body-no-heartbeat" // both
+	VariantFloorStore            = "floor-store"                   // the floor plus the Redis writes and capture every stored result needs
 )
 
 const (
@@ -133,6 +134,9 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 		case VariantFloor:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1)", "2 (EVALSHA return 1)"
 			v.wrap = floor(rdb, prefix+":floor:")
+		case VariantFloorStore:
+			v.redisFirst, v.redisReplay = "2 (EVALSHA SET PX)", "2 (EVALSHA SET PX)"
+			v.wrap = floorStore(rdb, prefix+":floor-store:")
 		default:
 			return nil, errors.New("loadtest: unknown variant " + strconv.Quote(name))
 		}
@@ -233,6 +237,30 @@ func floor(rdb *redis.Client, prefix string) func(http.Handler) http.Handler {
 			}
 			next.ServeHTTP(w, r)
 			_ = script.Run(ctx, rdb, keys).Err()
+		})
+	}
+}
+
+// floorStore is the floor plus what any design that stores results must do
+// for a first request, and nothing else: each EVALSHA writes the key with a
+// TTL (SET ... PX: a lease marker, then the result), and the response is
+// captured to be stored. It checks nothing and replays nothing (every
+// request runs the handler), so it bounds from below what a first request
+// of any store-backed idempotency layer costs.
+func floorStore(rdb *redis.Client, prefix string) func(http.Handler) http.Handler {
+	set := redis.NewScript("return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			keys := []string{prefix + r.Header.Get(keyHeader)}
+			if err := set.Run(ctx, rdb, keys, pendingMarker, naiveLock.Milliseconds()).Err(); err != nil {
+				http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+				return
+			}
+			rec := newBuffer()
+			next.ServeHTTP(rec, r)
+			_ = set.Run(ctx, rdb, keys, rec.encode(), naiveRetention.Milliseconds()).Err()
+			rec.writeTo(w)
 		})
 	}
 }
