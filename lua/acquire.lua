@@ -24,11 +24,10 @@
 local key = KEYS[1]
 local token, fp = ARGV[1], ARGV[2]
 
-local v = redis.call('GET', key)
-if not v then
-  redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n1\n' .. ARGV[4], 'PX', ARGV[3])
+if redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n1\n' .. ARGV[4], 'NX', 'PX', ARGV[3]) then
   return {'proceed', 1}
 end
+local v = redis.call('GET', key)
 
 local state, stored_fp = string.match(v, '^([IC])\n([^\n]+)\n')
 if not state then
