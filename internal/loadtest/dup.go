@@ -33,6 +33,9 @@ type dupSpec struct {
 // key from runs; it does not assume any variant protects.
 func runDuplicates(ctx context.Context, c *http.Client, spec dupSpec, runs *runCounter) dupResult {
 	res := dupResult{keys: spec.keys, statuses: map[int]int{}}
+	for i := range spec.keys {
+		runs.watch(spec.key(i))
+	}
 	var mu sync.Mutex // guards res while a batch runs
 	for first := 0; first < spec.keys && ctx.Err() == nil; first += spec.parallel {
 		batch := min(spec.parallel, spec.keys-first)

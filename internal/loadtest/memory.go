@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
@@ -35,6 +36,18 @@ type memResult struct {
 // memory stores cfg.MemoryRecords completed records per body size, without
 // and with compression, and measures them.
 func memory(ctx context.Context, cfg Config, rdb *redis.Client, child bool, stdout, stderr io.Writer) ([]memResult, error) {
+	if child {
+		// A server of its own: what other modes left behind (a keyspace
+		// still rehashing, keys expiring) moves used_memory by megabytes,
+		// as much as thousands of records.
+		srv, err := redisproc.Start(ctx, redisproc.Options{Path: cfg.RedisServer, CPUs: cfg.RedisCPUs})
+		if err != nil {
+			return nil, fmt.Errorf("start redis-server for the memory measurement: %w", err)
+		}
+		defer srv.Stop()
+		rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		defer rdb.Close()
+	}
 	// The records go under a prefix as long as the default "idem", so the
 	// keys are as long as production keys; it is checked to be unused.
 	prefix, err := unusedPrefix(ctx, rdb)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,32 +59,48 @@ type variant struct {
 	runs                    *runCounter
 }
 
-// runCounter counts handler executions per idempotency key. It is safe for
-// concurrent use.
+// runCounter counts handler executions: all of them, and per key for the
+// keys it watches (those of the duplicate workload). It keeps no entry per
+// throughput request: a map of every key the load sends would make the
+// harness's own live heap, and so every garbage collection, grow with each
+// request, a cost charged to whichever variant allocates most. It is safe
+// for concurrent use.
 type runCounter struct {
-	mu   sync.Mutex // guards runs and total
-	runs map[string]int
-	tot  int64
+	tot      atomic.Int64
+	watching atomic.Bool
+	mu       sync.Mutex     // guards runs
+	runs     map[string]int // watched keys only
 }
 
 func newRunCounter() *runCounter { return &runCounter{runs: map[string]int{}} }
 
 // add counts one execution for key.
 func (c *runCounter) add(key string) {
+	c.tot.Add(1)
+	if !c.watching.Load() {
+		return
+	}
 	c.mu.Lock()
-	c.runs[key]++
-	c.tot++
+	if n, ok := c.runs[key]; ok {
+		c.runs[key] = n + 1
+	}
 	c.mu.Unlock()
 }
 
-// total returns the number of executions counted so far.
-func (c *runCounter) total() int64 {
+// watch starts counting the executions of key one by one.
+func (c *runCounter) watch(key string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tot
+	if _, ok := c.runs[key]; !ok {
+		c.runs[key] = 0
+	}
+	c.mu.Unlock()
+	c.watching.Store(true)
 }
 
-// of returns the executions of key.
+// total returns the number of executions counted so far.
+func (c *runCounter) total() int64 { return c.tot.Load() }
+
+// of returns the executions of key, a watched key.
 func (c *runCounter) of(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
