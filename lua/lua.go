@@ -8,12 +8,12 @@
 // rely on effects replication, the default since Redis 5 and the only mode
 // since Redis 7, and they also run on miniredis.
 //
-// A record is one Redis string, so that every script reads it with one GET
-// and writes it with one SET ... PX, and a record is one compact allocation
-// in Redis (a hash with a value over 64 bytes leaves the listpack encoding
-// for a hash table; BENCHMARKS.md has the memory and time this saves). Its
-// lines are separated by "\n"; the owner token and the fingerprint never
-// contain one:
+// A record is one Redis string, so that a script needs at most one GET and
+// one SET ... PX (acquire on an absent key: a single SET NX), and a record
+// is one compact allocation in Redis (a hash with a value over 64 bytes
+// leaves the listpack encoding for a hash table; BENCHMARKS.md has the
+// memory and time this saves). Its lines are separated by "\n"; the owner
+// token and the fingerprint never contain one:
 //
 //	in progress:  "I\n" fingerprint "\n" owner "\n" fence "\n" abandoned
 //	completed:    "C\n" fingerprint "\n" result
