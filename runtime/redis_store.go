@@ -13,9 +13,9 @@ import (
 )
 
 // RedisStore is the [Store] on Redis: one string per key, changed only by
-// the Lua scripts of package lua, which take time from Redis TIME. It works with
-// any go-redis client (Client, ClusterClient, Ring, UniversalClient) and is
-// safe for concurrent use.
+// the Lua scripts of package lua, which take time only from Redis. It works
+// with any go-redis client (Client, ClusterClient, Ring, UniversalClient)
+// and is safe for concurrent use.
 //
 // Every error it returns, other than [ErrNotOwner] and the argument checks,
 // is a *[StoreError], which matches [ErrStoreUnavailable] under errors.Is.

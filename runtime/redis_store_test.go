@@ -50,7 +50,7 @@ func (b *redisBackend) store(opts ...StoreOption) *RedisStore {
 // key returns the Redis key of the record of k.
 func (b *redisBackend) key(k string) string { return b.prefix + ":" + k }
 
-// advance moves miniredis's TIME and its TTLs forward by d.
+// advance moves miniredis's clock (TIME) and its TTLs forward by d.
 func (b *redisBackend) advance(d time.Duration) {
 	b.now = b.now.Add(d)
 	b.mini.SetTime(b.now)
@@ -58,7 +58,7 @@ func (b *redisBackend) advance(d time.Duration) {
 }
 
 // acquireAfter acquires req once the lease it meets, of length lease, has
-// run out. miniredis's clock is moved past it; real Redis's TIME cannot be
+// run out. miniredis's clock is moved past it; real Redis's clock cannot be
 // moved, so acquire is polled until it stops answering conflict, bounded by
 // a deadline rather than by sleeping.
 func (b *redisBackend) acquireAfter(t *testing.T, s *RedisStore, req AcquireRequest, lease time.Duration) Acquisition {
