@@ -112,6 +112,13 @@ func (e *Engine) begin(ctx context.Context, t *target, r *http.Request, raw []by
 	case l == nil:
 		return nil, nil, storedAnswer(acq), false
 	}
+	if err := ctx.Err(); err != nil {
+		// The request ended while its key was being acquired (acquire is
+		// not cut off, see storeAcquire): give the lease back rather than
+		// run a handler nobody waits for.
+		l.release(ctx, err)
+		return nil, nil, cancelledProblem().Response(), false
+	}
 	if l.info.Recovered && e.cfg.reconciler != nil && raw != nil {
 		r = withBody(ctx, r, raw)
 	}

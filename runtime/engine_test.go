@@ -2,6 +2,7 @@ package idem
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,4 +233,51 @@ func TestIsJSONContentType(t *testing.T) {
 			t.Errorf("isJSONContentType(%q) = %v, want %v", ct, got, want)
 		}
 	}
+}
+
+// TestRequestCancelledDuringAcquire: the client goes away while the key is
+// being acquired. The acquire still completes (its context is not the
+// request's), the lease is given back at once, the handler does not run,
+// and a retry with the same key runs it once.
+func TestRequestCancelledDuringAcquire(t *testing.T) {
+	h := newHarness(t, Operation{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.store.onAcquire = func(acq Acquisition) {
+		if acq.Outcome == OutcomeProceed {
+			cancel() // the client leaves as the record is created
+		}
+	}
+	var acquireCtxErr error
+	h.eng.store = storeFunc{Store: h.store, acquire: func(actx context.Context, req AcquireRequest) (Acquisition, error) {
+		acq, err := h.store.Acquire(actx, req)
+		acquireCtxErr = actx.Err()
+		return acq, err
+	}}
+	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
+	checkProblem(t, w, http.StatusServiceUnavailable, CodeRequestCancelled)
+	if acquireCtxErr != nil {
+		t.Errorf("acquire's context ended with the request: %v", acquireCtxErr)
+	}
+	h.wantRuns(0)
+	if h.store.count("release") != 1 {
+		t.Errorf("%d releases, want 1", h.store.count("release"))
+	}
+	if _, ok := h.store.get(storageKey("CreatePet", "", "k")); ok {
+		t.Error("the lease of the cancelled request was not released")
+	}
+	h.store.onAcquire = nil
+	if w := h.post("k", `{}`); w.Code != http.StatusCreated || w.Header().Get(HeaderReplayed) != "" {
+		t.Fatalf("retry = %d %s, want a first run", w.Code, w.Body)
+	}
+	h.wantRuns(1)
+}
+
+// storeFunc is a Store whose Acquire is replaced.
+type storeFunc struct {
+	Store
+	acquire func(context.Context, AcquireRequest) (Acquisition, error)
+}
+
+func (s storeFunc) Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
+	return s.acquire(ctx, req)
 }

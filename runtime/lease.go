@@ -90,9 +90,13 @@ func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, e
 }
 
 // storeAcquire calls Store.Acquire bounded by the store timeout and checks
-// the answer's shape.
+// the answer's shape. Like every store call it is detached from the
+// request's cancellation: a script cut off once sent may still have created
+// the record, which would then have no owner to complete or release it
+// until its lease ran out. (It also spares the request's context a child:
+// the first child allocates its done channel and child set.)
 func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	sctx, cancel := e.bounded(ctx)
+	sctx, cancel := e.detached(ctx)
 	defer cancel()
 	acq, err := e.store.Acquire(sctx, req)
 	if err != nil {
@@ -112,13 +116,10 @@ func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisit
 	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
 }
 
-// bounded returns ctx bounded by the store timeout: ctx itself when its
-// own deadline comes no later, else a child with that timeout.
-func (e *Engine) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && time.Until(d) <= e.cfg.storeTimeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, e.cfg.storeTimeout)
+// detached returns a context for a store call: with ctx's values, not
+// cancelled with it, bounded by the store timeout.
+func (e *Engine) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), e.cfg.storeTimeout)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.
@@ -259,10 +260,9 @@ var (
 	errSuperseded = errors.New("idem: lease taken only to answer a superseded attempt")
 )
 
-// detached returns a context for settling the record: not cancelled with the
-// request, bounded by the store timeout.
+// detached returns a context for settling the record (see Engine.detached).
 func (l *lease) detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), l.e.cfg.storeTimeout)
+	return l.e.detached(ctx)
 }
 
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is

@@ -32,7 +32,7 @@ const (
 	DefaultStoredBodyLimit  = 1 << 20 // stored response body, bytes
 	DefaultCompressOver     = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
 	DefaultPrefix           = "idem"
-	DefaultOperationTimeout = 2 * time.Second // completion and release, detached from the request
+	DefaultOperationTimeout = 2 * time.Second // every store call, detached from the request
 )
 
 // keyHeader returns the header that carries the key, or "" for a body key.

@@ -112,8 +112,9 @@ func WithHeartbeat(on bool) Option { return func(c *config) { c.noHeartbeat = !o
 func WithReconciler(fn Reconciler) Option { return func(c *config) { c.reconciler = fn } }
 
 // WithStoreTimeout bounds every store call (default DefaultOperationTimeout)
-// through its context. Completion, release and heartbeat run detached from
-// the request's cancellation, bounded by this timeout only. d <= 0 keeps the
+// through its context. Store calls run detached from the request's
+// cancellation, bounded by this timeout only: a call cut off once sent
+// could leave a record that nobody owns. d <= 0 keeps the
 // default. go-redis applies context deadlines to socket I/O only with
 // Options.ContextTimeoutEnabled; without it, its ReadTimeout and
 // WriteTimeout are what bound a call to an unresponsive server.
