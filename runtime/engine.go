@@ -12,9 +12,10 @@ import (
 // concurrent use. Generated code creates one per WithIdempotency or
 // IdempotencyMiddleware call.
 type Engine struct {
-	store Store
-	cfg   config
-	allow []string // canonical names of the headers stored for replay
+	store     Store
+	cfg       config
+	allow     []string        // canonical names of the headers stored for replay
+	deadlines *storeDeadlines // the contexts of store calls
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if
@@ -24,7 +25,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 		panic("idem: NewEngine: nil store")
 	}
 	cfg := newConfig(opts)
-	return &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders)}
+	return &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
 }
 
 // Serve runs next under the idempotency protocol for op: it reads and bounds

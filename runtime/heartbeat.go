@@ -82,9 +82,7 @@ func (l *lease) stopHeartbeat() {
 // It runs detached from the request's cancellation and bounded by the store
 // timeout, like completion and release.
 func (l *lease) extend(ctx context.Context, lock time.Duration) bool {
-	sctx, cancel := l.detached(ctx)
-	defer cancel()
-	err := l.e.store.Extend(sctx, l.t.storageKey, l.token, lock)
+	err := l.e.store.Extend(l.e.deadlines.context(ctx), l.t.storageKey, l.token, lock)
 	if err == nil {
 		return true
 	}

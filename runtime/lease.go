@@ -96,9 +96,7 @@ func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, e
 // until its lease ran out. (It also spares the request's context a child:
 // the first child allocates its done channel and child set.)
 func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	sctx, cancel := e.detached(ctx)
-	defer cancel()
-	acq, err := e.store.Acquire(sctx, req)
+	acq, err := e.store.Acquire(e.deadlines.context(ctx), req)
 	if err != nil {
 		if errors.Is(err, ErrStoreUnavailable) {
 			return acq, err
@@ -114,12 +112,6 @@ func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisit
 		}
 	}
 	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
-}
-
-// detached returns a context for a store call: with ctx's values, not
-// cancelled with it, bounded by the store timeout.
-func (e *Engine) detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), e.cfg.storeTimeout)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.
@@ -260,17 +252,10 @@ var (
 	errSuperseded = errors.New("idem: lease taken only to answer a superseded attempt")
 )
 
-// detached returns a context for settling the record (see Engine.detached).
-func (l *lease) detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return l.e.detached(ctx)
-}
-
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is
 // reported through hooks and the logger, and returned.
 func (l *lease) complete(ctx context.Context, rec *Record) error {
-	sctx, cancel := l.detached(ctx)
-	defer cancel()
-	err := l.e.store.Complete(sctx, l.t.storageKey, l.token, rec, l.t.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.context(ctx), l.t.storageKey, l.token, rec, l.t.op.retention())
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
 	case err == nil:
@@ -285,9 +270,7 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 
 // release deletes the lease so that a retry runs again; cause says why.
 func (l *lease) release(ctx context.Context, cause error) {
-	sctx, cancel := l.detached(ctx)
-	defer cancel()
-	err := l.e.store.Release(sctx, l.t.storageKey, l.token)
+	err := l.e.store.Release(l.e.deadlines.context(ctx), l.t.storageKey, l.token)
 	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {
 	case err == nil:

@@ -1,0 +1,63 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+type testKey struct{}
+
+// TestStoreDeadlines: a store call's context carries its request's values,
+// is not cancelled with the request, is bounded by the timeout less at most
+// one step, ends with DeadlineExceeded (as do contexts derived from it), and
+// deadlines move on with time and never back.
+func TestStoreDeadlines(t *testing.T) {
+	const timeout = 64 * time.Millisecond
+	d := newStoreDeadlines(timeout)
+	req, cancelReq := context.WithCancel(context.WithValue(context.Background(), testKey{}, "request value"))
+
+	before := time.Now()
+	ctx := d.context(req)
+	after := time.Now()
+	if v := ctx.Value(testKey{}); v != "request value" {
+		t.Errorf("value = %v, want the request's", v)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok || deadline.Before(before.Add(timeout-d.step)) || deadline.After(after.Add(timeout)) {
+		t.Errorf("deadline %v after the call, want between %v and %v", deadline.Sub(before), timeout-d.step, timeout)
+	}
+	cancelReq()
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("the store call's context ended with the request: %v", err)
+	}
+
+	child, cancelChild := context.WithCancel(ctx)
+	defer cancelChild()
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a context derived from the store call's never ended")
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+		t.Errorf("errors %v, %v; want DeadlineExceeded", ctx.Err(), child.Err())
+	}
+	if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+		t.Errorf("cause %v, want DeadlineExceeded, not the request's", cause)
+	}
+
+	// Deadlines never go back, and a later step gets a later one.
+	da, _ := d.context(context.Background()).Deadline()
+	if db, _ := d.context(context.Background()).Deadline(); db.Before(da) {
+		t.Errorf("deadlines went back: %v then %v", da, db)
+	}
+	for start := time.Now(); ; {
+		if c, _ := d.context(context.Background()).Deadline(); c.After(da) {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the shared deadline never moved on")
+		}
+	}
+}
