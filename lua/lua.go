@@ -38,6 +38,10 @@ package lua
 import _ "embed"
 
 // Acquire is acquire.lua: create, replay, refuse or take over a record.
+// Package idem sends SET key record NX PX ttl GET first, which creates an
+// absent record exactly as the script would and returns one already there,
+// and runs the script only for an in-progress record (conflict or
+// takeover) or when the server refuses NX with GET (before Redis 7.0).
 //
 //go:embed acquire.lua
 var Acquire string

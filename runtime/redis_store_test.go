@@ -24,6 +24,8 @@ type redisBackend struct {
 	mini   *miniredis.Miniredis // nil for real Redis
 	now    time.Time            // miniredis clock
 	prefix string
+
+	scriptOnly bool // stores run acquire.lua alone, without SET NX GET first
 }
 
 // eachRedisBackend runs fn against real Redis (skipped without REDIS_URL,
@@ -44,7 +46,11 @@ func eachRedisBackend(t *testing.T, fn func(t *testing.T, b *redisBackend)) {
 
 // store returns a store on b's Redis under b's prefix.
 func (b *redisBackend) store(opts ...StoreOption) *RedisStore {
-	return NewRedisStore(b.rdb, append([]StoreOption{WithPrefix(b.prefix)}, opts...)...)
+	s := NewRedisStore(b.rdb, append([]StoreOption{WithPrefix(b.prefix)}, opts...)...)
+	if b.scriptOnly {
+		s.proc = nil
+	}
+	return s
 }
 
 // key returns the Redis key of the record of k.

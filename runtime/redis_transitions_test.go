@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,16 +193,45 @@ var redisTransitions = []struct {
 			rand.Read(nonce[:])
 			s.acquire = redis.NewScript(lua.Acquire + "\n-- " + hex.EncodeToString(nonce[:]) + "\n")
 		}
+		// The first acquire that runs the script: a conflict, or with the
+		// script alone the very first.
 		calls := redistest.CountCommands(b.rdb)
 		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), OutcomeProceed, 1)
+		if !b.scriptOnly {
+			calls.Reset()
+			wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeConflict, 0)
+		}
 		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 1 {
 			t.Errorf("commands %v, want one EVALSHA answered NOSCRIPT, then one EVAL", got)
 		}
 		calls.Reset()
-		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeConflict, 0)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "f"}), OutcomeConflict, 0)
 		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 0 {
 			t.Errorf("commands %v, want the loaded script run by EVALSHA alone", got)
 		}
+	}},
+	{"SET NX GET writes the record the script writes", func(t *testing.T, b *redisBackend) {
+		viaSet := b.store(WithAbandonedTTL(time.Hour))
+		viaScript := b.store(WithAbandonedTTL(time.Hour))
+		viaScript.proc = nil
+		req := AcquireRequest{Token: "owner-a", Fingerprint: "f00d", Lease: time.Minute}
+		req.Key = "set"
+		wantOutcome(t, mustAcquire(t, viaSet, req), OutcomeProceed, 1)
+		req.Key = "script"
+		wantOutcome(t, mustAcquire(t, viaScript, req), OutcomeProceed, 1)
+		if set, script := b.raw(t, "set"), b.raw(t, "script"); set != script {
+			t.Errorf("SET NX GET wrote %q, the script %q", set, script)
+		}
+		for _, k := range []string{"set", "script"} {
+			if ttl := b.pttl(t, k); ttl <= time.Hour || ttl > time.Hour+time.Minute {
+				t.Errorf("%s: in-progress TTL %v, want lease + abandoned TTL", k, ttl)
+			}
+		}
+		// Each store finishes what the other began.
+		mustComplete(t, viaScript, "set", "owner-a", &Record{Status: 201})
+		mustComplete(t, viaSet, "script", "owner-a", &Record{Status: 201})
+		wantReplay(t, viaScript, "set", "f00d", &Record{Status: 201})
+		wantReplay(t, viaSet, "script", "f00d", &Record{Status: 201})
 	}},
 	{"round trips", func(t *testing.T, b *redisBackend) {
 		s := b.store()
@@ -227,7 +257,13 @@ var redisTransitions = []struct {
 		mustAcquire(t, s, AcquireRequest{Key: "running", Token: "a", Fingerprint: "f"})
 		calls.Reset()
 		mustAcquire(t, s, AcquireRequest{Key: "running", Token: "b", Fingerprint: "f"})
-		trips("conflict", 1)
+		if b.scriptOnly {
+			trips("conflict", 1)
+		} else {
+			trips("conflict (SET, then the script)", 2)
+		}
+		mustAcquire(t, s, AcquireRequest{Key: "running", Token: "b", Fingerprint: "g"})
+		trips("mismatch in progress", 1)
 		if err := s.Extend(ctx, "running", "a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -342,8 +378,68 @@ var redisTransitions = []struct {
 	}},
 }
 
+// refuseSetGet is a go-redis hook that turns acquire's SET ... NX PX ms GET
+// into a SET with an option the server does not know, so that the server
+// itself answers what Redis before 7.0 answers to NX with GET: ERR syntax
+// error.
+type refuseSetGet struct{ refused atomic.Int64 }
+
+func (*refuseSetGet) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *refuseSetGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); cmd.Name() == "set" && args[len(args)-1] == "get" {
+			args[len(args)-1] = "no-such-option"
+			h.refused.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (*refuseSetGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisStoreWithoutSetGet: on a server that refuses SET NX GET the
+// store falls back to acquire.lua for good, after one refused SET, and
+// every transition still works.
+func TestRedisStoreWithoutSetGet(t *testing.T) {
+	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
+		refuse := &refuseSetGet{}
+		b.rdb.AddHook(refuse)
+		calls := redistest.CountCommands(b.rdb)
+		s := b.store()
+		ctx := context.Background()
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), OutcomeProceed, 1)
+		if refuse.refused.Load() != 1 || !s.noSetGet.Load() {
+			t.Fatalf("refused %d SETs, fallback %v; want 1 and true", refuse.refused.Load(), s.noSetGet.Load())
+		}
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeConflict, 0)
+		mustComplete(t, s, "k", "a", &Record{Status: 201, Body: []byte("made")})
+		wantReplay(t, s, "k", "f", &Record{Status: 201, Body: []byte("made")})
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "g"}), OutcomeMismatch, 0)
+		if got := calls.Calls(); got["set"] != 1 || refuse.refused.Load() != 1 {
+			t.Errorf("commands %v, %d refused; want the one refused SET, then scripts only", got, refuse.refused.Load())
+		}
+		if err := s.Release(ctx, "k", "a"); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("release of a completed record: %v, want ErrNotOwner", err)
+		}
+	})
+}
+
+// TestRedisStoreTransitions runs the table against every backend twice:
+// with acquire's SET NX GET first, and with acquire.lua alone, as on a
+// server before Redis 7.0 or a client without Process.
 func TestRedisStoreTransitions(t *testing.T) {
 	for _, tc := range redisTransitions {
-		t.Run(tc.name, func(t *testing.T) { eachRedisBackend(t, tc.run) })
+		t.Run(tc.name, func(t *testing.T) {
+			eachRedisBackend(t, tc.run)
+			t.Run("script-only", func(t *testing.T) {
+				eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
+					b.scriptOnly = true
+					tc.run(t, b)
+				})
+			})
+		})
 	}
 }
