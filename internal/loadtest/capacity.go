@@ -26,6 +26,8 @@ type capResult struct {
 	ops      int64
 	elapsed  time.Duration
 	cpu      float64 // Redis CPU seconds (user+sys) used
+
+	diagnostic bool // a comparison row, not what the capacity plan uses
 }
 
 // rate is operations per second.
@@ -45,43 +47,32 @@ func (c capResult) saturation() float64 { return float64(c.ops) / c.cpu }
 
 // capacity measures, per body size, how many acquire+complete pairs (first
 // requests) and acquire-only replays one Redis server runs per second, and
-// how much of a core that takes; and the same for a trivial EVALSHA.
+// how much of a core that takes; the same again with acquire.lua alone (the
+// path before Redis 7.0, a diagnostic row the plan does not use); and a
+// trivial EVALSHA.
 func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, stdout, stderr io.Writer) ([]capResult, error) {
 	var out []capResult
-	trivial := redis.NewScript("return 1")
 	for i, size := range cfg.CapacitySizes {
-		store := idem.NewRedisStore(rdb, idem.WithPrefix(fmt.Sprintf("%s:cap%d", prefix, i)))
-		body := jsonBody(size, 7)
-		fmt.Fprintf(stderr, "idemload: capacity: acquire+complete, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
-		var keys atomic.Int64
-		res, err := measureCapacity(ctx, rdb, cfg, func() error {
-			return storeRecord(ctx, store, fmt.Sprintf("CreateOrder::%036d", keys.Add(1)), body, time.Hour)
-		})
-		if err != nil {
-			return nil, err
-		}
-		res.workload, res.bodySize = "first request: EVALSHA acquire + EVALSHA complete", size
-		out = append(out, res)
-
-		fmt.Fprintf(stderr, "idemload: capacity: replay acquire, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
-		stored := keys.Load()
-		var n atomic.Int64
-		fp := func(key string) string { s := sha256.Sum256([]byte(key)); return hex.EncodeToString(s[:]) }
-		res, err = measureCapacity(ctx, rdb, cfg, func() error {
-			key := fmt.Sprintf("CreateOrder::%036d", 1+n.Add(1)%stored)
-			acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: fp(key), Lease: 30 * time.Second})
-			if err == nil && acq.Outcome != idem.OutcomeReplay {
-				err = fmt.Errorf("loadtest: replay acquire: outcome %d, want replay", acq.Outcome)
+		for _, path := range []struct {
+			name          string
+			client        redis.Scripter
+			first, replay string
+			diagnostic    bool
+		}{
+			{"", rdb, "first request: SET NX GET + EVALSHA complete", "replay: SET NX GET", false},
+			{"-script", scriptsOnly{rdb}, "first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete", "replay, acquire.lua alone: EVALSHA acquire", true},
+		} {
+			rs, err := capacityOfStore(ctx, cfg, rdb, idem.NewRedisStore(path.client, idem.WithPrefix(fmt.Sprintf("%s:cap%d%s", prefix, i, path.name))), size, stderr)
+			if err != nil {
+				return nil, err
 			}
-			return err
-		})
-		if err != nil {
-			return nil, err
+			rs[0].workload, rs[1].workload = path.first, path.replay
+			rs[0].diagnostic, rs[1].diagnostic = path.diagnostic, path.diagnostic
+			out = append(out, rs[:]...)
 		}
-		res.workload, res.bodySize = "replay: EVALSHA acquire", size
-		out = append(out, res)
 	}
 	fmt.Fprintf(stderr, "idemload: capacity: trivial EVALSHA, %v\n", cfg.CapacityDuration)
+	trivial := redis.NewScript("return 1")
 	res, err := measureCapacity(ctx, rdb, cfg, func() error {
 		return trivial.Run(ctx, rdb, []string{prefix + ":trivial"}).Err()
 	})
@@ -92,6 +83,39 @@ func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string,
 	out = append(out, res)
 	writeCapacity(stdout, cfg, out)
 	return out, nil
+}
+
+// capacityOfStore measures first requests (acquire+complete of new keys)
+// and then replays (acquire of the keys just completed) through store.
+func capacityOfStore(ctx context.Context, cfg Config, rdb *redis.Client, store *idem.RedisStore, size int, stderr io.Writer) ([2]capResult, error) {
+	body := jsonBody(size, 7)
+	fmt.Fprintf(stderr, "idemload: capacity: acquire+complete, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
+	var keys atomic.Int64
+	first, err := measureCapacity(ctx, rdb, cfg, func() error {
+		return storeRecord(ctx, store, fmt.Sprintf("CreateOrder::%036d", keys.Add(1)), body, time.Hour)
+	})
+	if err != nil {
+		return [2]capResult{}, err
+	}
+	first.bodySize = size
+
+	fmt.Fprintf(stderr, "idemload: capacity: replay acquire, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
+	stored := keys.Load()
+	var n atomic.Int64
+	fp := func(key string) string { s := sha256.Sum256([]byte(key)); return hex.EncodeToString(s[:]) }
+	replay, err := measureCapacity(ctx, rdb, cfg, func() error {
+		key := fmt.Sprintf("CreateOrder::%036d", 1+n.Add(1)%stored)
+		acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: fp(key), Lease: 30 * time.Second})
+		if err == nil && acq.Outcome != idem.OutcomeReplay {
+			err = fmt.Errorf("loadtest: replay acquire: outcome %d, want replay", acq.Outcome)
+		}
+		return err
+	})
+	if err != nil {
+		return [2]capResult{}, err
+	}
+	replay.bodySize = size
+	return [2]capResult{first, replay}, nil
 }
 
 // measureCapacity runs op from cfg.CapacityConcurrency goroutines for
@@ -164,7 +188,7 @@ func writePlan(w io.Writer, mem []memResult, caps []capResult) {
 	var cols []column
 	for _, m := range mem {
 		for _, c := range caps {
-			if c.bodySize == m.bodySize && strings.HasPrefix(c.workload, "first") {
+			if c.bodySize == m.bodySize && !c.diagnostic && strings.HasPrefix(c.workload, "first") {
 				comp := ""
 				if m.compressed {
 					comp = " gzip"

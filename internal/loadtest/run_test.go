@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunRefusesNonLoopbackRedis(t *testing.T) {
@@ -46,9 +47,36 @@ func TestRunAllModes(t *testing.T) {
 		"### First requests (unique keys)", "### Replays (the same keys again)", "## Concurrent duplicates",
 		"| idemgen | 10 | 80 | 10 | 0 | 0 | 1 | 0 |", "## Redis memory per completed record",
 		"## Operations per Redis shard", "## Capacity plan",
+		"| first request: SET NX GET + EVALSHA complete | 200 |", "| replay: SET NX GET | 200 |",
+		"| first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete | 200 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
+	}
+}
+
+// TestPlanIgnoresDiagnosticRows checks that the capacity plan sizes shards
+// from idemgen's own first-request row, not from a comparison row of the
+// same body size.
+func TestPlanIgnoresDiagnosticRows(t *testing.T) {
+	mem := []memResult{{bodySize: 200, usedPerRecord: 500}}
+	caps := []capResult{
+		{workload: "first request, acquire.lua alone", bodySize: 200, ops: 100, elapsed: time.Second, cpu: 100, diagnostic: true},
+		{workload: "first request: SET NX GET + EVALSHA complete", bodySize: 200, ops: 40000, elapsed: time.Second, cpu: 1},
+		{workload: "replay: SET NX GET", bodySize: 200, ops: 90000, elapsed: time.Second, cpu: 1},
+	}
+	var out bytes.Buffer
+	writePlan(&out, mem, caps)
+	plan := out.String()
+	if !strings.Contains(plan, "200 B: 500 bytes/record, 40000 first req/s per shard;") {
+		t.Errorf("plan does not use the first-request row:\n%s", plan)
+	}
+	if strings.Count(plan, "bytes/record") != 1 {
+		t.Errorf("plan has a column per row, want one for 200 B:\n%s", plan)
+	}
+	// 100,000/s for 1h: 5 shards by rate (40,000/s each at 50%), 7 by memory.
+	if !strings.Contains(plan, "| 100,000 | 1h | 360,000,000 | 167.6 GiB, 7 |") {
+		t.Errorf("plan row for 100,000/s, 1h:\n%s", plan)
 	}
 }
