@@ -22,12 +22,16 @@ import (
 // Acquire first sends SET key in-progress-record NX PX ttl GET, which
 // creates an absent record (fence 1) or returns the one there, atomically
 // and without Lua; a completed record is replayed, or refused as a
-// mismatch, from that reply. Only an in-progress record (a conflict or a
-// takeover) costs a second round trip, through acquire.lua. Lua costs Redis
-// about 2.5 µs per redis.call on top of the command (BENCHMARKS.md), which
-// made the script the larger part of a first request's Redis time. With a
-// client that cannot send plain commands, or a server that refuses NX with
-// GET (before Redis 7.0), Acquire runs acquire.lua alone.
+// mismatch, from that reply. Only an in-progress record with the same
+// fingerprint (a conflict or a takeover) costs a second round trip, through
+// acquire.lua. Lua costs Redis 2.4-3.6 µs per redis.call on top of the
+// command (BENCHMARKS.md), so the script costs Redis two to three times
+// what the plain SET does, and ten times on a replay. Part of the saving
+// moves to the client on a first request: go-redis runs its retry checks
+// over the nil reply of a created record (12 more allocations), so where
+// client and Redis share cores a first request is no faster end to end.
+// With a client that cannot send plain commands, or a server that refuses
+// NX with GET (before Redis 7.0), Acquire runs acquire.lua alone.
 //
 // Every error it returns, other than [ErrNotOwner] and the argument checks,
 // is a *[StoreError], which matches [ErrStoreUnavailable] under errors.Is.

@@ -96,6 +96,12 @@ log "redis cluster on $REDIS_CLUSTER_ADDRS"
 # shellcheck disable=SC2086
 go test -race -count=1 -timeout 10m ${TESTFLAGS:-} ./...
 
+# The tool behind BENCHMARKS.md "Redis work per request", briefly: its checks
+# (a create writes acquire.lua's record byte for byte, a replay replays) must
+# hold on the real server.
+log "scripts/redis-cost.sh, 2000 calls per row"
+scripts/redis-cost.sh 2000 >"$WORKDIR/redis-cost.log" 2>&1 || { cat "$WORKDIR/redis-cost.log" >&2; exit 1; }
+
 FUZZTIME=${FUZZTIME:-5000x}
 if [ "$FUZZTIME" != "0" ]; then
   # Every Fuzz target in the module, each for FUZZTIME.

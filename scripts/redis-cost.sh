@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# scripts/redis-cost.sh: Redis's own time per call of each acquire path
+# (BENCHMARKS.md, "Redis work per request").
+#
+# Starts a throwaway redis-server on a free loopback port (persistence off),
+# drives each command below with redis-benchmark (16 clients, N calls, random
+# keys, so a create really creates) and prints INFO commandstats usec_per_call
+# of the command measured: the time Redis spends inside the command, without
+# the network and event-loop work every command costs alike. For scripts it is
+# the whole EVALSHA, including the commands the script calls.
+#
+#   scripts/redis-cost.sh [N]     (default N=200000; needs redis-server,
+#                                  redis-cli and redis-benchmark on PATH)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-200000}
+
+for tool in redis-server redis-cli redis-benchmark; do
+  command -v "$tool" >/dev/null || { echo "redis-cost.sh: $tool not on PATH" >&2; exit 2; }
+done
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for _ in $(seq 1 100); do
+  port=$((20000 + RANDOM % 30000))
+  port_free "$port" && break
+done
+dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-cost.XXXXXX")
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+  --logfile "$dir/redis.log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+cli() { redis-cli -p "$port" "$@"; }
+up=0
+for _ in $(seq 1 100); do
+  cli ping >/dev/null 2>&1 && { up=1; break; }
+  sleep 0.1 # waiting for the external server to come up
+done
+[ "$up" = 1 ] || { echo "redis-cost.sh: redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; }
+
+fp=9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5d1b2c3a4f5
+token=6PZJ4B3KQ2WXNRXK2Q7VJMCZ5A
+body=$(printf '{"id":"ord_5c1f0e9a7b3d2c41","status":"created","pad":"%0150d"}' 0)
+inprogress=$'I\n'"$fp"$'\n'"$token"$'\n1\n60000'
+header=$'Content-Type: application/json\nLocation: /orders/ord_5c1f0e9a7b3d2c41\n'
+completed=$'C\n'"$fp"$'\n201 0 '"${#header}"$'\n'"$header$body"
+acquire=$(cli script load "$(cat lua/acquire.lua)")
+trivial=$(cli script load 'return 1')
+setpx=$(cli script load "return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
+cli set replayed "$completed" >/dev/null
+
+# The rows measure what they say: a create creates, a replay replays.
+check() { [ "$1" = "$2" ] || { echo "redis-cost.sh: $3: got '$1', want '$2'" >&2; exit 1; }; }
+check "$(cli evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000 | head -1)" replay 'acquire.lua of the completed record'
+check "$(cli evalsha "$acquire" 1 fresh "$token" "$fp" 90000 60000 | head -1)" proceed 'acquire.lua of an absent key'
+check "$(cli get fresh)" "$inprogress" 'the record acquire.lua creates'
+check "$(cli set replayed "$inprogress" nx px 90000 get)" "$completed" 'SET NX GET of the completed record'
+check "$(cli set fresh2 "$inprogress" nx px 90000 get)" "" 'SET NX GET of an absent key'
+
+# measure LABEL STAT CMD...: usec_per_call of STAT after N calls of CMD.
+measure() {
+  local label=$1 stat=$2; shift 2
+  cli config resetstat >/dev/null
+  redis-benchmark -p "$port" -c 16 -n "$N" -r 1000000000 -q "$@" >/dev/null
+  local us
+  us=$(cli info commandstats | tr -d '\r' | sed -n "s/^cmdstat_$stat:.*usec_per_call=\([0-9.]*\).*/\1/p")
+  printf '| %s | %s |\n' "$label" "$us"
+}
+
+echo "| command | µs per call inside Redis |"
+echo "|---|--:|"
+measure 'create: SET key <in-progress record> NX PX ttl GET' set \
+  set "new:__rand_int__" "$inprogress" nx px 90000 get
+measure 'create: EVALSHA acquire.lua' evalsha \
+  evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fp" 90000 60000
+measure 'replay: SET NX GET of a completed record' set \
+  set replayed "$inprogress" nx px 90000 get
+measure 'replay: EVALSHA acquire.lua of a completed record' evalsha \
+  evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000
+measure 'EVALSHA of redis.call SET PX (floor-store)' evalsha \
+  evalsha "$setpx" 1 "setpx:__rand_int__" "$inprogress" 90000
+measure 'EVALSHA of `return 1` (floor)' evalsha \
+  evalsha "$trivial" 1 "trivial:__rand_int__"
