@@ -5,12 +5,13 @@
 -- Redis: a lease's deadline is its record's expiry minus the abandoned TTL
 -- stored in it, so the lease left is PTTL - abandoned.
 --
--- Package idem first tries the plain command SET KEYS[1] <the record this
--- script's first SET writes> NX PX ARGV[3] GET, which creates an absent
--- record or returns the one there, and decides proceed, replay and mismatch
--- from its reply; it runs this script only for an in-progress record with
--- the same fingerprint, and on servers that refuse NX with GET. Both must
--- write byte-identical records (TestRedisStoreTransitions checks it).
+-- Package idem first pipelines the plain commands SET KEYS[1] <the record
+-- this script's first SET writes> NX PX ARGV[3] and GET KEYS[1], which create
+-- an absent record or return the one there, and decides proceed, replay and
+-- mismatch from their replies; it runs this script only for an in-progress
+-- record with the same fingerprint, for a record gone by the GET, and with a
+-- client that cannot pipeline. Both must write byte-identical records
+-- (TestRedisStoreTransitions checks it).
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token of this attempt (non-empty, no newline)

@@ -38,10 +38,11 @@ package lua
 import _ "embed"
 
 // Acquire is acquire.lua: create, replay, refuse or take over a record.
-// Package idem sends SET key record NX PX ttl GET first, which creates an
-// absent record exactly as the script would and returns one already there,
-// and runs the script only for an in-progress record (conflict or
-// takeover) or when the server refuses NX with GET (before Redis 7.0).
+// Package idem first pipelines SET key record NX PX ttl, which creates an
+// absent record exactly as the script would, and GET key, which returns one
+// already there, and runs the script only for an in-progress record
+// (conflict or takeover), for a record gone between the two commands, and
+// with a client that cannot pipeline.
 //
 //go:embed acquire.lua
 var Acquire string

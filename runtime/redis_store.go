@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,26 +18,27 @@ import (
 // by Redis. It works with any go-redis client (Client, ClusterClient, Ring,
 // UniversalClient) and is safe for concurrent use.
 //
-// Acquire first sends SET key in-progress-record NX PX ttl GET, which
-// creates an absent record (fence 1) or returns the one there, atomically
-// and without Lua; a completed record is replayed, or refused as a
-// mismatch, from that reply. Only an in-progress record with the same
-// fingerprint (a conflict or a takeover) costs a second round trip, through
-// acquire.lua. Lua costs Redis 2.4-3.6 µs per redis.call on top of the
-// command (BENCHMARKS.md), so the script costs Redis two to three times
-// what the plain SET does, and ten times on a replay. Part of the saving
-// moves to the client on a first request: go-redis runs its retry checks
-// over the nil reply of a created record (12 more allocations), so where
-// client and Redis share cores a first request is no faster end to end.
-// With a client that cannot send plain commands, or a server that refuses
-// NX with GET (before Redis 7.0), Acquire runs acquire.lua alone.
+// Acquire first sends, in one pipelined round trip, SET key
+// in-progress-record NX PX ttl and GET key: the SET creates an absent record
+// (fence 1) atomically and without Lua, and when the key exists the GET
+// returns its record, from which a completed record is replayed, or refused
+// as a mismatch. Only an in-progress record with the same fingerprint (a
+// conflict or a takeover) costs a second round trip, through acquire.lua.
+// Inside Redis the two plain commands cost a third of the script's time on
+// a create and a tenth on a replay (BENCHMARKS.md). They are two commands
+// rather than one SET NX GET because go-redis answers a created record's
+// nil reply with the error redis.Nil and runs its retry classifier over it,
+// which cost the client more per first request (4 µs, 7 allocations) than
+// the script saves Redis; SET NX answers OK or nil as a bool, without an
+// error, and GET never sees an absent key but in a race with a release or
+// an expiry, which the script then decides. With a client that cannot
+// pipeline, Acquire runs acquire.lua alone.
 //
 // Every error it returns, other than [ErrNotOwner] and the argument checks,
 // is a *[StoreError], which matches [ErrStoreUnavailable] under errors.Is.
 type RedisStore struct {
 	rdb          redis.Scripter
-	proc         processor   // rdb, when it can send plain commands; else nil
-	noSetGet     atomic.Bool // the server refused SET NX GET: acquire runs its script alone
+	pipe         pipeliner // rdb, when it can pipeline plain commands; else nil
 	prefix       string
 	compressOver int           // body size above which bodies are gzipped; 0: never
 	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
@@ -49,10 +49,10 @@ type RedisStore struct {
 
 var _ Store = (*RedisStore)(nil)
 
-// processor is what Acquire's plain SET needs of a client; every go-redis
-// client has it.
-type processor interface {
-	Process(ctx context.Context, cmd redis.Cmder) error
+// pipeliner is what Acquire's plain commands need of a client; every
+// go-redis client has it.
+type pipeliner interface {
+	Pipeline() redis.Pipeliner
 }
 
 // StoreOption configures a [RedisStore].
@@ -99,7 +99,7 @@ func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
 		release:      redis.NewScript(lua.Release),
 		extend:       redis.NewScript(lua.Extend),
 	}
-	s.proc, _ = rdb.(processor)
+	s.pipe, _ = rdb.(pipeliner)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -147,8 +147,8 @@ func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisiti
 		return Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	key := s.storageKey(req.Key)
-	if s.proc != nil && !s.noSetGet.Load() {
-		if acq, done, err := s.acquireSet(ctx, key, req, lease); done {
+	if s.pipe != nil {
+		if acq, done, err := s.acquirePlain(ctx, key, req, lease); done {
 			return acq, err
 		}
 	}
@@ -163,27 +163,34 @@ func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisiti
 	return acq, nil
 }
 
-// acquireSet is Acquire's first try: SET NX GET of the record acquire.lua
-// would create. It creates an absent record, replays a completed one and
-// refuses another fingerprint's, as the script would; done is false when
-// the script has to decide (an in-progress record with this fingerprint,
-// whose TTL tells a live lease from an expired one, or a value that is not
-// a record) and when the server refused the command.
-func (s *RedisStore) acquireSet(ctx context.Context, key string, req AcquireRequest, lease int64) (acq Acquisition, done bool, err error) {
-	cmd := redis.NewStringCmd(ctx, "set", key, inProgressRecord(req.Fingerprint, req.Token, 1, s.abandonedMS), "nx", "px", lease+s.abandonedMS, "get")
-	err = s.proc.Process(ctx, cmd)
+// acquirePlain is Acquire's first try: SET NX of the record acquire.lua
+// would create, and GET of the record there. It creates an absent record,
+// replays a completed one and refuses another fingerprint's, as the script
+// would; done is false when the script has to decide: an in-progress record
+// with this fingerprint, whose TTL tells a live lease from an expired one, a
+// value that is not a record, or no record (released or expired between the
+// two commands).
+func (s *RedisStore) acquirePlain(ctx context.Context, key string, req AcquireRequest, lease int64) (acq Acquisition, done bool, err error) {
+	set := redis.NewBoolCmd(ctx, "set", key, inProgressRecord(req.Fingerprint, req.Token, 1, s.abandonedMS), "nx", "px", lease+s.abandonedMS)
+	get := redis.NewStringCmd(ctx, "get", key)
+	pipe := s.pipe.Pipeline()
+	_ = pipe.Process(ctx, set)
+	_ = pipe.Process(ctx, get)
+	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	created, err := set.Result()
+	switch {
+	case err != nil:
+		return Acquisition{}, true, &StoreError{Op: "acquire", Err: err}
+	case created:
+		return Acquisition{Outcome: OutcomeProceed, Fence: 1}, true, nil
+	}
+	v, err := get.Result()
 	switch {
 	case err == redis.Nil:
-		return Acquisition{Outcome: OutcomeProceed, Fence: 1}, true, nil
-	case isSyntaxError(err):
-		// Before Redis 7.0, NX and GET do not go together (before 6.2 there
-		// is no GET); the script does the same in one round trip.
-		s.noSetGet.Store(true)
 		return Acquisition{}, false, nil
 	case err != nil:
 		return Acquisition{}, true, &StoreError{Op: "acquire", Err: err}
 	}
-	v := cmd.Val()
 	state, rest, _ := strings.Cut(v, "\n")
 	fp, _, ok := strings.Cut(rest, "\n")
 	switch {
@@ -217,13 +224,6 @@ func inProgressRecord(fingerprint, token string, fence, abandonedMS int64) strin
 	b.WriteByte('\n')
 	b.Write(strconv.AppendInt(num[:0], abandonedMS, 10))
 	return b.String()
-}
-
-// isSyntaxError reports whether err is Redis's answer to a command it does
-// not know how to parse.
-func isSyntaxError(err error) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR syntax error")
 }
 
 // Complete implements [Store]. A zero retention means [DefaultRetention].

@@ -25,7 +25,7 @@ type redisBackend struct {
 	now    time.Time            // miniredis clock
 	prefix string
 
-	scriptOnly bool // stores run acquire.lua alone, without SET NX GET first
+	scriptOnly bool // stores run acquire.lua alone, without SET NX and GET first
 }
 
 // eachRedisBackend runs fn against real Redis (skipped without REDIS_URL,
@@ -48,7 +48,7 @@ func eachRedisBackend(t *testing.T, fn func(t *testing.T, b *redisBackend)) {
 func (b *redisBackend) store(opts ...StoreOption) *RedisStore {
 	s := NewRedisStore(b.rdb, append([]StoreOption{WithPrefix(b.prefix)}, opts...)...)
 	if b.scriptOnly {
-		s.proc = nil
+		s.pipe = nil
 	}
 	return s
 }

@@ -210,17 +210,17 @@ var redisTransitions = []struct {
 			t.Errorf("commands %v, want the loaded script run by EVALSHA alone", got)
 		}
 	}},
-	{"SET NX GET writes the record the script writes", func(t *testing.T, b *redisBackend) {
+	{"SET NX writes the record the script writes", func(t *testing.T, b *redisBackend) {
 		viaSet := b.store(WithAbandonedTTL(time.Hour))
 		viaScript := b.store(WithAbandonedTTL(time.Hour))
-		viaScript.proc = nil
+		viaScript.pipe = nil
 		req := AcquireRequest{Token: "owner-a", Fingerprint: "f00d", Lease: time.Minute}
 		req.Key = "set"
 		wantOutcome(t, mustAcquire(t, viaSet, req), OutcomeProceed, 1)
 		req.Key = "script"
 		wantOutcome(t, mustAcquire(t, viaScript, req), OutcomeProceed, 1)
 		if set, script := b.raw(t, "set"), b.raw(t, "script"); set != script {
-			t.Errorf("SET NX GET wrote %q, the script %q", set, script)
+			t.Errorf("SET NX wrote %q, the script %q", set, script)
 		}
 		for _, k := range []string{"set", "script"} {
 			if ttl := b.pttl(t, k); ttl <= time.Hour || ttl > time.Hour+time.Minute {
@@ -378,58 +378,66 @@ var redisTransitions = []struct {
 	}},
 }
 
-// refuseSetGet is a go-redis hook that turns acquire's SET ... NX PX ms GET
-// into a SET with an option the server does not know, so that the server
-// itself answers what Redis before 7.0 answers to NX with GET: ERR syntax
-// error.
-type refuseSetGet struct{ refused atomic.Int64 }
+// vanishAfterSet is a go-redis hook that plays the race acquire's plain
+// commands can lose: the record exists when SET NX runs and is gone (its
+// owner released it, or it expired) when GET runs. After a pipeline whose
+// SET NX did not create the record, it deletes the record and answers the
+// GET with nil, as Redis would have.
+type vanishAfterSet struct {
+	rdb      *redis.Client
+	vanished atomic.Int64
+}
 
-func (*refuseSetGet) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*vanishAfterSet) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *refuseSetGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if args := cmd.Args(); cmd.Name() == "set" && args[len(args)-1] == "get" {
-			args[len(args)-1] = "no-such-option"
-			h.refused.Add(1)
+func (*vanishAfterSet) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *vanishAfterSet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) != 2 || cmds[0].Name() != "set" || cmds[1].Name() != "get" {
+			return err
 		}
-		return next(ctx, cmd)
+		set, get := cmds[0].(*redis.BoolCmd), cmds[1].(*redis.StringCmd)
+		if err == nil && !set.Val() {
+			if derr := h.rdb.Del(ctx, get.Args()[1].(string)).Err(); derr != nil {
+				return derr
+			}
+			get.SetVal("")
+			get.SetErr(redis.Nil)
+			h.vanished.Add(1)
+		}
+		return err
 	}
 }
 
-func (*refuseSetGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-// TestRedisStoreWithoutSetGet: on a server that refuses SET NX GET the
-// store falls back to acquire.lua for good, after one refused SET, and
-// every transition still works.
-func TestRedisStoreWithoutSetGet(t *testing.T) {
+// TestRedisStoreRecordGoneBeforeGet: when the record acquire's SET NX found
+// is gone by its GET, acquire.lua decides, and creates the record afresh.
+func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
-		refuse := &refuseSetGet{}
-		b.rdb.AddHook(refuse)
-		calls := redistest.CountCommands(b.rdb)
 		s := b.store()
-		ctx := context.Background()
 		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), OutcomeProceed, 1)
-		if refuse.refused.Load() != 1 || !s.noSetGet.Load() {
-			t.Fatalf("refused %d SETs, fallback %v; want 1 and true", refuse.refused.Load(), s.noSetGet.Load())
+		hook := &vanishAfterSet{rdb: redis.NewClient(b.rdb.Options())}
+		t.Cleanup(func() { _ = hook.rdb.Close() })
+		b.rdb.AddHook(hook)
+		calls := redistest.CountCommands(b.rdb)
+		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeProceed, 1)
+		if got := calls.Calls(); hook.vanished.Load() != 1 || got["set"] != 1 || got["get"] != 1 || got["evalsha"] != 1 {
+			t.Errorf("vanished %d times, commands %v; want one SET NX and GET, then acquire.lua", hook.vanished.Load(), got)
 		}
-		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), OutcomeConflict, 0)
-		mustComplete(t, s, "k", "a", &Record{Status: 201, Body: []byte("made")})
-		wantReplay(t, s, "k", "f", &Record{Status: 201, Body: []byte("made")})
-		wantOutcome(t, mustAcquire(t, s, AcquireRequest{Key: "k", Token: "c", Fingerprint: "g"}), OutcomeMismatch, 0)
-		if got := calls.Calls(); got["set"] != 1 || refuse.refused.Load() != 1 {
-			t.Errorf("commands %v, %d refused; want the one refused SET, then scripts only", got, refuse.refused.Load())
+		want := inProgressRecord("f", "b", 1, s.abandonedMS)
+		if got := b.raw(t, "k"); got != want {
+			t.Errorf("record %q, want %q: b's, created afresh", got, want)
 		}
-		if err := s.Release(ctx, "k", "a"); !errors.Is(err, ErrNotOwner) {
-			t.Errorf("release of a completed record: %v, want ErrNotOwner", err)
+		if err := s.Release(context.Background(), "k", "a"); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("release by the vanished record's owner: %v, want ErrNotOwner", err)
 		}
 	})
 }
 
 // TestRedisStoreTransitions runs the table against every backend twice:
-// with acquire's SET NX GET first, and with acquire.lua alone, as on a
-// server before Redis 7.0 or a client without Process.
+// with acquire's SET NX and GET first, and with acquire.lua alone, as with
+// a client that cannot pipeline.
 func TestRedisStoreTransitions(t *testing.T) {
 	for _, tc := range redisTransitions {
 		t.Run(tc.name, func(t *testing.T) {
