@@ -57,10 +57,10 @@ var benchRecord = &idem.Record{
 const benchFingerprint = "9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5d1b2c3a4f5"
 
 // BenchmarkRedisStore measures idem.RedisStore against REDIS_URL from
-// parallel callers: a first request (SET NX GET + EVALSHA complete on a new
-// key), a replay (SET NX GET of a completed key) and the floor (two EVALSHA
-// of `return 1`); the same first request and replay with acquire.lua alone
-// (-script: a client that only runs scripts, as against Redis before 7.0);
+// parallel callers: a first request (SET NX and GET pipelined, EVALSHA
+// complete, on a new key), a replay (SET NX and GET of a completed key) and
+// the floor (two EVALSHA of `return 1`); the same first request and replay
+// with acquire.lua alone (-script: a client that only runs scripts);
 // and with a 2 KiB JSON body, stored as is (WithCompression(0)) and gzipped
 // (the default above 1 KiB).
 func BenchmarkRedisStore(b *testing.B) {
@@ -149,7 +149,7 @@ func BenchmarkRedisStore(b *testing.B) {
 }
 
 // scriptsOnly hides every method of a client but the scripting ones, so
-// the store cannot send SET NX GET.
+// the store cannot pipeline SET NX and GET.
 type scriptsOnly struct{ redis.Scripter }
 
 // benchJSON returns a JSON array of order lines, n bytes long, that

@@ -4,7 +4,8 @@
 #
 # Starts a throwaway redis-server on a free loopback port (persistence off),
 # drives each command below with redis-benchmark (16 clients, N calls, random
-# keys, so a create really creates) and prints INFO commandstats usec_per_call
+# keys, so a create really creates). Acquire sends SET NX and GET in one
+# pipeline, so its cost inside Redis is the sum of their two rows and prints INFO commandstats usec_per_call
 # of the command measured: the time Redis spends inside the command, without
 # the network and event-loop work every command costs alike. For scripts it is
 # the whole EVALSHA, including the commands the script calls.
@@ -52,8 +53,11 @@ check() { [ "$1" = "$2" ] || { echo "redis-cost.sh: $3: got '$1', want '$2'" >&2
 check "$(cli evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000 | head -1)" replay 'acquire.lua of the completed record'
 check "$(cli evalsha "$acquire" 1 fresh "$token" "$fp" 90000 60000 | head -1)" proceed 'acquire.lua of an absent key'
 check "$(cli get fresh)" "$inprogress" 'the record acquire.lua creates'
+check "$(cli set replayed "$inprogress" nx px 90000)" "" 'SET NX of the completed record'
+check "$(cli get replayed)" "$completed" 'GET of the completed record, after SET NX'
+check "$(cli set fresh2 "$inprogress" nx px 90000)" OK 'SET NX of an absent key'
 check "$(cli set replayed "$inprogress" nx px 90000 get)" "$completed" 'SET NX GET of the completed record'
-check "$(cli set fresh2 "$inprogress" nx px 90000 get)" "" 'SET NX GET of an absent key'
+check "$(cli set fresh3 "$inprogress" nx px 90000 get)" "" 'SET NX GET of an absent key'
 
 # measure LABEL STAT CMD...: usec_per_call of STAT after N calls of CMD.
 measure() {
@@ -67,11 +71,17 @@ measure() {
 
 echo "| command | µs per call inside Redis |"
 echo "|---|--:|"
-measure 'create: SET key <in-progress record> NX PX ttl GET' set \
-  set "new:__rand_int__" "$inprogress" nx px 90000 get
+measure 'create: SET key <in-progress record> NX PX ttl' set \
+  set "new:__rand_int__" "$inprogress" nx px 90000
+measure 'create or replay: GET of a record' get \
+  get replayed
+measure 'create: one SET key <in-progress record> NX PX ttl GET (the one-command alternative)' set \
+  set "new2:__rand_int__" "$inprogress" nx px 90000 get
 measure 'create: EVALSHA acquire.lua' evalsha \
   evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fp" 90000 60000
-measure 'replay: SET NX GET of a completed record' set \
+measure 'replay: SET NX PX of a completed record' set \
+  set replayed "$inprogress" nx px 90000
+measure 'replay: one SET NX PX GET of a completed record (the one-command alternative)' set \
   set replayed "$inprogress" nx px 90000 get
 measure 'replay: EVALSHA acquire.lua of a completed record' evalsha \
   evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000

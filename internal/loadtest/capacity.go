@@ -48,7 +48,8 @@ func (c capResult) saturation() float64 { return float64(c.ops) / c.cpu }
 // capacity measures, per body size, how many acquire+complete pairs (first
 // requests) and acquire-only replays one Redis server runs per second, and
 // how much of a core that takes; the same again with acquire.lua alone (the
-// path before Redis 7.0, a diagnostic row the plan does not use); and a
+// path of a client that cannot pipeline, a diagnostic row the plan does not
+// use); and a
 // trivial EVALSHA.
 func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, stdout, stderr io.Writer) ([]capResult, error) {
 	var out []capResult
@@ -59,7 +60,7 @@ func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string,
 		diagnostic    bool
 	}
 	paths := []acquirePath{
-		{"", rdb, "first request: SET NX GET + EVALSHA complete", "replay: SET NX GET", false},
+		{"", rdb, "first request: SET NX + GET, EVALSHA complete", "replay: SET NX + GET", false},
 		{"-script", scriptsOnly{rdb}, "first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete", "replay, acquire.lua alone: EVALSHA acquire", true},
 	}
 	for i, size := range cfg.CapacitySizes {

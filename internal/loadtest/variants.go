@@ -32,7 +32,7 @@ const (
 	VariantIdemgenRawBody        = "idemgen-raw-body"              // Content-Type removed: body hashed as bytes, no JSON canonicalisation
 	VariantIdemgenRawNoHeartbeat = "idemgen-raw-body-no-heartbeat" // both
 	VariantFloorStore            = "floor-store"                   // the floor plus the Redis writes and capture every stored result needs
-	VariantIdemgenScriptAcquire  = "idemgen-script-acquire"        // acquire.lua alone, no SET NX GET first (as before Redis 7.0)
+	VariantIdemgenScriptAcquire  = "idemgen-script-acquire"        // acquire.lua alone, no SET NX and GET first (a client that cannot pipeline)
 )
 
 const (
@@ -142,17 +142,17 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX, SET)", "2 (SET NX, GET)", true
 			v.wrap = setNXLock(rdb, prefix+":nx:")
 		case VariantIdemgen:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET, EVALSHA complete)", "1 (SET NX GET)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
 			eng := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix+":idem")))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
 			v.redisFirst, v.redisReplay, v.protects = "2 (EVALSHA acquire, complete)", "1 (EVALSHA acquire)", true
-			// A client that can only run scripts: the store cannot send
-			// SET NX GET and runs acquire.lua every time.
+			// A client that can only run scripts: the store cannot
+			// pipeline SET NX and GET and runs acquire.lua every time.
 			eng := idem.NewEngine(idem.NewRedisStore(scriptsOnly{rdb}, idem.WithPrefix(prefix+":"+name)))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenNoHeartbeat, VariantIdemgenRawBody, VariantIdemgenRawNoHeartbeat:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET, EVALSHA complete)", "1 (SET NX GET)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
 			v.wrap = diagnosticEngine(rdb, prefix+":"+name,
 				name != VariantIdemgenRawBody, name != VariantIdemgenNoHeartbeat)
 		case VariantFloor:
