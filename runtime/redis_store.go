@@ -24,12 +24,12 @@ import (
 // returns its record, from which a completed record is replayed, or refused
 // as a mismatch. Only an in-progress record with the same fingerprint (a
 // conflict or a takeover) costs a second round trip, through acquire.lua.
-// Inside Redis the two plain commands cost a third of the script's time on
-// a create and a tenth on a replay (BENCHMARKS.md). They are two commands
-// rather than one SET NX GET because go-redis answers a created record's
-// nil reply with the error redis.Nil and runs its retry classifier over it,
-// which cost the client more per first request (4 µs, 7 allocations) than
-// the script saves Redis; SET NX answers OK or nil as a bool, without an
+// Inside Redis the two plain commands cost less than half the script's time
+// on a create and a third on a replay (BENCHMARKS.md). They are two
+// commands rather than one SET NX GET because go-redis answers a created
+// record's nil reply with the error redis.Nil and runs its retry classifier
+// over it, which cost the client 2-4 µs and 8 allocations more per first
+// request than the pipeline; SET NX answers OK or nil as a bool, without an
 // error, and GET never sees an absent key but in a race with a release or
 // an expiry, which the script then decides. With a client that cannot
 // pipeline, Acquire runs acquire.lua alone.
