@@ -55,9 +55,9 @@ func TestRedisOutage(t *testing.T) {
 
 // TestRedisRoundTrips: a first request costs two round trips (acquire's
 // pipelined SET NX and GET, the complete script), a replay and a mismatch
-// the one pipeline each, a conflict the pipeline and the acquire script. Real Redis is measured
-// with INFO commandstats on a server of the test's own; both backends also
-// with a client-side command counter.
+// the one pipeline each, a conflict the pipeline and the acquire script.
+// Real Redis is measured with INFO commandstats on a server of the test's
+// own; both backends also with a client-side command counter.
 func TestRedisRoundTrips(t *testing.T) {
 	measure := func(t *testing.T, rdb *redis.Client, stats bool) {
 		counter := redistest.CountCommands(rdb)

@@ -5,13 +5,13 @@ package idem_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/lua"
 )
 
@@ -78,7 +78,7 @@ func BenchmarkAcquireCommands(b *testing.B) {
 					b.Fatal(err)
 				}
 				var n atomic.Int64
-				redis0, client0 := benchRedisCPU(b, rdb), benchClientCPU()
+				redis0, client0 := redistest.CPUSeconds(b, rdb), benchClientCPU()
 				b.ReportAllocs()
 				b.SetParallelism(2 * benchParallelism)
 				b.RunParallel(func(pb *testing.PB) {
@@ -96,7 +96,7 @@ func BenchmarkAcquireCommands(b *testing.B) {
 				})
 				b.StopTimer()
 				b.ReportMetric(float64(benchClientCPU()-client0)/float64(b.N), "client-cpu-ns/op")
-				b.ReportMetric((benchRedisCPU(b, rdb)-redis0)*1e9/float64(b.N), "redis-cpu-ns/op")
+				b.ReportMetric((redistest.CPUSeconds(b, rdb)-redis0)*1e9/float64(b.N), "redis-cpu-ns/op")
 			})
 		}
 	}
@@ -107,24 +107,4 @@ func benchClientCPU() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-// benchRedisCPU is the Redis server's user+system CPU time, in seconds.
-func benchRedisCPU(b *testing.B, rdb *redis.Client) float64 {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sum float64
-	for line := range strings.Lines(info) {
-		name, value, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if name == "used_cpu_sys" || name == "used_cpu_user" {
-			f, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu %s: %v", name, err)
-			}
-			sum += f
-		}
-	}
-	return sum
 }

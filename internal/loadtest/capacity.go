@@ -49,8 +49,7 @@ func (c capResult) saturation() float64 { return float64(c.ops) / c.cpu }
 // requests) and acquire-only replays one Redis server runs per second, and
 // how much of a core that takes; the same again with acquire.lua alone (the
 // path of a client that cannot pipeline, a diagnostic row the plan does not
-// use); and a
-// trivial EVALSHA.
+// use); and a trivial EVALSHA.
 func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, stdout, stderr io.Writer) ([]capResult, error) {
 	var out []capResult
 	type acquirePath struct {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -146,6 +148,43 @@ func CommandCalls(t testing.TB, rdb redis.UniversalClient) map[string]int64 {
 		t.Fatalf("INFO commandstats: %v", err)
 	}
 	return calls
+}
+
+// CPUSeconds returns the server's user+system CPU time so far, in seconds,
+// from INFO cpu: compare two snapshots for the CPU a workload cost Redis.
+func CPUSeconds(t testing.TB, rdb redis.UniversalClient) float64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		t.Fatalf("INFO cpu: %v", err)
+	}
+	cpu, err := parseCPU(info)
+	if err != nil {
+		t.Fatalf("INFO cpu: %v", err)
+	}
+	return cpu
+}
+
+// parseCPU sums used_cpu_user and used_cpu_sys of INFO cpu.
+func parseCPU(info string) (float64, error) {
+	var total float64
+	found := 0
+	for line := range strings.Lines(info) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if name != "used_cpu_user" && name != "used_cpu_sys" {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		total += v
+		found++
+	}
+	if found != 2 {
+		return 0, errors.New("used_cpu_user or used_cpu_sys missing")
+	}
+	return total, nil
 }
 
 // parseCommandStats parses lines such as

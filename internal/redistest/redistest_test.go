@@ -8,6 +8,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+func TestParseCPU(t *testing.T) {
+	got, err := parseCPU("# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500000\r\nused_cpu_sys_children:9.000000\r\n")
+	if err != nil || got != 3.75 {
+		t.Errorf("got %v, %v; want 3.75 (user + sys, children left out)", got, err)
+	}
+	if _, err := parseCPU("used_cpu_sys:1.0\r\n"); err == nil {
+		t.Error("used_cpu_user missing: no error")
+	}
+	if _, err := parseCPU("used_cpu_sys:x\r\nused_cpu_user:1\r\n"); err == nil {
+		t.Error("malformed used_cpu_sys: no error")
+	}
+}
+
 func TestParseCommandStats(t *testing.T) {
 	info := "# Commandstats\r\n" +
 		"cmdstat_evalsha:calls=3,usec=51,usec_per_call=17.00,rejected_calls=0,failed_calls=1\r\n" +
