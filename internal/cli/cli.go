@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/overlay"
+	"github.com/idemgen/idemgen/internal/textdiff"
 )
 
 const usage = `usage: idemgen -config cfg.yaml [-o api.idem.gen.go] [-emit-overlay idempotency.overlay.yaml] [-check] openapi.yaml
@@ -216,6 +217,6 @@ func compare(f generator.File, stderr io.Writer) error {
 	if bytes.Equal(old, f.Content) {
 		return nil
 	}
-	fmt.Fprint(stderr, shortDiff(f.Name, old, f.Content))
+	fmt.Fprint(stderr, textdiff.Short(f.Name, "on disk", "generated", old, f.Content))
 	return fmt.Errorf("%s is stale; run go generate", f.Name)
 }

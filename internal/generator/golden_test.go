@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/load"
+	"github.com/idemgen/idemgen/internal/textdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (idemgen's and oapi-codegen's output, error.txt)")
@@ -179,14 +180,7 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the generated output (go test -update rewrites it):\n--- want\n%s\n--- got\n%s", path, clip(want), clip(got))
+	if d := textdiff.Short(path, "want", "got", want, got); d != "" {
+		t.Errorf("the generated output differs from the golden file (go test -update rewrites it):\n%s", d)
 	}
-}
-
-func clip(b []byte) string {
-	if len(b) > 3000 {
-		return string(b[:3000]) + "\n..."
-	}
-	return string(b)
 }

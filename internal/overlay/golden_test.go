@@ -9,12 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
+
+	"github.com/idemgen/idemgen/internal/textdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/<case>/overlay.yaml")
@@ -116,21 +117,8 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(g), len(w)) {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			t.Fatalf("%s differs at line %d (go test -update rewrites it):\n got: %q\nwant: %q", golden, i+1, gl, wl)
-		}
+	if d := textdiff.Short(golden, "want", "got", want, got); d != "" {
+		t.Fatalf("the overlay differs from the golden file (go test -update rewrites it):\n%s", d)
 	}
 }
 
