@@ -1,0 +1,71 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Route is "METHOD /path".
+func (o Operation) Route() string { return o.Method + " " + o.Path }
+
+// Sentence is the summary as a sentence ending in a period, or "".
+func (o Operation) Sentence() string {
+	s := strings.Join(strings.Fields(o.Summary), " ")
+	if s == "" || strings.HasSuffix(s, ".") {
+		return s
+	}
+	return s + "."
+}
+
+// Name is the operation as the spec calls it: its operationId, or its route.
+func (o Operation) Name() string {
+	if o.SpecID != "" {
+		return o.SpecID
+	}
+	return o.Route()
+}
+
+// KeyParamNote explains, for an operation whose spec declares the key
+// header as a required parameter, that oapi-codegen's generated wrapper
+// rejects a request without it (400, its own plain-text error) before the
+// idempotency layer runs; "" otherwise.
+func (o Operation) KeyParamNote() string {
+	if o.KeyParam == nil || !o.KeyParam.Required {
+		return ""
+	}
+	return "The spec declares " + o.KeyParam.Name + " a required parameter, so oapi-codegen's wrapper answers 400 to a request without it before the idempotency layer runs."
+}
+
+// ServerParams is the parameter list of the ServerInterface method after
+// (w, r), starting with ", ".
+func (o Operation) ServerParams() string {
+	var b strings.Builder
+	for _, p := range o.PathParams {
+		fmt.Fprintf(&b, ", %s %s", p.Name, p.Type)
+	}
+	if o.HasParams {
+		fmt.Fprintf(&b, ", params %sParams", o.GoName)
+	}
+	return b.String()
+}
+
+// ServerArgs is the argument list matching ServerParams.
+func (o Operation) ServerArgs() string {
+	var b strings.Builder
+	for _, p := range o.PathParams {
+		b.WriteString(", " + p.Name)
+	}
+	if o.HasParams {
+		b.WriteString(", params")
+	}
+	return b.String()
+}
+
+// HasBody reports whether the operation takes a request body.
+func (o Operation) HasBody() bool { return len(o.Bodies) > 0 }
+
+// HasMultipart reports whether one of the request bodies is multipart.
+func (o Operation) HasMultipart() bool {
+	return slices.ContainsFunc(o.Bodies, func(b Body) bool { return b.Kind == BodyMultipart })
+}
