@@ -6,7 +6,8 @@
 //     overlay included, and takes Go names and types from oapi-codegen's
 //     pkg/codegen at the version pinned in go.mod. oapi-codegen keeps its
 //     configuration, name normalizer and template functions in package
-//     variables; one function (load.describe) drives them, under a mutex.
+//     variables; one function (load.describe) drives them, under a mutex
+//     (tests run oapi-codegen's own command, in a process of its own).
 //     It parses and validates x-idempotent (internal/extension) and builds
 //     the model.
 //   - model (internal/model) is plain data about the idempotent operations;
