@@ -24,8 +24,8 @@ type Config struct {
 	// the spec; Spec when empty. Keep it relative so output does not depend
 	// on the machine.
 	Source string
-	// Codegen is the oapi-codegen configuration, as ReadCodegenConfig reads
-	// it from the file given to oapi-codegen.
+	// Codegen is the oapi-codegen configuration, as ParseCodegenConfig
+	// parses the file given to oapi-codegen.
 	Codegen codegen.Configuration
 	// Output is the generated file's name; DefaultOutput when empty.
 	Output string

@@ -20,8 +20,8 @@ type File struct {
 
 	Operations []Operation // sorted by GoName
 
-	// Imports maps package names used in oapi-codegen's Go types (path
-	// parameters such as openapi_types.UUID) to their import paths.
+	// TypeImports maps the package names used in oapi-codegen's Go types
+	// (path parameters such as openapi_types.UUID) to their import paths.
 	TypeImports map[string]string
 }
 
