@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/overlay"
@@ -78,9 +79,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.spec = fs.Arg(0)
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		for _, e := range unjoin(err) {
-			fmt.Fprintf(stderr, "idemgen: %v\n", e)
-		}
+		fmt.Fprint(stderr, Message(err))
 		return ExitError
 	}
 	return ExitOK
@@ -185,12 +184,23 @@ func noOverlay(name string, why error, check bool, stderr io.Writer) error {
 	return nil
 }
 
-// unjoin returns the errors that errors.Join joined into err, or err alone.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+// Message is what Run prints for err on standard error: every error that err
+// joins (errors.Join, load.Errors), each on a line of its own that starts
+// with "idemgen: ", like a compiler's errors.
+func Message(err error) string {
+	var b strings.Builder
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		fmt.Fprintf(&b, "idemgen: %v\n", err)
 	}
-	return []error{err}
+	walk(err)
+	return b.String()
 }
 
 func write(f generator.File) error {

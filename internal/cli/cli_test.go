@@ -134,3 +134,34 @@ func TestMissingConfig(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestEveryError: a spec with several problems gets every one reported, one
+// a line, sorted by line, and exit 1 with nothing written.
+func TestEveryError(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "golden", "error-several")
+	want, err := os.ReadFile(filepath.Join(src, "error.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"openapi.yaml", "cfg.yaml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	code, _, stderr := run("-config", "cfg.yaml", "-o", "api.idem.gen.go", "openapi.yaml")
+	if code != cli.ExitError || stderr != string(want) {
+		t.Errorf("exit %d, stderr\n%s\nwant\n%s", code, stderr, want)
+	}
+	if n := strings.Count(stderr, "\nidemgen: ") + 1; n < 8 {
+		t.Errorf("%d errors reported, want every one of the 8", n)
+	}
+	if _, err := os.Stat("api.idem.gen.go"); !os.IsNotExist(err) {
+		t.Errorf("a file was written despite the errors")
+	}
+}

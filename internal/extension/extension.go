@@ -9,8 +9,12 @@
 package extension
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // Name is the name of the extension in an OpenAPI document.
@@ -75,47 +79,80 @@ func errorf(field, format string, args ...any) *Error {
 // documentation lists them.
 var fieldNames = []string{"key", "required", "retention", "lock", "wait", "fingerprint", "retry"}
 
+// Errors returns the problems that err holds, one *Error each: ParseOperation,
+// ParseDocument and Resolve report every problem they find, joined.
+func Errors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			out = append(out, e)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// problems collects the errors of one parse, so that one run reports every
+// problem of the extension rather than the first.
+type problems []error
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, errorf(field, format, args...))
+}
+
+func (p *problems) err() error { return errors.Join(*p...) }
+
 // ParseOperation parses the value of x-idempotent on an operation. enabled
 // is false for an explicit opt-out (false); an object or true enables it.
+// The error joins every problem found, each an *Error (see Errors).
 func ParseOperation(v any) (enabled bool, s Spec, err error) {
 	switch v := v.(type) {
 	case bool:
 		return v, Spec{}, nil
 	case map[string]any:
-		s, err := parseObject(v)
-		return err == nil, s, err
+		var p problems
+		s := parseObject(&p, v)
+		return len(p) == 0, s, p.err()
 	default:
 		return false, Spec{}, errorf("", "must be true, false (explicit opt-out) or an object, got %s", describe(v))
 	}
 }
 
 // ParseDocument parses the document-level x-idempotent: an object of
-// defaults for the operations that opt in.
+// defaults for the operations that opt in. The error joins every problem
+// found, each an *Error.
 func ParseDocument(v any) (Spec, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return Spec{}, errorf("", "must be an object of defaults (key, required, retention, lock, wait, fingerprint, retry) at document level, got %s", describe(v))
 	}
-	return parseObject(m)
+	var p problems
+	s := parseObject(&p, m)
+	return s, p.err()
 }
 
-func parseObject(m map[string]any) (Spec, error) {
-	if err := checkFields("", m, fieldNames); err != nil {
-		return Spec{}, err
-	}
+func parseObject(p *problems, m map[string]any) Spec {
+	checkFields(p, "", m, fieldNames)
 	var s Spec
-	var err error
 	if v, ok := m["key"]; ok {
-		if s.Key, err = parseKey(v); err != nil {
-			return Spec{}, err
-		}
+		s.Key = parseKey(p, v)
 	}
 	if v, ok := m["required"]; ok {
-		b, ok := v.(bool)
-		if !ok {
-			return Spec{}, errorf("required", "must be true or false, got %s", describe(v))
+		if b, ok := v.(bool); ok {
+			s.Required = &b
+		} else {
+			p.add("required", "must be true or false, got %s", describe(v))
 		}
-		s.Required = &b
 	}
 	for _, d := range []struct {
 		name     string
@@ -127,99 +164,85 @@ func parseObject(m map[string]any) (Spec, error) {
 		{"wait", &s.Wait, false},
 	} {
 		if v, ok := m[d.name]; ok {
-			if *d.dst, err = parseDuration(d.name, v, d.positive); err != nil {
-				return Spec{}, err
-			}
+			*d.dst = parseDuration(p, d.name, v, d.positive)
 		}
 	}
 	if v, ok := m["fingerprint"]; ok {
-		if s.Fingerprint, err = parseFingerprint(v); err != nil {
-			return Spec{}, err
-		}
+		s.Fingerprint = parseFingerprint(p, v)
 	}
 	if v, ok := m["retry"]; ok {
-		if s.Retry, err = parseRetry(v); err != nil {
-			return Spec{}, err
-		}
+		s.Retry = parseRetry(p, v)
 	}
-	return s, nil
+	return s
 }
 
-func parseKey(v any) (*Key, error) {
+func parseKey(p *problems, v any) *Key {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errorf("key", "must be an object with header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key), got %s", describe(v))
+		p.add("key", "must be an object with header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key), got %s", describe(v))
+		return nil
 	}
-	if err := checkFields("key", m, []string{"header", "body"}); err != nil {
-		return nil, err
-	}
+	checkFields(p, "key", m, []string{"header", "body"})
 	hv, hasHeader := m["header"]
 	bv, hasBody := m["body"]
 	switch {
 	case hasHeader && hasBody:
-		return nil, errorf("key", "set header or body, not both")
+		p.add("key", "set header or body, not both")
 	case hasHeader:
 		h, ok := hv.(string)
 		if !ok {
-			return nil, errorf("key.header", "must be a header name such as Idempotency-Key, got %s", describe(hv))
+			p.add("key.header", "must be a header name such as Idempotency-Key, got %s", describe(hv))
+			return nil
 		}
-		if err := checkHeaderName("key.header", h); err != nil {
-			return nil, err
+		if checkHeaderName(p, "key.header", h) {
+			return &Key{Header: h}
 		}
-		return &Key{Header: h}, nil
 	case hasBody:
-		p, ok := bv.(string)
+		ptr, ok := bv.(string)
 		if !ok {
-			return nil, errorf("key.body", "must be a JSON Pointer such as /idempotency_key, got %s", describe(bv))
+			p.add("key.body", "must be a JSON Pointer such as /idempotency_key, got %s", describe(bv))
+			return nil
 		}
-		if err := checkPointer("key.body", p); err != nil {
-			return nil, err
+		if checkPointer(p, "key.body", ptr) {
+			return &Key{Body: ptr}
 		}
-		return &Key{Body: p}, nil
 	default:
-		return nil, errorf("key", "must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)")
+		p.add("key", "must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)")
 	}
+	return nil
 }
 
-func parseFingerprint(v any) (*Fingerprint, error) {
+func parseFingerprint(p *problems, v any) *Fingerprint {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errorf("fingerprint", "must be an object with ignore and/or headers, got %s", describe(v))
+		p.add("fingerprint", "must be an object with ignore and/or headers, got %s", describe(v))
+		return nil
 	}
-	if err := checkFields("fingerprint", m, []string{"ignore", "headers"}); err != nil {
-		return nil, err
-	}
+	checkFields(p, "fingerprint", m, []string{"ignore", "headers"})
 	var f Fingerprint
-	var err error
 	if v, ok := m["ignore"]; ok {
-		if f.Ignore, err = parseStrings("fingerprint.ignore", v, "JSON Pointers such as /metadata/trace_id", checkPointer); err != nil {
-			return nil, err
-		}
+		f.Ignore = parseStrings(p, "fingerprint.ignore", v, "JSON Pointers such as /metadata/trace_id", checkPointer)
 	}
 	if v, ok := m["headers"]; ok {
-		if f.Headers, err = parseStrings("fingerprint.headers", v, "header names such as X-Account-Id", checkHeaderName); err != nil {
-			return nil, err
-		}
+		f.Headers = parseStrings(p, "fingerprint.headers", v, "header names such as X-Account-Id", checkHeaderName)
 	}
-	return &f, nil
+	return &f
 }
 
-func parseRetry(v any) (*Retry, error) {
+func parseRetry(p *problems, v any) *Retry {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errorf("retry", "must be an object (maxAttempts, initialInterval, maxInterval, multiplier, maxElapsed, attemptTimeout, retryOn), got %s", describe(v))
+		p.add("retry", "must be an object (maxAttempts, initialInterval, maxInterval, multiplier, maxElapsed, attemptTimeout, retryOn), got %s", describe(v))
+		return nil
 	}
-	if err := checkFields("retry", m, []string{"maxAttempts", "initialInterval", "maxInterval", "multiplier", "maxElapsed", "attemptTimeout", "retryOn"}); err != nil {
-		return nil, err
-	}
+	checkFields(p, "retry", m, []string{"maxAttempts", "initialInterval", "maxInterval", "multiplier", "maxElapsed", "attemptTimeout", "retryOn"})
 	var r Retry
-	var err error
 	if v, ok := m["maxAttempts"]; ok {
-		n, ok := integer(v)
-		if !ok || n < 1 {
-			return nil, errorf("retry.maxAttempts", "must be an integer of at least 1, got %s", describe(v))
+		if n, ok := integer(v); ok && n >= 1 {
+			r.MaxAttempts = &n
+		} else {
+			p.add("retry.maxAttempts", "must be an integer of at least 1, got %s", describe(v))
 		}
-		r.MaxAttempts = &n
 	}
 	for _, d := range []struct {
 		name string
@@ -231,36 +254,47 @@ func parseRetry(v any) (*Retry, error) {
 		{"attemptTimeout", &r.AttemptTimeout},
 	} {
 		if v, ok := m[d.name]; ok {
-			if *d.dst, err = parseDuration("retry."+d.name, v, true); err != nil {
-				return nil, err
-			}
+			*d.dst = parseDuration(p, "retry."+d.name, v, true)
 		}
 	}
 	if v, ok := m["multiplier"]; ok {
-		f, ok := v.(float64)
-		if !ok || !(f >= 1 && f <= 100) {
-			return nil, errorf("retry.multiplier", "must be a number from 1 to 100, got %s", describe(v))
+		if f, ok := v.(float64); ok && f >= 1 && f <= 100 {
+			r.Multiplier = &f
+		} else {
+			p.add("retry.multiplier", "must be a number from 1 to 100, got %s", describe(v))
 		}
-		r.Multiplier = &f
 	}
 	if v, ok := m["retryOn"]; ok {
-		list, ok := v.([]any)
-		if !ok {
-			return nil, errorf("retry.retryOn", "must be a list of HTTP status codes such as [409, 429, 503], got %s", describe(v))
-		}
-		r.RetryOn = make([]int, 0, len(list))
-		seen := map[int]bool{}
-		for i, e := range list {
-			n, ok := integer(e)
-			if !ok || n < 100 || n > 599 {
-				return nil, errorf(fmt.Sprintf("retry.retryOn[%d]", i), "must be an HTTP status code from 100 to 599, got %s", describe(e))
+		r.RetryOn = parseRetryOn(p, v)
+	}
+	return &r
+}
+
+// parseRetryOn parses the statuses the client helper retries. Which
+// statuses can be retried is the runtime's rule (idem.RetryPolicy.Validate),
+// applied to each status on its own so that the error names it.
+func parseRetryOn(p *problems, v any) []int {
+	list, ok := v.([]any)
+	if !ok {
+		p.add("retry.retryOn", "must be a list of HTTP status codes such as [409, 429, 503], got %s", describe(v))
+		return nil
+	}
+	out := make([]int, 0, len(list))
+	for i, e := range list {
+		field := fmt.Sprintf("retry.retryOn[%d]", i)
+		n, ok := integer(e)
+		switch {
+		case !ok || n < 100 || n > 599:
+			p.add(field, "must be an HTTP status code from 100 to 599, got %s", describe(e))
+		case slices.Contains(out, n):
+			p.add(field, "%d is listed twice", n)
+		default:
+			if err := (idem.RetryPolicy{RetryOn: []int{n}}).Validate(); err != nil {
+				p.add(field, "the runtime refuses it (%v): the generated client would fail every call", err)
+				continue
 			}
-			if seen[n] {
-				return nil, errorf(fmt.Sprintf("retry.retryOn[%d]", i), "%d is listed twice", n)
-			}
-			seen[n] = true
-			r.RetryOn = append(r.RetryOn, n)
+			out = append(out, n)
 		}
 	}
-	return &r, nil
+	return out
 }

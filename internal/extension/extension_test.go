@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/internal/extension"
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -59,6 +60,8 @@ func TestParseOperationErrors(t *testing.T) {
 		{`{"retry":{"retryOn":[409,99]}}`, `x-idempotent.retry.retryOn[1]: must be an HTTP status code from 100 to 599, got number 99`},
 		{`{"retry":{"retryOn":[503,503]}}`, `x-idempotent.retry.retryOn[1]: 503 is listed twice`},
 		{`{"retry":{"retryOn":409}}`, `x-idempotent.retry.retryOn: must be a list of HTTP status codes such as [409, 429, 503], got number 409`},
+		{`{"retry":{"retryOn":[422]}}`, `x-idempotent.retry.retryOn[0]: the runtime refuses it (idem: invalid retry policy: status 422 cannot be retried): the generated client would fail every call`},
+		{`{"retry":{"retryOn":[503,400]}}`, `x-idempotent.retry.retryOn[1]: the runtime refuses it (idem: invalid retry policy: status 400 cannot be retried): the generated client would fail every call`},
 	} {
 		_, _, err := extension.ParseOperation(decode(t, tc.in))
 		if err == nil {
@@ -72,6 +75,72 @@ func TestParseOperationErrors(t *testing.T) {
 		if !errors.As(err, &ext) {
 			t.Errorf("%s: %T is not an *extension.Error", tc.in, err)
 		}
+	}
+}
+
+// TestParseOperationReportsEveryProblem: one object with several problems
+// gives one *Error per problem, in the order of the documented fields.
+func TestParseOperationReportsEveryProblem(t *testing.T) {
+	_, _, err := extension.ParseOperation(decode(t, `{"lok":"1s","zzz":1,"key":{"header":"a b"},"lock":"5","retry":{"retryOn":[422,200,"x",503,503],"multiplier":0}}`))
+	var got []string
+	for _, e := range extension.Errors(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, fingerprint, retry`,
+		`x-idempotent.zzz: unknown field; valid fields are key, required, retention, lock, wait, fingerprint, retry`,
+		`x-idempotent.key.header: "a b" is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_` + "`" + `|~ only)`,
+		`x-idempotent.lock: "5" is not a duration: use a Go duration such as "30s", "5m" or "24h"`,
+		`x-idempotent.retry.multiplier: must be a number from 1 to 100, got number 0`,
+		`x-idempotent.retry.retryOn[0]: the runtime refuses it (idem: invalid retry policy: status 422 cannot be retried): the generated client would fail every call`,
+		`x-idempotent.retry.retryOn[1]: the runtime refuses it (idem: invalid retry policy: status 200 cannot be retried): the generated client would fail every call`,
+		`x-idempotent.retry.retryOn[2]: must be an HTTP status code from 100 to 599, got string "x"`,
+		`x-idempotent.retry.retryOn[4]: 503 is listed twice`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestRetryOnAgreesWithRuntime: the generator accepts a retryOn status
+// exactly when the runtime's RetryPolicy.Validate does, so no generated
+// client fails its calls before the first attempt.
+func TestRetryOnAgreesWithRuntime(t *testing.T) {
+	accepted := 0
+	for n := 100; n <= 599; n++ {
+		_, s, err := extension.ParseOperation(map[string]any{"retry": map[string]any{"retryOn": []any{float64(n)}}})
+		if err == nil {
+			_, err = extension.Resolve(extension.Spec{}, s)
+		}
+		runtimeErr := idem.RetryPolicy{RetryOn: []int{n}}.Validate()
+		if (err == nil) != (runtimeErr == nil) {
+			t.Errorf("retryOn [%d]: generator error %v, runtime error %v", n, err, runtimeErr)
+		}
+		if err == nil {
+			accepted++
+		}
+	}
+	if accepted == 0 || accepted == 500 {
+		t.Errorf("%d of 500 statuses accepted: the test proves nothing", accepted)
+	}
+}
+
+// TestDefaultsAreTheRuntimes: an operation that says nothing resolves to the
+// runtime's own defaults, and its policy is one the runtime accepts.
+func TestDefaultsAreTheRuntimes(t *testing.T) {
+	s, err := extension.Resolve(extension.Spec{}, extension.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Retry.Policy(), idem.DefaultRetryPolicy()) {
+		t.Errorf("retry policy %+v, runtime default %+v", s.Retry.Policy(), idem.DefaultRetryPolicy())
+	}
+	if s.KeyHeader != idem.DefaultKeyHeader || s.Retention != idem.DefaultRetention || s.Lock != idem.DefaultLock {
+		t.Errorf("key header %q, retention %v, lock %v; runtime defaults %q, %v, %v",
+			s.KeyHeader, s.Retention, s.Lock, idem.DefaultKeyHeader, idem.DefaultRetention, idem.DefaultLock)
+	}
+	if err := s.Retry.Policy().Validate(); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -181,10 +250,8 @@ func FuzzParseOperation(f *testing.F) {
 			if set.Retention <= 0 || set.Lock <= 0 || set.Wait < 0 || set.Retry.MaxAttempts < 1 || (set.KeyHeader == "") == (set.KeyPointer == "") {
 				t.Fatalf("%s: resolved to impossible settings %+v", src, set)
 			}
-			for _, code := range set.Retry.RetryOn {
-				if code < 100 || code > 599 {
-					t.Fatalf("%s: retryOn %d", src, code)
-				}
+			if err := set.Retry.Policy().Validate(); err != nil {
+				t.Fatalf("%s: resolved to a policy the runtime refuses: %v", src, err)
 			}
 		}
 	})

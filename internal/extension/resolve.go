@@ -5,23 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// The documented defaults, used when neither the operation nor the document
-// says otherwise. They match the runtime's (package idem).
-const (
-	DefaultKeyHeader       = "Idempotency-Key"
-	DefaultRetention       = 24 * time.Hour
-	DefaultLock            = 30 * time.Second
-	DefaultMaxAttempts     = 5
-	DefaultInitialInterval = 200 * time.Millisecond
-	DefaultMaxInterval     = 5 * time.Second
-	DefaultMultiplier      = 2.0
-	DefaultMaxElapsed      = 30 * time.Second
+	idem "github.com/idemgen/idemgen/runtime"
 )
-
-// DefaultRetryOn is the list of statuses retried by default.
-func DefaultRetryOn() []int { return []int{409, 429, 502, 503, 504} }
 
 // Settings is the complete configuration of one idempotent operation: the
 // operation's x-idempotent over the document's defaults over the documented
@@ -51,35 +37,66 @@ type RetrySettings struct {
 	RetryOn         []int
 }
 
-// Resolve merges op over doc and over the defaults, and checks the fields
-// against each other. The key is replaced as a whole; fingerprint and retry
-// are merged member by member; lists replace lists.
-func Resolve(doc, op Spec) (Settings, error) {
-	s := Settings{
-		KeyHeader: DefaultKeyHeader,
+// Defaults returns the settings of an operation that says nothing but
+// x-idempotent: true. They are the runtime's own defaults (package idem), so
+// that what the generated code states is what the runtime would do anyway.
+func Defaults() Settings {
+	p := idem.DefaultRetryPolicy()
+	return Settings{
+		KeyHeader: idem.DefaultKeyHeader,
 		Required:  true,
-		Retention: DefaultRetention,
-		Lock:      DefaultLock,
+		Retention: idem.DefaultRetention,
+		Lock:      idem.DefaultLock,
 		Retry: RetrySettings{
-			MaxAttempts:     DefaultMaxAttempts,
-			InitialInterval: DefaultInitialInterval,
-			MaxInterval:     DefaultMaxInterval,
-			Multiplier:      DefaultMultiplier,
-			MaxElapsed:      DefaultMaxElapsed,
-			RetryOn:         DefaultRetryOn(),
+			MaxAttempts:     p.MaxAttempts,
+			InitialInterval: p.InitialInterval,
+			MaxInterval:     p.MaxInterval,
+			Multiplier:      p.Multiplier,
+			MaxElapsed:      p.MaxElapsed,
+			AttemptTimeout:  p.AttemptTimeout,
+			RetryOn:         p.RetryOn,
 		},
 	}
+}
+
+// Policy is the retry policy of r as the runtime takes it.
+func (r RetrySettings) Policy() idem.RetryPolicy {
+	return idem.RetryPolicy{
+		MaxAttempts:     r.MaxAttempts,
+		InitialInterval: r.InitialInterval,
+		MaxInterval:     r.MaxInterval,
+		Multiplier:      r.Multiplier,
+		MaxElapsed:      r.MaxElapsed,
+		AttemptTimeout:  r.AttemptTimeout,
+		RetryOn:         r.RetryOn,
+	}
+}
+
+// Resolve merges op over doc and over the Defaults, and checks the fields
+// against each other and the retry policy against the runtime's own rules
+// (idem.RetryPolicy.Validate). The key is replaced as a whole; fingerprint
+// and retry are merged member by member; lists replace lists. The error
+// joins every problem found, each an *Error.
+func Resolve(doc, op Spec) (Settings, error) {
+	s := Defaults()
 	for _, layer := range []Spec{doc, op} {
 		s.apply(layer)
 	}
+	var p problems
 	for i, h := range s.FingerprintHeaders {
 		s.FingerprintHeaders[i] = textproto.CanonicalMIMEHeaderKey(h)
 		if s.KeyHeader != "" && strings.EqualFold(h, s.KeyHeader) {
-			return Settings{}, errorf("fingerprint.headers["+strconv.Itoa(i)+"]", "%s is the key header, which is never part of the fingerprint; remove it", strconv.Quote(h))
+			p.add("fingerprint.headers["+strconv.Itoa(i)+"]", "%s is the key header, which is never part of the fingerprint; remove it", strconv.Quote(h))
 		}
 	}
 	if r := s.Retry; r.MaxInterval < r.InitialInterval {
-		return Settings{}, errorf("retry.maxInterval", "must be at least initialInterval (%s), got %s", r.InitialInterval, r.MaxInterval)
+		p.add("retry.maxInterval", "must be at least initialInterval (%s), got %s", r.InitialInterval, r.MaxInterval)
+	}
+	if err := s.Retry.Policy().Validate(); err != nil {
+		p.add("retry", "the runtime refuses the policy (%v): the generated client would fail every call", err)
+	}
+	if len(p) > 0 {
+		return Settings{}, p.err()
 	}
 	return s, nil
 }

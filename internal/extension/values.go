@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// checkFields reports the first member of m (in sorted order) that is not
-// one of known.
-func checkFields(field string, m map[string]any, known []string) error {
+// checkFields reports every member of m (in sorted order) that is not one of
+// known.
+func checkFields(p *problems, field string, m map[string]any, known []string) {
 	names := make([]string, 0, len(m))
 	for name := range m {
 		names = append(names, name)
@@ -19,10 +19,9 @@ func checkFields(field string, m map[string]any, known []string) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(known, name) {
-			return errorf(join(field, name), "unknown field; valid fields are %s", strings.Join(known, ", "))
+			p.add(join(field, name), "unknown field; valid fields are %s", strings.Join(known, ", "))
 		}
 	}
-	return nil
 }
 
 func join(field, name string) string {
@@ -72,67 +71,74 @@ func integer(v any) (int, bool) {
 	}
 }
 
-// parseDuration parses a Go duration string. The number 0 is accepted as a
-// zero duration, for wait: 0.
-func parseDuration(field string, v any, positive bool) (*time.Duration, error) {
+// parseDuration parses a Go duration string; nil when it is not one. The
+// number 0 is accepted as a zero duration, for wait: 0.
+func parseDuration(p *problems, field string, v any, positive bool) *time.Duration {
 	var d time.Duration
 	switch v := v.(type) {
 	case string:
 		var err error
 		d, err = time.ParseDuration(v)
 		if err != nil {
-			return nil, errorf(field, "%s is not a duration: use a Go duration such as \"30s\", \"5m\" or \"24h\"", strconv.Quote(v))
+			p.add(field, "%s is not a duration: use a Go duration such as \"30s\", \"5m\" or \"24h\"", strconv.Quote(v))
+			return nil
 		}
 	default:
 		if n, ok := integer(v); !ok || n != 0 {
-			return nil, errorf(field, "must be a duration string such as \"30s\", got %s", describe(v))
+			p.add(field, "must be a duration string such as \"30s\", got %s", describe(v))
+			return nil
 		}
 	}
 	switch {
 	case positive && d <= 0:
-		return nil, errorf(field, "must be positive, got %s", describe(v))
+		p.add(field, "must be positive, got %s", describe(v))
+		return nil
 	case d < 0:
-		return nil, errorf(field, "must not be negative, got %s", describe(v))
+		p.add(field, "must not be negative, got %s", describe(v))
+		return nil
 	}
-	return &d, nil
+	return &d
 }
 
 // parseStrings parses a list of strings, each checked by check, with no
-// duplicates (header names compare case-insensitively).
-func parseStrings(field string, v any, what string, check func(field, s string) error) ([]string, error) {
+// duplicates (header names compare case-insensitively); the valid ones are
+// returned.
+func parseStrings(p *problems, field string, v any, what string, check func(p *problems, field, s string) bool) []string {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, errorf(field, "must be a list of %s, got %s", what, describe(v))
+		p.add(field, "must be a list of %s, got %s", what, describe(v))
+		return nil
 	}
 	out := make([]string, 0, len(list))
 	for i, e := range list {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		s, ok := e.(string)
-		if !ok {
-			return nil, errorf(f, "must be one of %s, got %s", what, describe(e))
+		switch {
+		case !ok:
+			p.add(f, "must be one of %s, got %s", what, describe(e))
+		case !check(p, f, s):
+		case slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, s) }):
+			p.add(f, "%s is listed twice", strconv.Quote(s))
+		default:
+			out = append(out, s)
 		}
-		if err := check(f, s); err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, s) }) {
-			return nil, errorf(f, "%s is listed twice", strconv.Quote(s))
-		}
-		out = append(out, s)
 	}
-	return out, nil
+	return out
 }
 
 // checkHeaderName checks that s is an HTTP field name (RFC 9110 token).
-func checkHeaderName(field, s string) error {
+func checkHeaderName(p *problems, field, s string) bool {
 	if s == "" {
-		return errorf(field, "must not be empty: use a header name such as Idempotency-Key")
+		p.add(field, "must not be empty: use a header name such as Idempotency-Key")
+		return false
 	}
 	for i := 0; i < len(s); i++ {
 		if !isTokenChar(s[i]) {
-			return errorf(field, "%s is not a valid HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)", strconv.Quote(s))
+			p.add(field, "%s is not a valid HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)", strconv.Quote(s))
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 func isTokenChar(c byte) bool {
@@ -145,14 +151,16 @@ func isTokenChar(c byte) bool {
 
 // checkPointer checks that s is a JSON Pointer (RFC 6901) to a member, not
 // the whole document.
-func checkPointer(field, s string) error {
+func checkPointer(p *problems, field, s string) bool {
 	if !strings.HasPrefix(s, "/") {
-		return errorf(field, "%s is not a JSON Pointer: it must start with \"/\" (e.g. \"/idempotency_key\")", strconv.Quote(s))
+		p.add(field, "%s is not a JSON Pointer: it must start with \"/\" (e.g. \"/idempotency_key\")", strconv.Quote(s))
+		return false
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] == '~' && (i+1 == len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
-			return errorf(field, "%s is not a JSON Pointer: \"~\" must be followed by 0 or 1 (\"~0\" is \"~\", \"~1\" is \"/\")", strconv.Quote(s))
+			p.add(field, "%s is not a JSON Pointer: \"~\" must be followed by 0 or 1 (\"~0\" is \"~\", \"~1\" is \"/\")", strconv.Quote(s))
+			return false
 		}
 	}
-	return nil
+	return true
 }

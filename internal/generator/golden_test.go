@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemgen/idemgen/internal/cli"
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/textdiff"
 )
@@ -17,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite golden files (idemgen's and oap
 
 // goldenRoot holds one folder per case: openapi.yaml (or .json), cfg.yaml,
 // and either api.gen.go (oapi-codegen) + api.idem.gen.go (idemgen), or, for
-// the cases named error-*, error.txt with the exact message the command
-// prints.
+// the cases named error-*, error.txt with the exact messages the command
+// prints, every problem of the run.
 const goldenRoot = "../../testdata/golden"
 
 type goldenCase struct {
@@ -78,7 +79,7 @@ func TestGolden(t *testing.T) {
 				if err == nil {
 					t.Fatal("generated without error; an error-* case expects one")
 				}
-				checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte("idemgen: "+err.Error()+"\n"))
+				checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte(cli.Message(err)))
 				return
 			}
 			if err != nil {

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,8 +47,9 @@ func build(f model.File, d codegenOp, doc, s extension.Spec) (model.Operation, e
 		Bodies:       d.bodies,
 		ResponseType: d.response,
 	}
+	var errs []error
 	if err := checkBodyKey(op); err != nil {
-		return model.Operation{}, err
+		errs = append(errs, err)
 	}
 	for _, h := range d.headers {
 		if set.KeyHeader != "" && strings.EqualFold(h.name, set.KeyHeader) {
@@ -65,17 +67,20 @@ func build(f model.File, d codegenOp, doc, s extension.Spec) (model.Operation, e
 		return op.KeyParam == nil || p.in != "header" || !strings.EqualFold(p.name, op.KeyParam.Name)
 	})
 	if p := op.KeyParam; p != nil && p.Required && op.Optional {
-		return model.Operation{}, &extension.Error{Field: "required", Msg: fmt.Sprintf(
-			"false contradicts the key header parameter %s, which is declared required: oapi-codegen's wrapper answers 400 when it is missing; declare the parameter required: false, or drop required: false", p.Name)}
+		errs = append(errs, &extension.Error{Field: "required", Msg: fmt.Sprintf(
+			"false contradicts the key header parameter %s, which is declared required: oapi-codegen's wrapper answers 400 when it is missing; declare the parameter required: false, or drop required: false", p.Name)})
 	}
 	if f.Strict && op.HasMultipart() {
-		return model.Operation{}, &extension.Error{Msg: "the strict-server middleware cannot fingerprint a multipart request body (the strict handler hands it over as a stream); generate a chi, std-http or gorilla server without strict-server and use WithIdempotency, or leave this operation out of x-idempotent"}
+		errs = append(errs, &extension.Error{Msg: "the strict-server middleware cannot fingerprint a multipart request body (the strict handler hands it over as a stream); generate a chi, std-http or gorilla server without strict-server and use WithIdempotency, or leave this operation out of x-idempotent"})
 	}
 	for _, p := range op.PathParams {
 		if slices.Contains(model.ReservedNames(), p.Name) {
-			return model.Operation{}, &extension.Error{Msg: fmt.Sprintf(
-				"a path parameter is the Go variable %s, a name the generated code uses itself; rename it with x-go-name", p.Name)}
+			errs = append(errs, &extension.Error{Msg: fmt.Sprintf(
+				"a path parameter is the Go variable %s, a name the generated code uses itself; rename it with x-go-name", p.Name)})
 		}
+	}
+	if len(errs) > 0 {
+		return model.Operation{}, errors.Join(errs...)
 	}
 	return op, nil
 }

@@ -5,7 +5,6 @@ package load
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -53,7 +52,51 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Errors is every problem of one run, sorted by line, then operation, then
+// message, so a spec with several problems is reported in full, like a
+// compiler's errors.
+type Errors []*Error
+
+// Error returns the problems, one a line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems, for errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+func (es Errors) sort() {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.Err.Error(), b.Err.Error()))
+	})
+}
+
+// leaves returns the errors that err joins (errors.Join, at any depth), or
+// err alone.
+func leaves(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}
+
 // Load loads the spec and returns the model of its idempotent operations.
+// Problems in the spec are reported all at once, as Errors.
 func Load(in Input) (model.File, error) {
 	text, err := os.ReadFile(in.Spec)
 	if err != nil && !strings.Contains(in.Spec, "://") {
@@ -64,25 +107,29 @@ func Load(in Input) (model.File, error) {
 	if err != nil {
 		return model.File{}, &Error{File: in.Source, Err: err}
 	}
-	at := func(path, method, op string, err error) error {
-		var ext *extension.Error
-		field := ""
-		if errors.As(err, &ext) {
-			field = ext.Field
+	var errs Errors
+	// report adds the problems err holds, each located at its field of the
+	// x-idempotent of the operation at path and method (op names it).
+	report := func(path, method, op string, err error) {
+		for _, e := range leaves(err) {
+			field := ""
+			if ext, ok := e.(*extension.Error); ok {
+				field = ext.Field
+			}
+			errs = append(errs, &Error{File: in.Source, Line: lines.line(path, method, field), Operation: op, Err: e})
 		}
-		return &Error{File: in.Source, Line: lines.line(path, method, field), Operation: op, Err: err}
 	}
 
 	var doc extension.Spec
 	if v, ok := spec.Extensions[extension.Name]; ok {
 		if doc, err = extension.ParseDocument(v); err != nil {
-			return model.File{}, at("", "", "", err)
+			report("", "", "", err)
 		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(spec.Paths.Map())) {
 		if _, ok := spec.Paths.Value(path).Extensions[extension.Name]; ok {
 			err := &extension.Error{Msg: "not allowed on a path item; put it on the operations of " + path}
-			return model.File{}, &Error{File: in.Source, Line: lines.line(path, extension.Name, ""), Err: err}
+			errs = append(errs, &Error{File: in.Source, Line: lines.line(path, extension.Name, ""), Err: err})
 		}
 	}
 
@@ -101,26 +148,33 @@ func Load(in Input) (model.File, error) {
 		if !ok {
 			continue
 		}
+		name := d.specID
+		if name == "" {
+			name = d.method + " " + d.path
+		}
 		enabled, s, err := extension.ParseOperation(v)
-		if err == nil && enabled {
-			var op model.Operation
-			op, err = build(f, d, doc, s)
-			for _, p := range op.PathParams {
-				if err == nil {
-					err = typeImports(f.TypeImports, known, p.Type)
-				}
-			}
-			if err == nil {
-				f.Operations = append(f.Operations, op)
-			}
-		}
 		if err != nil {
-			name := d.specID
-			if name == "" {
-				name = d.method + " " + d.path
-			}
-			return model.File{}, at(d.path, d.method, name, err)
+			report(d.path, d.method, name, err)
+			continue
 		}
+		if !enabled {
+			continue
+		}
+		op, err := build(f, d, doc, s)
+		if err != nil {
+			report(d.path, d.method, name, err)
+			continue
+		}
+		for _, p := range op.PathParams {
+			if err := typeImports(f.TypeImports, known, p.Type); err != nil {
+				report(d.path, d.method, name, err)
+			}
+		}
+		f.Operations = append(f.Operations, op)
+	}
+	if len(errs) > 0 {
+		errs.sort()
+		return model.File{}, errs
 	}
 	slices.SortFunc(f.Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
 	return f, nil
