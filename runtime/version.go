@@ -1,7 +1,9 @@
 package idem
 
-// SupportPackageIsVersion1 is referenced by generated code so that a file
-// generated for another version of this package fails to compile instead of
-// misbehaving at run time. Bump it (and the generator's guard) on any change
-// to the API that generated code calls.
-const SupportPackageIsVersion1 = true
+// GenVersion is the version of the API between this package and the code
+// that idemgen generates. idemgen writes the GenVersion it was built with
+// into every file it generates, in two constants that overflow unless it
+// equals this GenVersion, so that a file generated for another version of
+// this package fails to compile instead of misbehaving at run time. Bump it
+// on any change to the API that generated code calls.
+const GenVersion = 1

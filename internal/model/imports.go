@@ -5,10 +5,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // RuntimeImport is the import path of the runtime package (package idem).
 const RuntimeImport = "github.com/idemgen/idemgen/runtime"
+
+// RuntimeVersion is the version of the runtime's API for generated code
+// that generated files check at compile time: the runtime's own constant,
+// so that the generator and the runtime it is built with cannot disagree.
+func (File) RuntimeVersion() int { return idem.GenVersion }
 
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted, with an empty string between groups.

@@ -2,8 +2,17 @@ package render
 
 import (
 	"flag"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idemgen/idemgen/internal/model"
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -31,3 +40,43 @@ func TestComment(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionGuard: the constants that a generated file starts with compile
+// against the runtime's idem.GenVersion and against no other version.
+func TestVersionGuard(t *testing.T) {
+	src, err := File(model.File{Package: "api", Source: "openapi.yaml", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "api.idem.gen.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep only the version guard: the constants that refer to idem.GenVersion.
+	var guard []ast.Decl
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST && strings.Contains(string(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]), "idem.GenVersion") {
+			guard = append(guard, d)
+		}
+	}
+	if len(guard) != 1 {
+		t.Fatalf("%d const declarations refer to idem.GenVersion, want 1:\n%s", len(guard), src)
+	}
+	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{&ast.ImportSpec{
+		Name: ast.NewIdent("idem"), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(model.RuntimeImport)}}}}}, guard...)
+	for _, v := range []int{idem.GenVersion - 1, idem.GenVersion, idem.GenVersion + 1} {
+		fake := types.NewPackage(model.RuntimeImport, "idem")
+		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "GenVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(v))))
+		fake.MarkComplete()
+		conf := types.Config{Importer: importerFunc(func(string) (*types.Package, error) { return fake, nil })}
+		_, err := conf.Check("api", fset, []*ast.File{f}, nil)
+		if (err == nil) != (v == idem.GenVersion) {
+			t.Errorf("against GenVersion %d (generated for %d): type-check error %v", v, idem.GenVersion, err)
+		}
+	}
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }

@@ -12,9 +12,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// A file generated for another version of the idem runtime fails to compile
-// here instead of misbehaving at run time: regenerate it.
-const _ = idem.SupportPackageIsVersion1
+// This file is generated for version 1 of the idem runtime's API for
+// generated code (idem.GenVersion). Against another version one of these
+// constants overflows and the file fails to compile here instead of
+// misbehaving at run time: regenerate it.
+const (
+	_ uint = idem.GenVersion - 1
+	_ uint = 1 - idem.GenVersion
+)
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
