@@ -47,6 +47,18 @@
 //     used has been pruned and filtered in place by codegen.Generate), for
 //     the operations the Go code covers. Writing it over the overlay the
 //     config applies is refused (the second run would find nothing to add).
+//   - Names: parameters keep the Go names oapi-codegen gives them; every
+//     name the generated code chooses itself (locals, receivers, unexported
+//     package-level identifiers) is allocated per file and per method so
+//     that no spec can collide with it (model.File.AllocateNames), the way
+//     protoc-gen-go allocates names. Where a path parameter hides a package
+//     the method body needs (a client-only parameter named context), the
+//     file imports that package a second time under a free name. Only an
+//     exported identifier that oapi-codegen's output declares too
+//     (a schema named IdempotentClient) is an error, since users call it
+//     by name.
+//   - Errors: every problem of a run is reported, one per line, sorted by
+//     line (load.Errors).
 //   - Operation settings are emitted fully resolved (document defaults and
 //     documented defaults filled in), so the generated file shows what runs.
 package generator

@@ -73,12 +73,6 @@ func build(f model.File, d codegenOp, doc, s extension.Spec) (model.Operation, e
 	if f.Strict && op.HasMultipart() {
 		errs = append(errs, &extension.Error{Msg: "the strict-server middleware cannot fingerprint a multipart request body (the strict handler hands it over as a stream); generate a chi, std-http or gorilla server without strict-server and use WithIdempotency, or leave this operation out of x-idempotent"})
 	}
-	for _, p := range op.PathParams {
-		if slices.Contains(model.ReservedNames(), p.Name) {
-			errs = append(errs, &extension.Error{Msg: fmt.Sprintf(
-				"a path parameter is the Go variable %s, a name the generated code uses itself; rename it with x-go-name", p.Name)})
-		}
-	}
 	if len(errs) > 0 {
 		return model.Operation{}, errors.Join(errs...)
 	}

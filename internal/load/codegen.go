@@ -2,6 +2,8 @@ package load
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/token"
 	"strings"
 	"sync"
@@ -20,6 +22,14 @@ import (
 // oapi-codegen's, not any of ours; describe is the only code in this program
 // that touches it (tests run oapi-codegen's command in a process of its own).
 var oapiState sync.Mutex
+
+// codegenSpec is what oapi-codegen makes of the spec.
+type codegenSpec struct {
+	doc      *openapi3.T       // the loaded spec, overlay applied
+	ops      []codegenOp       // its path operations
+	imports  map[string]string // package names its Go types may use -> import paths
+	declared map[string]bool   // the package-level identifiers its output declares
+}
 
 // codegenOp is what idemgen needs of one operation, as oapi-codegen
 // describes it while its global state is set.
@@ -57,10 +67,10 @@ type headerField struct {
 // runs codegen.Generate with the user's configuration (output discarded, not
 // formatted) so that every global is exactly what oapi-codegen's own run
 // sets, then asks codegen.OperationDefinitions again for the definitions.
-func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg codegen.Configuration) (*openapi3.T, []codegenOp, map[string]string, error) {
+func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg codegen.Configuration) (*codegenSpec, error) {
 	spec, err := util.LoadSwaggerWithOverlay(specPath, overlay)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 
 	oapiState.Lock()
@@ -75,24 +85,28 @@ func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg code
 		}
 	}
 	cfg.OutputOptions.SkipFmt = true
-	cfg.Generate.EmbeddedSpec = false
 	if cfg.OutputOptions.ResponseTypeSuffix == "" {
 		// Generate only ever sets the suffix, so reset it from an earlier run.
 		cfg.OutputOptions.ResponseTypeSuffix = "Response"
 	}
-	if _, err := codegen.Generate(spec, cfg); err != nil {
-		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+	code, err := codegen.Generate(spec, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	declared, err := declaredNames(code)
+	if err != nil {
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
 	}
 	for op, id := range original {
 		op.OperationID = id
 	}
 	defs, err := codegen.OperationDefinitions(spec)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
 	}
 	known, err := knownImports(cfg, defs)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("oapi-codegen: %w", err)
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
 	}
 	responseTypeName, _ := codegen.TemplateFunctions["genResponseTypeName"].(func(string) string)
 
@@ -123,7 +137,38 @@ func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg code
 		d.bodies = bodies(def)
 		out = append(out, d)
 	}
-	return spec, out, known, nil
+	return &codegenSpec{doc: spec, ops: out, imports: known, declared: declared}, nil
+}
+
+// declaredNames returns the package-level identifiers that oapi-codegen's
+// output declares, which the generated file, in the same package, must not
+// declare again.
+func declaredNames(code string) (map[string]bool, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), "oapi-codegen.go", code, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("parse its output: %w", err)
+	}
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				names[d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					names[s.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return names, nil
 }
 
 // headerFields finds the header parameters in the Params struct that

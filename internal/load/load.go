@@ -103,10 +103,11 @@ func Load(in Input) (model.File, error) {
 		return model.File{}, &Error{File: in.Source, Err: err}
 	}
 	lines := indexLines(text)
-	spec, ops, known, err := describe(in.Spec, in.Overlay, in.Codegen)
+	cg, err := describe(in.Spec, in.Overlay, in.Codegen)
 	if err != nil {
 		return model.File{}, &Error{File: in.Source, Err: err}
 	}
+	spec := cg.doc
 	var errs Errors
 	// report adds the problems err holds, each located at its field of the
 	// x-idempotent of the operation at path and method (op names it).
@@ -143,7 +144,7 @@ func Load(in Input) (model.File, error) {
 		Client:      g.Client,
 		TypeImports: map[string]string{},
 	}
-	for _, d := range ops {
+	for _, d := range cg.ops {
 		v, ok := d.op.Extensions[extension.Name]
 		if !ok {
 			continue
@@ -166,16 +167,25 @@ func Load(in Input) (model.File, error) {
 			continue
 		}
 		for _, p := range op.PathParams {
-			if err := typeImports(f.TypeImports, known, p.Type); err != nil {
+			if err := typeImports(f.TypeImports, cg.imports, p.Type); err != nil {
 				report(d.path, d.method, name, err)
 			}
 		}
 		f.Operations = append(f.Operations, op)
 	}
+	slices.SortFunc(f.Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
+	for _, c := range f.AllocateNames(cg.declared) {
+		err := fmt.Errorf("idemgen declares %s, a name users call, and oapi-codegen's output declares it too: rename the schema or operation it comes from (x-go-name)", c.Name)
+		if c.Operation < 0 {
+			errs = append(errs, &Error{File: in.Source, Err: err})
+			continue
+		}
+		op := f.Operations[c.Operation]
+		errs = append(errs, &Error{File: in.Source, Line: lines.line(op.Path, op.Method, ""), Operation: op.Name(), Err: err})
+	}
 	if len(errs) > 0 {
 		errs.sort()
 		return model.File{}, errs
 	}
-	slices.SortFunc(f.Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
 	return f, nil
 }

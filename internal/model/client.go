@@ -1,5 +1,10 @@
 package model
 
+import (
+	"strconv"
+	"strings"
+)
+
 // ClientBodyKind is how the client helper takes the request body.
 type ClientBodyKind int
 
@@ -66,18 +71,19 @@ func (o Operation) FillKeyParam() bool {
 
 // KeyExpr is the call's key as a value of the key parameter's type.
 func (o Operation) KeyExpr() string {
+	key := o.Names.Client.Call + ".Key()"
 	if o.KeyParam.Type == "string" {
-		return "call.Key()"
+		return key
 	}
-	return o.KeyParam.Type + "(call.Key())"
+	return o.KeyParam.Type + "(" + key + ")"
 }
 
 // KeyParamValue is what the client helper assigns to the key parameter field.
 func (o Operation) KeyParamValue() string {
 	if o.KeyParam.Pointer {
-		return "&key"
+		return "&" + o.Names.Client.Key
 	}
-	return "key"
+	return o.Names.Client.Key
 }
 
 // ClientTakesParams reports whether the client helper takes params: the
@@ -86,21 +92,22 @@ func (o Operation) ClientTakesParams() bool {
 	return o.HasParams && (o.OtherParams || !o.FillKeyParam())
 }
 
-// ClientParams is the client helper's parameter list after ctx, starting
-// with ", ".
+// ClientParams is the client helper's parameter list after its context,
+// starting with ", ".
 func (o Operation) ClientParams() string {
+	l := o.Names.Client
 	s := ""
 	for _, p := range o.PathParams {
 		s += ", " + p.Name + " " + p.Type
 	}
 	if o.ClientTakesParams() {
-		s += ", params *" + o.GoName + "Params"
+		s += ", " + l.Params + " *" + o.GoName + "Params"
 	}
 	switch o.ClientBodyKind() {
 	case ClientBodyJSON, ClientBodyText:
-		s += ", body " + o.ClientBody().Type
+		s += ", " + l.Body + " " + o.ClientBody().Type
 	case ClientBodyReader:
-		s += ", contentType string, body io.Reader"
+		s += ", " + l.ContentType + " string, " + l.Body + " io.Reader"
 	}
 	return s
 }
@@ -113,33 +120,55 @@ func (o Operation) ClientMethod() string {
 	return o.GoName + "WithResponse"
 }
 
-// ClientCallArgs is the argument list of ClientMethod after ctx and before
-// the request editor, starting with ", ".
+// ClientCallArgs is the argument list of ClientMethod after the context
+// and before the request editor, starting with ", ".
 func (o Operation) ClientCallArgs() string {
+	l := o.Names.Client
 	s := ""
 	for _, p := range o.PathParams {
 		s += ", " + p.Name
 	}
 	switch {
 	case o.FillKeyParam():
-		s += ", &p"
+		s += ", &" + l.P
 	case o.HasParams:
-		s += ", params"
+		s += ", " + l.Params
 	}
+	reader := l.Bytes + ".NewReader(" + l.Buf + ")"
 	switch o.ClientBodyKind() {
 	case ClientBodyJSON, ClientBodyText:
-		s += ", " + quote(o.ClientBody().ContentType) + ", bytes.NewReader(buf)"
+		s += ", " + quote(o.ClientBody().ContentType) + ", " + reader
 	case ClientBodyReader:
-		s += ", contentType, bytes.NewReader(buf)"
+		s += ", " + l.ContentType + ", " + reader
 	}
 	return s
 }
 
-// RunAssign is the operator of the call.Run assignment: err is declared
-// earlier when a body was prepared.
+// RunAssign is the operator of the assignment of the call's Run: its error
+// variable is declared earlier when a body was prepared.
 func (o Operation) RunAssign() string {
 	if o.ClientBodyKind() == ClientBodyJSON || o.ClientBodyKind() == ClientBodyReader {
 		return "="
 	}
 	return ":="
+}
+
+// ClientRetryDoc says, for the client helper's doc comment, what its
+// attempts carry and which of them are retried: the statuses of the
+// operation's retry policy as the spec resolves them.
+func (o Operation) ClientRetryDoc() string {
+	retried := "fail in transport"
+	if n := len(o.Retry.RetryOn); n > 0 {
+		codes := make([]string, n)
+		for i, c := range o.Retry.RetryOn {
+			codes[i] = strconv.Itoa(c)
+		}
+		list := codes[0]
+		if n > 1 {
+			list = strings.Join(codes[:n-1], ", ") + " or " + codes[n-1]
+		}
+		retried += " or are answered " + list
+	}
+	return "Every attempt carries the same idempotency key and body bytes. Attempts that " + retried +
+		" are retried as the operation's retry policy allows (options given to NewIdempotentClient or the call may change it). It returns the last typed response, and a *idem.RetryError when it gave up."
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"cmp"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -18,28 +20,32 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 func (File) RuntimeVersion() int { return idem.GenVersion }
 
 // Imports returns the import specs the file needs, standard library first,
-// each group sorted, with an empty string between groups.
+// each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
-	need := map[string]bool{}
+	need := map[string]bool{} // standard library import specs
+	add := func(path string) { need[strconv.Quote(path)] = true }
 	if f.Server || f.Strict || f.Client {
-		need["net/http"] = true
+		add("net/http")
 	}
 	if f.Strict || f.Client {
-		need["context"] = true
+		add("context")
 	}
 	if len(f.Operations) > 0 && (f.Server || f.Strict || f.Client) {
-		need["time"] = true
+		add("time")
 	}
 	for _, op := range f.Operations {
 		if f.Strict {
-			need["fmt"] = true
+			add("fmt")
 		}
 		if f.Client && op.HasBody() {
-			need["bytes"] = true
+			add("bytes")
 			if op.ClientBodyKind() == ClientBodyReader {
-				need["io"] = true
+				add("io")
 			}
 		}
+	}
+	for name, p := range f.Names.Aliases {
+		need[name+" "+strconv.Quote(p)] = true
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
 	for name, p := range f.TypeImports {
@@ -51,17 +57,17 @@ func (f File) Imports() []string {
 			spec = name + " " + spec
 		}
 		if first, _, _ := strings.Cut(p, "/"); !strings.Contains(first, ".") {
-			need[p] = true
+			need[spec] = true
 		} else {
 			other = append(other, spec)
 		}
 	}
-	std := make([]string, 0, len(need))
-	for p := range need {
-		std = append(std, strconv.Quote(p))
+	std := slices.Collect(maps.Keys(need))
+	byPath := func(a, b string) int {
+		return cmp.Or(strings.Compare(importPath(a), importPath(b)), strings.Compare(a, b))
 	}
-	slices.Sort(std)
-	slices.SortFunc(other, func(a, b string) int { return strings.Compare(importPath(a), importPath(b)) })
+	slices.SortFunc(std, byPath)
+	slices.SortFunc(other, byPath)
 	return append(append(std, ""), slices.Compact(other)...)
 }
 

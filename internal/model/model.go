@@ -20,6 +20,9 @@ type File struct {
 
 	Operations []Operation // sorted by GoName
 
+	// Names are the names the generated code chooses itself (AllocateNames).
+	Names FileNames
+
 	// TypeImports maps the package names used in oapi-codegen's Go types
 	// (path parameters such as openapi_types.UUID) to their import paths.
 	TypeImports map[string]string
@@ -55,6 +58,9 @@ type Operation struct {
 
 	Bodies       []Body // request bodies, sorted by content type as oapi-codegen does
 	ResponseType string // client response type, e.g. CreatePetResponse
+
+	// Names are the names its generated code chooses itself (File.AllocateNames).
+	Names OpNames
 }
 
 // Retry is the client helper's default retry policy.

@@ -38,14 +38,14 @@ func (o Operation) KeyParamNote() string {
 }
 
 // ServerParams is the parameter list of the ServerInterface method after
-// (w, r), starting with ", ".
+// its ResponseWriter and Request, starting with ", ".
 func (o Operation) ServerParams() string {
 	var b strings.Builder
 	for _, p := range o.PathParams {
 		fmt.Fprintf(&b, ", %s %s", p.Name, p.Type)
 	}
 	if o.HasParams {
-		fmt.Fprintf(&b, ", params %sParams", o.GoName)
+		fmt.Fprintf(&b, ", %s %sParams", o.Names.Server.Params, o.GoName)
 	}
 	return b.String()
 }
@@ -57,7 +57,7 @@ func (o Operation) ServerArgs() string {
 		b.WriteString(", " + p.Name)
 	}
 	if o.HasParams {
-		b.WriteString(", params")
+		b.WriteString(", " + o.Names.Server.Params)
 	}
 	return b.String()
 }

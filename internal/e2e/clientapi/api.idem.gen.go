@@ -66,8 +66,8 @@ var shipOrderIdempotencyClientOp = idem.ClientOperation{
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -81,9 +81,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // CreateOrder sends POST /orders: Place an order.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, opts ...idem.CallOption) (*CreateOrderResponse, error) {
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -110,9 +112,11 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 
 // CreatePayment sends POST /payments: Pay, with the key in the JSON body.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -133,9 +137,11 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 
 // ShipOrder sends POST /orders/{orderId}/ship: Ship an order; the key header is a required parameter.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts ...idem.CallOption) (*ShipOrderResponse, error) {
 	call := c.caller.Begin(&shipOrderIdempotencyClientOp, opts...)
 	key := call.Key()

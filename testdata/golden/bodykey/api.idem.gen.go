@@ -133,8 +133,8 @@ func (resp CreatePaymentIdempotentResponse) VisitCreatePaymentResponse(w http.Re
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -148,9 +148,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // CreatePayment sends POST /payments: Create a payment.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)

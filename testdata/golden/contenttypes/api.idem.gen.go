@@ -442,8 +442,8 @@ func (resp UploadDocumentIdempotentResponse) VisitUploadDocumentResponse(w http.
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -457,9 +457,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // AddNote sends POST /notes: Add a plain-text note.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestBody, opts ...idem.CallOption) (*AddNoteResponse, error) {
 	call := c.caller.Begin(&addNoteIdempotencyClientOp, opts...)
 	buf := []byte(body)
@@ -477,9 +479,11 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 
 // PatchDocument sends PATCH /documents/{id}: Patch a document.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body PatchDocumentApplicationMergePatchPlusJSONRequestBody, opts ...idem.CallOption) (*PatchDocumentResponse, error) {
 	call := c.caller.Begin(&patchDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -500,9 +504,11 @@ func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body Pa
 
 // PutBlob sends PUT /blobs/{name}: Store a blob.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType string, body io.Reader, opts ...idem.CallOption) (*PutBlobResponse, error) {
 	call := c.caller.Begin(&putBlobIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -523,9 +529,11 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 
 // PutSettings sends PUT /settings: Replace the settings from a form.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PutSettingsResponse, error) {
 	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -546,9 +554,11 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 
 // UploadDocument sends POST /documents: Upload a document in one of several formats.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocumentJSONRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)

@@ -209,8 +209,8 @@ func (resp CreateTransferIdempotentResponse) VisitCreateTransferResponse(w http.
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -224,9 +224,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // CreateRefund sends POST /refunds: Overrides some defaults.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429 or 503 are retried as the
+// operation's retry policy allows (options given to NewIdempotentClient or
+// the call may change it). It returns the last typed response, and a
+// *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJSONRequestBody, opts ...idem.CallOption) (*CreateRefundResponse, error) {
 	call := c.caller.Begin(&createRefundIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -247,9 +249,11 @@ func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJS
 
 // CreateTransfer sends POST /transfers: Inherits every default.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429 or 503 are retried as the
+// operation's retry policy allows (options given to NewIdempotentClient or
+// the call may change it). It returns the last typed response, and a
+// *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreateTransfer(ctx context.Context, opts ...idem.CallOption) (*CreateTransferResponse, error) {
 	call := c.caller.Begin(&createTransferIdempotencyClientOp, opts...)
 	var resp *CreateTransferResponse

@@ -207,8 +207,8 @@ func (resp VaccinatePetIdempotentResponse) VisitVaccinatePetResponse(w http.Resp
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -222,9 +222,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // CreatePet sends POST /pets: Create a pet.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -245,9 +247,11 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 
 // VaccinatePet sends POST /pets/{petId}/vaccinations: Record a vaccination.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) VaccinatePet(ctx context.Context, petId int64, opts ...idem.CallOption) (*VaccinatePetResponse, error) {
 	call := c.caller.Begin(&vaccinatePetIdempotencyClientOp, opts...)
 	key := call.Key()

@@ -427,8 +427,8 @@ func (resp SetSKUHTTPURLIdempotentResponse) VisitSetSKUHTTPURLResponse(w http.Re
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -442,9 +442,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // N3DsVerify sends POST /3ds/verify: Leading digit.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOption) (*N3DsVerifyResponse, error) {
 	call := c.caller.Begin(&n3DsVerifyIdempotencyClientOp, opts...)
 	var resp *N3DsVerifyResponse
@@ -461,9 +463,11 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 
 // OrderItemsAddItem sends POST /order-items: Dashes and underscores.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.CallOption) (*OrderItemsAddItemResponse, error) {
 	call := c.caller.Begin(&orderItemsAddItemIdempotencyClientOp, opts...)
 	var resp *OrderItemsAddItemResponse
@@ -480,9 +484,11 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 
 // PetsCreate sends POST /pets: Dots.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOption) (*PetsCreateResponse, error) {
 	call := c.caller.Begin(&petsCreateIdempotencyClientOp, opts...)
 	var resp *PetsCreateResponse
@@ -499,9 +505,11 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 
 // PostWidgetsWidgetID sends POST /widgets/{widget_id}: No operationId at all.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID string, opts ...idem.CallOption) (*PostWidgetsWidgetIDResponse, error) {
 	call := c.caller.Begin(&postWidgetsWidgetIDIdempotencyClientOp, opts...)
 	var resp *PostWidgetsWidgetIDResponse
@@ -518,9 +526,11 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 
 // SetSKUHTTPURL sends PUT /skus/{sku_id}/http-url: Initialisms.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts ...idem.CallOption) (*SetSKUHTTPURLResponse, error) {
 	call := c.caller.Begin(&setSKUHTTPURLIdempotencyClientOp, opts...)
 	var resp *SetSKUHTTPURLResponse

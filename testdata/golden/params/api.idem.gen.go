@@ -216,8 +216,8 @@ func (resp RefundOrderIdempotentResponse) VisitRefundOrderResponse(w http.Respon
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -231,9 +231,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // CloseStore sends POST /stores/{storeId}/close: Close a store.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *CloseStoreParams, opts ...idem.CallOption) (*CloseStoreResponse, error) {
 	call := c.caller.Begin(&closeStoreIdempotencyClientOp, opts...)
 	var resp *CloseStoreResponse
@@ -250,9 +252,11 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 
 // RefundOrder sends POST /stores/{storeId}/orders/{orderId}/refunds: Refund an order.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409 or 503 are retried as the
+// operation's retry policy allows (options given to NewIdempotentClient or
+// the call may change it). It returns the last typed response, and a
+// *idem.RetryError when it gave up.
 func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orderId openapi_types.UUID, params *RefundOrderParams, body RefundOrderJSONRequestBody, opts ...idem.CallOption) (*RefundOrderResponse, error) {
 	call := c.caller.Begin(&refundOrderIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)

@@ -66,8 +66,8 @@ var createPetIdempotencyClientOp = idem.ClientOperation{
 // IdempotentClient calls the idempotent operations (those marked
 // x-idempotent in the spec) through a ClientWithResponsesInterface: one
 // idempotency key per logical call, the same body bytes and key on every
-// attempt, and backoff on 409, 429, 5xx and transport errors as the
-// operation's retry policy allows.
+// attempt, and backoff on transport errors and on the statuses of each
+// operation's retry policy.
 type IdempotentClient struct {
 	client ClientWithResponsesInterface
 	caller *idem.Caller
@@ -81,9 +81,11 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 
 // AdoptPet sends POST /pets/{petId}/adoptions: Adopt a pet.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *AdoptPetParams, body AdoptPetJSONRequestBody, opts ...idem.CallOption) (*AdoptPetResponse, error) {
 	call := c.caller.Begin(&adoptPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -104,9 +106,11 @@ func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *Ad
 
 // CreatePayment sends POST /payments: Pay for an adoption.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -127,9 +131,11 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 
 // CreatePet sends POST /pets: Add a pet to the shop.
 //
-// Every attempt carries the same idempotency key and body bytes, and failed
-// attempts are retried as the operation's retry policy allows. It returns
-// the last typed response, and a *idem.RetryError when it gave up.
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
