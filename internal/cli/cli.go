@@ -107,7 +107,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.config, err)
 	}
-	c := generator.Config{Spec: o.spec, Codegen: cg, Output: o.output}
+	c := generator.Config{Spec: o.spec, SpecName: o.spec, Codegen: cg, Output: o.output}
+	if o.output != "" {
+		c.Source = generator.SourceFor(o.spec, o.output)
+	}
 
 	// Generate everything before writing anything, so that an error leaves
 	// every file as it was.

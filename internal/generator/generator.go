@@ -20,10 +20,15 @@ const DefaultOutput = "api.idem.gen.go"
 type Config struct {
 	// Spec is the path (or URL) of the OpenAPI document.
 	Spec string
-	// Source is how the header of the generated file and error messages name
-	// the spec; Spec when empty. Keep it relative so output does not depend
-	// on the machine.
+	// Source is how the header of the generated file names the spec; Spec
+	// when empty. Keep it relative to the generated file's directory, so
+	// that the output depends neither on the machine nor on the directory
+	// idemgen runs in (SourceFor computes it).
 	Source string
+	// SpecName is how error messages name the spec; Source when empty. A
+	// command line gives the spec as its user wrote it, relative to the
+	// working directory, as a compiler names its files.
+	SpecName string
 	// Codegen is the oapi-codegen configuration, as ParseCodegenConfig
 	// parses the file given to oapi-codegen.
 	Codegen codegen.Configuration
@@ -64,17 +69,16 @@ func Generate(c Config) ([]File, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if c.Source == "" {
-		c.Source = c.Spec
-	}
+	c = c.withNames()
 	if c.Output == "" {
 		c.Output = DefaultOutput
 	}
 	m, err := load.Load(load.Input{
-		Spec:    c.Spec,
-		Source:  c.Source,
-		Codegen: c.Codegen,
-		Overlay: c.Overlay(),
+		Spec:     c.Spec,
+		Source:   c.Source,
+		SpecName: c.SpecName,
+		Codegen:  c.Codegen,
+		Overlay:  c.Overlay(),
 	})
 	if err != nil {
 		return nil, err
@@ -84,6 +88,39 @@ func Generate(c Config) ([]File, error) {
 		return nil, err
 	}
 	return []File{{Name: c.Output, Content: src}}, nil
+}
+
+// withNames returns c with Source and SpecName filled in.
+func (c Config) withNames() Config {
+	if c.Source == "" {
+		c.Source = c.Spec
+	}
+	if c.SpecName == "" {
+		c.SpecName = c.Source
+	}
+	return c
+}
+
+// SourceFor returns how the header of the generated file output names the
+// spec: its path relative to output's directory, with forward slashes, so
+// that the same file is generated whichever directory idemgen runs in
+// (../openapi.yaml from the package directory under go generate and from
+// the module root alike). A URL, or a spec on another volume, is named as
+// given.
+func SourceFor(spec, output string) string {
+	if strings.Contains(spec, "://") {
+		return spec
+	}
+	from, err1 := filepath.Abs(filepath.Dir(output))
+	to, err2 := filepath.Abs(spec)
+	if err1 != nil || err2 != nil {
+		return filepath.ToSlash(spec)
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return filepath.ToSlash(spec)
+	}
+	return filepath.ToSlash(rel)
 }
 
 // Overlay returns the overlay options the way oapi-codegen's command builds

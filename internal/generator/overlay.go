@@ -38,14 +38,12 @@ func GenerateOverlay(c Config, name string) (File, error) {
 	case ext != ".yaml" && ext != ".yml":
 		return File{}, fmt.Errorf("overlay %q: must be a .yaml or .yml file", name)
 	}
-	if c.Source == "" {
-		c.Source = c.Spec
-	}
+	c = c.withNames()
 	opts := c.Overlay()
 	if opts.Path != "" && !strings.Contains(opts.Path, "://") && samePath(opts.Path, name) {
 		return File{}, fmt.Errorf("overlay %q is the overlay that the oapi-codegen config applies to the spec; give the config of the server, not of the published client", name)
 	}
-	m, err := load.Load(load.Input{Spec: c.Spec, Source: c.Source, Codegen: c.Codegen, Overlay: opts})
+	m, err := load.Load(load.Input{Spec: c.Spec, Source: c.Source, SpecName: c.SpecName, Codegen: c.Codegen, Overlay: opts})
 	if err != nil {
 		return File{}, err
 	}
@@ -54,7 +52,7 @@ func GenerateOverlay(c Config, name string) (File, error) {
 	// operations in place, and Build must see everything the spec declares.
 	doc, err := util.LoadSwaggerWithOverlay(c.Spec, opts)
 	if err != nil {
-		return File{}, &load.Error{File: c.Source, Err: err}
+		return File{}, &load.Error{File: c.SpecName, Err: err}
 	}
 	ops := make([]overlay.Operation, 0, len(m.Operations))
 	for _, o := range m.Operations {
@@ -69,14 +67,14 @@ func GenerateOverlay(c Config, name string) (File, error) {
 		})
 	}
 	if len(ops) == 0 {
-		return File{}, fmt.Errorf("%s: %w: no operation is x-idempotent", c.Source, ErrNothingToPublish)
+		return File{}, fmt.Errorf("%s: %w: no operation is x-idempotent", c.SpecName, ErrNothingToPublish)
 	}
 	content, err := overlay.Build(doc, specName(c.Spec), ops)
 	if errors.Is(err, overlay.ErrNothingToAdd) {
-		return File{}, fmt.Errorf("%s: %w: the document declares every idempotency detail already", c.Source, ErrNothingToPublish)
+		return File{}, fmt.Errorf("%s: %w: the document declares every idempotency detail already", c.SpecName, ErrNothingToPublish)
 	}
 	if err != nil {
-		return File{}, fmt.Errorf("%s: overlay: %w", c.Source, err)
+		return File{}, fmt.Errorf("%s: overlay: %w", c.SpecName, err)
 	}
 	return File{Name: name, Content: content}, nil
 }

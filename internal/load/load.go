@@ -20,10 +20,12 @@ import (
 
 // Input is what Load reads.
 type Input struct {
-	Spec    string                          // path (or URL) of the OpenAPI document
-	Source  string                          // how errors and the header name the spec
-	Codegen codegen.Configuration           // the user's oapi-codegen configuration
-	Overlay util.LoadSwaggerWithOverlayOpts // as oapi-codegen builds it from Codegen, paths resolved
+	Spec   string // path (or URL) of the OpenAPI document
+	Source string // how the generated file's header names the spec
+	// SpecName is how errors name the spec.
+	SpecName string
+	Codegen  codegen.Configuration           // the user's oapi-codegen configuration
+	Overlay  util.LoadSwaggerWithOverlayOpts // as oapi-codegen builds it from Codegen, paths resolved
 }
 
 // Error is a problem in the spec, located as precisely as the loader can.
@@ -100,12 +102,12 @@ func leaves(err error) []error {
 func Load(in Input) (model.File, error) {
 	text, err := os.ReadFile(in.Spec)
 	if err != nil && !strings.Contains(in.Spec, "://") {
-		return model.File{}, &Error{File: in.Source, Err: err}
+		return model.File{}, &Error{File: in.SpecName, Err: err}
 	}
 	lines := indexLines(text)
 	cg, err := describe(in.Spec, in.Overlay, in.Codegen)
 	if err != nil {
-		return model.File{}, &Error{File: in.Source, Err: err}
+		return model.File{}, &Error{File: in.SpecName, Err: err}
 	}
 	spec := cg.doc
 	var errs Errors
@@ -117,7 +119,7 @@ func Load(in Input) (model.File, error) {
 			if ext, ok := e.(*extension.Error); ok {
 				field = ext.Field
 			}
-			errs = append(errs, &Error{File: in.Source, Line: lines.line(path, method, field), Operation: op, Err: e})
+			errs = append(errs, &Error{File: in.SpecName, Line: lines.line(path, method, field), Operation: op, Err: e})
 		}
 	}
 
@@ -130,7 +132,7 @@ func Load(in Input) (model.File, error) {
 	for _, path := range slices.Sorted(maps.Keys(spec.Paths.Map())) {
 		if _, ok := spec.Paths.Value(path).Extensions[extension.Name]; ok {
 			err := &extension.Error{Msg: "not allowed on a path item; put it on the operations of " + path}
-			errs = append(errs, &Error{File: in.Source, Line: lines.line(path, extension.Name, ""), Err: err})
+			errs = append(errs, &Error{File: in.SpecName, Line: lines.line(path, extension.Name, ""), Err: err})
 		}
 	}
 
@@ -177,11 +179,11 @@ func Load(in Input) (model.File, error) {
 	for _, c := range f.AllocateNames(cg.declared) {
 		err := fmt.Errorf("idemgen declares %s, a name users call, and oapi-codegen's output declares it too: rename the schema or operation it comes from (x-go-name)", c.Name)
 		if c.Operation < 0 {
-			errs = append(errs, &Error{File: in.Source, Err: err})
+			errs = append(errs, &Error{File: in.SpecName, Err: err})
 			continue
 		}
 		op := f.Operations[c.Operation]
-		errs = append(errs, &Error{File: in.Source, Line: lines.line(op.Path, op.Method, ""), Operation: op.Name(), Err: err})
+		errs = append(errs, &Error{File: in.SpecName, Line: lines.line(op.Path, op.Method, ""), Operation: op.Name(), Err: err})
 	}
 	if len(errs) > 0 {
 		errs.sort()
