@@ -9,10 +9,6 @@ import (
 	"time"
 )
 
-// ErrStoreUnavailable is returned (wrapping the store's error) when the
-// store cannot be reached.
-var ErrStoreUnavailable = errors.New("idem: store unavailable")
-
 // Backoff bounds of a duplicate waiting for the original (Operation.Wait).
 const (
 	waitMinBackoff = 10 * time.Millisecond

@@ -28,10 +28,8 @@ const (
 	DefaultKeyHeader        = "Idempotency-Key"
 	DefaultRetention        = 24 * time.Hour
 	DefaultLock             = 30 * time.Second
-	DefaultBodyLimit        = 1 << 20 // request body, bytes
-	DefaultStoredBodyLimit  = 1 << 20 // stored response body, bytes
-	DefaultCompressOver     = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
-	DefaultPrefix           = "idem"
+	DefaultBodyLimit        = 1 << 20         // request body, bytes
+	DefaultStoredBodyLimit  = 1 << 20         // stored response body, bytes
 	DefaultOperationTimeout = 2 * time.Second // every store call, detached from the request
 )
 
