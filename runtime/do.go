@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -60,45 +61,29 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 	if err := checkKey(key); err != nil {
 		return nil, false, err
 	}
-	t := &target{
-		op:          op,
-		key:         key,
-		storageKey:  storageKey(op.ID, "", key),
-		fingerprint: fingerprint(op, nil, rawPayload(payload)),
-	}
-	l, acq, err := e.acquire(ctx, t)
-	if err != nil {
-		if e.cfg.failOpen {
-			result, err := fn(ctx)
-			return result, false, err
-		}
-		return nil, false, err
-	}
-	if l == nil {
-		return storedResult(acq)
-	}
-	if err := l.reconcile(ctx, nil); err != nil {
-		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", err)
-	}
-	resp, err := l.run(ctx, func(ctx context.Context) (*Response, error) {
+	k := newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))
+	o := e.protect(ctx, k, nil, nil, func(ctx context.Context) (*Response, error) {
 		result, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &Response{Status: 200, Body: result}, nil
+		return &Response{Status: http.StatusOK, Body: result}, nil
 	})
-	if s, ok := errors.AsType[*supersededError](err); ok {
-		// The lease was taken over while fn ran: its result is not stored, so
-		// return what is (see lease.run).
-		if s.err != nil {
-			return nil, false, s.err
+	switch o.kind {
+	case ran:
+		if o.err != nil {
+			return nil, false, o.err
 		}
-		return storedResult(s.acq)
+		return o.resp.Body, false, nil
+	case answered:
+		return storedResult(o.acq)
+	case degraded:
+		result, err := fn(ctx)
+		return result, false, err
+	case unreconciled:
+		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", o.err)
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	return resp.Body, false, nil
+	return nil, false, o.err // unavailable, cancelled
 }
 
 // storedResult is Do's answer to an acquisition that did not give this

@@ -56,6 +56,35 @@ func TestDoErrorReleases(t *testing.T) {
 	}
 }
 
+// TestDoCancelledDuringAcquire: Do, like the HTTP adapters, gives the lease
+// back and does not run fn when its context ends while the key is being
+// acquired; a redelivery then runs fn once.
+func TestDoCancelledDuringAcquire(t *testing.T) {
+	store := newMemStore()
+	op := &idem.Operation{ID: "Job"}
+	ctx, cancel := context.WithCancel(context.Background())
+	store.onAcquire = func(acq idem.Acquisition) {
+		if acq.Outcome == idem.OutcomeProceed {
+			cancel() // the consumer is stopped as the record is created
+		}
+	}
+	var runs atomic.Int64
+	job := func(context.Context) ([]byte, error) { runs.Add(1); return []byte("done"), nil }
+	if _, _, err := idem.Do(ctx, store, op, "k", nil, job); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if runs.Load() != 0 || store.count("release") != 1 {
+		t.Fatalf("%d runs, %d releases; want 0 and 1", runs.Load(), store.count("release"))
+	}
+	store.onAcquire = nil
+	if res, replayed, err := idem.Do(context.Background(), store, op, "k", nil, job); err != nil || replayed || string(res) != "done" {
+		t.Fatalf("redelivery = %q, %v, %v", res, replayed, err)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("%d runs, want 1", runs.Load())
+	}
+}
+
 func TestDoConflict(t *testing.T) {
 	store := newMemStore()
 	op := &idem.Operation{ID: "Job", Lock: time.Minute}

@@ -12,9 +12,9 @@ var (
 // Fingerprint returns the fingerprint e computes for r under op, or the
 // problem it answers instead. r's body is read.
 func (e *Engine) Fingerprint(r *http.Request, op *Operation) (string, *Problem) {
-	t, _, prob := e.identifyHTTP(r, op)
+	k, _, prob := e.identifyHTTP(r, op)
 	if prob != nil {
 		return "", prob
 	}
-	return t.fingerprint, nil
+	return k.fingerprint, nil
 }

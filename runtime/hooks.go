@@ -50,12 +50,12 @@ func keyHash(storageKey string) string {
 // logger is enabled at level, logs msg. ev gets t's operation and key hash;
 // the hash (a SHA-256) is computed only when a hook or a log line will see
 // it.
-func (e *Engine) report(ctx context.Context, t *target, h func(context.Context, Event), ev Event, level slog.Level, msg string) {
+func (e *Engine) report(ctx context.Context, k *keyedRequest, h func(context.Context, Event), ev Event, level slog.Level, msg string) {
 	logIt := msg != "" && e.cfg.logger.Enabled(ctx, level)
 	if h == nil && !logIt {
 		return
 	}
-	ev.Operation, ev.KeyHash = t.op.ID, keyHash(t.storageKey)
+	ev.Operation, ev.KeyHash = k.op.ID, keyHash(k.storageKey)
 	if h != nil {
 		h(ctx, ev)
 	}
