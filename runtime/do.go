@@ -13,27 +13,27 @@ var (
 	// ErrFingerprintMismatch is returned when the key was already used with
 	// another payload.
 	ErrFingerprintMismatch = errors.New("idem: idempotency key was used with another payload")
-	// ErrConflict matches every *ConflictError with errors.Is.
-	ErrConflict = errors.New("idem: idempotency key is in progress elsewhere")
+	// ErrInProgress matches every *InProgressError with errors.Is.
+	ErrInProgress = errors.New("idem: idempotency key is in progress elsewhere")
 	// ErrResultOmitted is returned on a replay whose result was larger than
 	// the stored-body limit and was therefore not kept.
 	ErrResultOmitted = errors.New("idem: stored result was too large to keep")
 )
 
-// ConflictError is returned by [Do] when another worker holds the key's
+// InProgressError is returned by [Do] when another worker holds the key's
 // lease (after op.Wait, if set). Remaining is how long that lease still runs
 // unless extended; a redelivery after it may take over.
-type ConflictError struct {
+type InProgressError struct {
 	Remaining time.Duration
 }
 
 // Error implements error.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%v (lease remaining %v)", ErrConflict, e.Remaining)
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("%v (lease remaining %v)", ErrInProgress, e.Remaining)
 }
 
-// Is makes errors.Is(err, ErrConflict) true.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Is makes errors.Is(err, ErrInProgress) true.
+func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
 
 // Do runs fn at most once for key, for code that is not HTTP, such as a
 // queue consumer that receives at-least-once deliveries. It is the engine's
@@ -48,7 +48,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // same key and payload returns the stored result and replayed true. fn's
 // error releases the lease, so a redelivery runs fn again, and is returned
 // as is. Other errors: ErrInvalidKey, ErrFingerprintMismatch, a
-// *ConflictError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
+// *InProgressError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
 // unprotected), ErrResultOmitted.
 func Do(ctx context.Context, store Store, op *Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error), opts ...Option) (result []byte, replayed bool, err error) {
@@ -98,7 +98,7 @@ func storedResult(acq Acquisition) ([]byte, bool, error) {
 	case OutcomeMismatch:
 		return nil, false, ErrFingerprintMismatch
 	}
-	return nil, false, &ConflictError{Remaining: acq.Remaining}
+	return nil, false, &InProgressError{Remaining: acq.Remaining}
 }
 
 // rawPayload is a payload hashed as bytes.

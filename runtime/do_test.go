@@ -103,8 +103,8 @@ func TestDoConflict(t *testing.T) {
 		t.Error("a duplicate ran")
 		return nil, nil
 	})
-	var ce *idem.ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, idem.ErrConflict) || ce.Remaining <= 0 || ce.Remaining > time.Minute {
+	var ce *idem.InProgressError
+	if !errors.As(err, &ce) || !errors.Is(err, idem.ErrInProgress) || ce.Remaining <= 0 || ce.Remaining > time.Minute {
 		t.Fatalf("err = %v", err)
 	}
 	close(release)
@@ -140,7 +140,7 @@ func TestDoResultOmitted(t *testing.T) {
 
 // TestDoTakeover: fn outlives its lease and a redelivery takes over and
 // completes; the stale call gets the stored result (replayed), not its own.
-// Had the newer run still been running, it would get ErrConflict.
+// Had the newer run still been running, it would get ErrInProgress.
 func TestDoTakeover(t *testing.T) {
 	store := newMemStore()
 	op := &idem.Operation{ID: "ChargeCard", Lock: time.Second}
@@ -174,8 +174,8 @@ func TestDoTakeover(t *testing.T) {
 	}()
 	<-inSecond
 	close(releaseFirst)
-	if r := <-done; !errors.Is(r.err, idem.ErrConflict) || r.res != nil {
-		t.Fatalf("stale call while the newer runs = %q, %v, %v; want ErrConflict", r.res, r.replayed, r.err)
+	if r := <-done; !errors.Is(r.err, idem.ErrInProgress) || r.res != nil {
+		t.Fatalf("stale call while the newer runs = %q, %v, %v; want ErrInProgress", r.res, r.replayed, r.err)
 	}
 	close(releaseSecond)
 	if r := <-second; r.err != nil || r.replayed || string(r.res) != "newer" {

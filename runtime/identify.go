@@ -63,7 +63,7 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 	if len(vals) > 1 {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header was sent more than once", name)
 	}
-	key, err := ParseKeyHeader(vals[0], e.cfg.strictKeys)
+	key, err := parseKeyHeader(vals[0], e.cfg.strictKeys)
 	if err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
