@@ -1,6 +1,9 @@
 // Package lua holds the Redis Lua scripts of idemgen's runtime state machine,
-// embedded as strings. Package idem runs them through go-redis Script
-// (EVALSHA, falling back to EVAL on NOSCRIPT).
+// embedded as strings. It is an implementation detail of package redisstore
+// (runtime/redisstore), its only importer, which runs them through go-redis
+// Script (EVALSHA, falling back to EVAL on NOSCRIPT); it is a package of its
+// own only because //go:embed cannot reach a parent folder. It is not an API:
+// the record format below may change with the store.
 //
 // Every script touches exactly one key, KEYS[1], so it runs unchanged on
 // Redis Cluster. Time comes only from Redis, never from the application: a

@@ -7,10 +7,15 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // benchStore is the smallest correct in-memory Store: one mutex, one map,
@@ -94,6 +99,10 @@ func (s *benchStore) Extend(_ context.Context, key, token string, lease time.Dur
 
 // benchReqBody is the request body of every benchmark: a small JSON order.
 var benchReqBody = []byte(`{"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"}`)
+
+// benchParallelism is goroutines per GOMAXPROCS in the Redis benchmarks:
+// enough callers in flight that Redis, not the round trip, sets the pace.
+const benchParallelism = 8
 
 // benchRespBody is the 200-byte JSON answer of the benchmark handler.
 var benchRespBody = []byte(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","name":"steel kettle","quantity":2,"price_cents":4599,"currency":"EUR"}],"note":"leave at the door     "}`)
@@ -208,5 +217,84 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("replay-raw-body", func(b *testing.B) {
 		h := idem.NewEngine(newBenchStore()).Middleware(benchOp)(benchHandler)
 		benchRequestsTyped(b, h, "application/octet-stream", benchOneKey, http.StatusCreated)
+	})
+}
+
+// BenchmarkEngineRedis measures the whole server path (the generated
+// wrapper's Engine.Serve over redisstore.Store on REDIS_URL, without HTTP
+// networking) from parallel callers, against the handler between two
+// EVALSHA of `return 1` (the floor) with the same per-request setup.
+func BenchmarkEngineRedis(b *testing.B) {
+	op := benchOp
+	op.Retention = time.Minute
+	b.Run("first", func(b *testing.B) {
+		rdb, prefix := redistest.Keyspace(b)
+		h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(op)(benchHandler)
+		var n atomic.Int64
+		benchParallel(b, h, func() string { return "k-" + strconv.FormatInt(n.Add(1), 10) })
+	})
+	b.Run("replay", func(b *testing.B) {
+		rdb, prefix := redistest.Keyspace(b)
+		h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(op)(benchHandler)
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/orders", bytes.NewReader(benchReqBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", "k-replayed")
+		w := &benchWriter{h: http.Header{}}
+		if h.ServeHTTP(w, r); w.status != http.StatusCreated { // stores the result to replay
+			b.Fatalf("first request: status %d", w.status)
+		}
+		b.ResetTimer()
+		benchParallel(b, h, func() string { return "k-replayed" })
+	})
+	b.Run("floor", func(b *testing.B) {
+		rdb, prefix := redistest.Keyspace(b)
+		script := redis.NewScript("return 1")
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			keys := []string{prefix + ":" + r.Header.Get("Idempotency-Key")}
+			if err := script.Run(r.Context(), rdb, keys).Err(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			benchHandler(w, r)
+			_ = script.Run(r.Context(), rdb, keys).Err()
+		})
+		var n atomic.Int64
+		benchParallel(b, h, func() string { return "k-" + strconv.FormatInt(n.Add(1), 10) })
+	})
+}
+
+// benchParallel serves requests through h from parallel goroutines, each
+// with its own request and writer, keys from key.
+func benchParallel(b *testing.B, h http.Handler, key func() string) {
+	b.Helper()
+	b.ReportAllocs()
+	b.SetParallelism(benchParallelism)
+	b.RunParallel(func(pb *testing.PB) {
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/orders", nil)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		r.Header.Set("Content-Type", "application/json")
+		keyVal := []string{""}
+		r.Header["Idempotency-Key"] = keyVal
+		body := bytes.NewReader(benchReqBody)
+		rc := io.NopCloser(body)
+		w := &benchWriter{h: http.Header{}}
+		for pb.Next() {
+			keyVal[0] = key()
+			body.Reset(benchReqBody)
+			r.Body, r.ContentLength = rc, int64(len(benchReqBody))
+			clear(w.h)
+			w.status = 0
+			h.ServeHTTP(w, r)
+			if w.status != http.StatusCreated {
+				b.Errorf("status %d, want 201", w.status)
+				return
+			}
+		}
 	})
 }

@@ -30,7 +30,7 @@ func (op *ClientOperation) keyHeader() string {
 }
 
 // Caller holds client-wide settings (policy overrides, attempt hook, clock,
-// randomness). Generated IdempotentClient types embed one. A Caller is
+// randomness). Each generated IdempotentClient holds one. A Caller is
 // immutable once built and safe for concurrent use; its zero value (and a
 // nil *Caller) uses the defaults.
 type Caller struct {

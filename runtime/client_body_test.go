@@ -157,7 +157,7 @@ func TestClientEditor(t *testing.T) {
 		}
 		if tt.want != "" && tt.op.KeyHeader != "" {
 			// The server's own parser reads the key back.
-			if k, err := ParseKeyHeader(tt.want, tt.caller.quoteKeys); err != nil || k != tt.key {
+			if k, err := parseKeyHeader(tt.want, tt.caller.quoteKeys); err != nil || k != tt.key {
 				t.Errorf("%s: server parses %q as %q, %v", tt.name, tt.want, k, err)
 			}
 		}

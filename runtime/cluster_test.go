@@ -14,6 +14,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redisproc"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // Redis Cluster tests. The store runs every script on exactly one key, so
@@ -59,7 +60,7 @@ func clusterRecords(t *testing.T, rdb *redis.ClusterClient, prefix string) (perM
 func TestClusterConcurrentSameKey(t *testing.T) {
 	rdb, prefix := redistest.Cluster(t)
 	runs := newFaultRuns()
-	h := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
+	h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
 	start := make(chan struct{})
 	codes := make(chan int, 64)
 	var wg sync.WaitGroup
@@ -90,7 +91,7 @@ func TestClusterConcurrentSameKey(t *testing.T) {
 func TestClusterDistinctKeys(t *testing.T) {
 	rdb, prefix := redistest.Cluster(t)
 	runs := newFaultRuns()
-	h := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
+	h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(faultOp)(faultHandler(runs, nil))
 	const keys = 1000
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -149,7 +150,7 @@ func TestClusterUnreachable(t *testing.T) {
 		DialTimeout: 250 * time.Millisecond,
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
-	store := idem.NewRedisStore(rdb)
+	store := redisstore.New(rdb)
 	runs := newFaultRuns()
 
 	closed := idem.NewEngine(store).Middleware(faultOp)(faultHandler(runs, nil))
@@ -199,7 +200,7 @@ func TestClusterShardDown(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	const prefix = "shard"
 	runs := newFaultRuns()
-	h := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix)), idem.WithStoreTimeout(2*time.Second)).
+	h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.WithStoreTimeout(2*time.Second)).
 		Middleware(faultOp)(faultHandler(runs, nil))
 
 	// Which master owns each key's slot, by the cluster's own answer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -12,27 +13,27 @@ var (
 	// ErrFingerprintMismatch is returned when the key was already used with
 	// another payload.
 	ErrFingerprintMismatch = errors.New("idem: idempotency key was used with another payload")
-	// ErrConflict matches every *ConflictError with errors.Is.
-	ErrConflict = errors.New("idem: idempotency key is in progress elsewhere")
+	// ErrInProgress matches every *InProgressError with errors.Is.
+	ErrInProgress = errors.New("idem: idempotency key is in progress elsewhere")
 	// ErrResultOmitted is returned on a replay whose result was larger than
 	// the stored-body limit and was therefore not kept.
 	ErrResultOmitted = errors.New("idem: stored result was too large to keep")
 )
 
-// ConflictError is returned by [Do] when another worker holds the key's
+// InProgressError is returned by [Do] when another worker holds the key's
 // lease (after op.Wait, if set). Remaining is how long that lease still runs
 // unless extended; a redelivery after it may take over.
-type ConflictError struct {
+type InProgressError struct {
 	Remaining time.Duration
 }
 
 // Error implements error.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%v (lease remaining %v)", ErrConflict, e.Remaining)
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("%v (lease remaining %v)", ErrInProgress, e.Remaining)
 }
 
-// Is makes errors.Is(err, ErrConflict) true.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Is makes errors.Is(err, ErrInProgress) true.
+func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
 
 // Do runs fn at most once for key, for code that is not HTTP, such as a
 // queue consumer that receives at-least-once deliveries. It is the engine's
@@ -47,7 +48,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // same key and payload returns the stored result and replayed true. fn's
 // error releases the lease, so a redelivery runs fn again, and is returned
 // as is. Other errors: ErrInvalidKey, ErrFingerprintMismatch, a
-// *ConflictError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
+// *InProgressError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
 // unprotected), ErrResultOmitted.
 func Do(ctx context.Context, store Store, op *Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error), opts ...Option) (result []byte, replayed bool, err error) {
@@ -60,45 +61,29 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 	if err := checkKey(key); err != nil {
 		return nil, false, err
 	}
-	t := &target{
-		op:          op,
-		key:         key,
-		storageKey:  storageKey(op.ID, "", key),
-		fingerprint: fingerprint(op, nil, rawPayload(payload)),
-	}
-	l, acq, err := e.acquire(ctx, t)
-	if err != nil {
-		if e.cfg.failOpen {
-			result, err := fn(ctx)
-			return result, false, err
-		}
-		return nil, false, err
-	}
-	if l == nil {
-		return storedResult(acq)
-	}
-	if err := l.reconcile(ctx, nil); err != nil {
-		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", err)
-	}
-	resp, err := l.run(ctx, func(ctx context.Context) (*Response, error) {
+	k := newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))
+	o := e.protect(ctx, k, nil, nil, func(ctx context.Context) (*Response, error) {
 		result, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &Response{Status: 200, Body: result}, nil
+		return &Response{Status: http.StatusOK, Body: result}, nil
 	})
-	if s, ok := errors.AsType[*supersededError](err); ok {
-		// The lease was taken over while fn ran: its result is not stored, so
-		// return what is (see lease.run).
-		if s.err != nil {
-			return nil, false, s.err
+	switch o.kind {
+	case ran:
+		if o.err != nil {
+			return nil, false, o.err
 		}
-		return storedResult(s.acq)
+		return o.resp.Body, false, nil
+	case answered:
+		return storedResult(o.acq)
+	case degraded:
+		result, err := fn(ctx)
+		return result, false, err
+	case unreconciled:
+		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", o.err)
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	return resp.Body, false, nil
+	return nil, false, o.err // unavailable, cancelled
 }
 
 // storedResult is Do's answer to an acquisition that did not give this
@@ -113,7 +98,7 @@ func storedResult(acq Acquisition) ([]byte, bool, error) {
 	case OutcomeMismatch:
 		return nil, false, ErrFingerprintMismatch
 	}
-	return nil, false, &ConflictError{Remaining: acq.Remaining}
+	return nil, false, &InProgressError{Remaining: acq.Remaining}
 }
 
 // rawPayload is a payload hashed as bytes.

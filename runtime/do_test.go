@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 func TestDo(t *testing.T) {
 	store := newMemStore()
-	op := &Operation{ID: "ChargeCard"}
+	op := &idem.Operation{ID: "ChargeCard"}
 	var runs atomic.Int64
 	charge := func(ctx context.Context) ([]byte, error) {
-		info, ok := FromContext(ctx)
+		info, ok := idem.FromContext(ctx)
 		if !ok || info.Key != "msg-1" || info.Fence != 1 || info.Operation != "ChargeCard" {
 			t.Errorf("info = %+v, %v", info, ok)
 		}
@@ -22,18 +24,18 @@ func TestDo(t *testing.T) {
 		return []byte("charged"), nil
 	}
 	ctx := context.Background()
-	res, replayed, err := Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+	res, replayed, err := idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
 	if err != nil || replayed || string(res) != "charged" {
 		t.Fatalf("first = %q, %v, %v", res, replayed, err)
 	}
-	res, replayed, err = Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+	res, replayed, err = idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
 	if err != nil || !replayed || string(res) != "charged" {
 		t.Fatalf("redelivery = %q, %v, %v", res, replayed, err)
 	}
-	if _, _, err = Do(ctx, store, op, "msg-1", []byte(`{"amount":6}`), charge); !errors.Is(err, ErrFingerprintMismatch) {
+	if _, _, err = idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":6}`), charge); !errors.Is(err, idem.ErrFingerprintMismatch) {
 		t.Fatalf("other payload: %v", err)
 	}
-	if _, _, err = Do(ctx, store, op, "", nil, charge); !errors.Is(err, ErrInvalidKey) {
+	if _, _, err = idem.Do(ctx, store, op, "", nil, charge); !errors.Is(err, idem.ErrInvalidKey) {
 		t.Fatalf("empty key: %v", err)
 	}
 	if runs.Load() != 1 {
@@ -43,37 +45,66 @@ func TestDo(t *testing.T) {
 
 func TestDoErrorReleases(t *testing.T) {
 	store := newMemStore()
-	op := &Operation{ID: "Job"}
+	op := &idem.Operation{ID: "Job"}
 	boom := errors.New("boom")
-	if _, _, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return nil, boom }); err != boom {
+	if _, _, err := idem.Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return nil, boom }); err != boom {
 		t.Fatalf("err = %v, want fn's error unchanged", err)
 	}
-	res, replayed, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return []byte("ok"), nil })
+	res, replayed, err := idem.Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return []byte("ok"), nil })
 	if err != nil || replayed || string(res) != "ok" {
 		t.Fatalf("redelivery after failure = %q, %v, %v", res, replayed, err)
 	}
 }
 
+// TestDoCancelledDuringAcquire: Do, like the HTTP adapters, gives the lease
+// back and does not run fn when its context ends while the key is being
+// acquired; a redelivery then runs fn once.
+func TestDoCancelledDuringAcquire(t *testing.T) {
+	store := newMemStore()
+	op := &idem.Operation{ID: "Job"}
+	ctx, cancel := context.WithCancel(context.Background())
+	store.onAcquire = func(acq idem.Acquisition) {
+		if acq.Outcome == idem.OutcomeProceed {
+			cancel() // the consumer is stopped as the record is created
+		}
+	}
+	var runs atomic.Int64
+	job := func(context.Context) ([]byte, error) { runs.Add(1); return []byte("done"), nil }
+	if _, _, err := idem.Do(ctx, store, op, "k", nil, job); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if runs.Load() != 0 || store.count("release") != 1 {
+		t.Fatalf("%d runs, %d releases; want 0 and 1", runs.Load(), store.count("release"))
+	}
+	store.onAcquire = nil
+	if res, replayed, err := idem.Do(context.Background(), store, op, "k", nil, job); err != nil || replayed || string(res) != "done" {
+		t.Fatalf("redelivery = %q, %v, %v", res, replayed, err)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("%d runs, want 1", runs.Load())
+	}
+}
+
 func TestDoConflict(t *testing.T) {
 	store := newMemStore()
-	op := &Operation{ID: "Job", Lock: time.Minute}
+	op := &idem.Operation{ID: "Job", Lock: time.Minute}
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
+		idem.Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
 			close(started)
 			<-release
 			return nil, nil
 		})
 	}()
 	<-started
-	_, _, err := Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
+	_, _, err := idem.Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) {
 		t.Error("a duplicate ran")
 		return nil, nil
 	})
-	var ce *ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrConflict) || ce.Remaining <= 0 || ce.Remaining > time.Minute {
+	var ce *idem.InProgressError
+	if !errors.As(err, &ce) || !errors.Is(err, idem.ErrInProgress) || ce.Remaining <= 0 || ce.Remaining > time.Minute {
 		t.Fatalf("err = %v", err)
 	}
 	close(release)
@@ -83,12 +114,12 @@ func TestDoConflict(t *testing.T) {
 func TestDoStoreUnavailable(t *testing.T) {
 	store := newMemStore()
 	store.setErr(errStoreDown)
-	op := &Operation{ID: "Job"}
+	op := &idem.Operation{ID: "Job"}
 	fn := func(context.Context) ([]byte, error) { return []byte("ran"), nil }
-	if _, _, err := Do(context.Background(), store, op, "k", nil, fn); !errors.Is(err, ErrStoreUnavailable) || !errors.Is(err, errStoreDown) {
+	if _, _, err := idem.Do(context.Background(), store, op, "k", nil, fn); !errors.Is(err, idem.ErrStoreUnavailable) || !errors.Is(err, errStoreDown) {
 		t.Fatalf("err = %v", err)
 	}
-	res, replayed, err := Do(context.Background(), store, op, "k", nil, fn, WithFailOpen(true))
+	res, replayed, err := idem.Do(context.Background(), store, op, "k", nil, fn, idem.WithFailOpen(true))
 	if err != nil || replayed || string(res) != "ran" {
 		t.Fatalf("fail-open = %q, %v, %v", res, replayed, err)
 	}
@@ -96,23 +127,23 @@ func TestDoStoreUnavailable(t *testing.T) {
 
 func TestDoResultOmitted(t *testing.T) {
 	store := newMemStore()
-	op := &Operation{ID: "Job"}
+	op := &idem.Operation{ID: "Job"}
 	big := []byte(strings.Repeat("x", 64))
 	fn := func(context.Context) ([]byte, error) { return big, nil }
-	if res, _, err := Do(context.Background(), store, op, "k", nil, fn, WithStoredBodyLimit(8)); err != nil || len(res) != 64 {
+	if res, _, err := idem.Do(context.Background(), store, op, "k", nil, fn, idem.WithStoredBodyLimit(8)); err != nil || len(res) != 64 {
 		t.Fatalf("first = %d bytes, %v", len(res), err)
 	}
-	if _, replayed, err := Do(context.Background(), store, op, "k", nil, fn, WithStoredBodyLimit(8)); !replayed || !errors.Is(err, ErrResultOmitted) {
+	if _, replayed, err := idem.Do(context.Background(), store, op, "k", nil, fn, idem.WithStoredBodyLimit(8)); !replayed || !errors.Is(err, idem.ErrResultOmitted) {
 		t.Fatalf("replay = %v, %v", replayed, err)
 	}
 }
 
 // TestDoTakeover: fn outlives its lease and a redelivery takes over and
 // completes; the stale call gets the stored result (replayed), not its own.
-// Had the newer run still been running, it would get ErrConflict.
+// Had the newer run still been running, it would get ErrInProgress.
 func TestDoTakeover(t *testing.T) {
 	store := newMemStore()
-	op := &Operation{ID: "ChargeCard", Lock: time.Second}
+	op := &idem.Operation{ID: "ChargeCard", Lock: time.Second}
 	ctx := context.Background()
 	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
 	type result struct {
@@ -122,11 +153,11 @@ func TestDoTakeover(t *testing.T) {
 	}
 	done := make(chan result)
 	go func() {
-		res, replayed, err := Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
+		res, replayed, err := idem.Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
 			close(inFirst)
 			<-releaseFirst
 			return []byte("stale"), nil
-		}, WithHeartbeat(false))
+		}, idem.WithHeartbeat(false))
 		done <- result{res, replayed, err}
 	}()
 	<-inFirst
@@ -134,17 +165,17 @@ func TestDoTakeover(t *testing.T) {
 	inSecond, releaseSecond := make(chan struct{}), make(chan struct{})
 	second := make(chan result)
 	go func() {
-		res, replayed, err := Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
+		res, replayed, err := idem.Do(ctx, store, op, "m", nil, func(context.Context) ([]byte, error) {
 			close(inSecond)
 			<-releaseSecond
 			return []byte("newer"), nil
-		}, WithHeartbeat(false))
+		}, idem.WithHeartbeat(false))
 		second <- result{res, replayed, err}
 	}()
 	<-inSecond
 	close(releaseFirst)
-	if r := <-done; !errors.Is(r.err, ErrConflict) || r.res != nil {
-		t.Fatalf("stale call while the newer runs = %q, %v, %v; want ErrConflict", r.res, r.replayed, r.err)
+	if r := <-done; !errors.Is(r.err, idem.ErrInProgress) || r.res != nil {
+		t.Fatalf("stale call while the newer runs = %q, %v, %v; want ErrInProgress", r.res, r.replayed, r.err)
 	}
 	close(releaseSecond)
 	if r := <-second; r.err != nil || r.replayed || string(r.res) != "newer" {
@@ -154,16 +185,16 @@ func TestDoTakeover(t *testing.T) {
 	// The stale call finishing after the newer one completed gets its result.
 	inThird, releaseThird := make(chan struct{}), make(chan struct{})
 	go func() {
-		res, replayed, err := Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
+		res, replayed, err := idem.Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
 			close(inThird)
 			<-releaseThird
 			return []byte("stale"), nil
-		}, WithHeartbeat(false))
+		}, idem.WithHeartbeat(false))
 		done <- result{res, replayed, err}
 	}()
 	<-inThird
 	store.advance(2 * time.Second)
-	if res, replayed, err := Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
+	if res, replayed, err := idem.Do(ctx, store, op, "m2", nil, func(context.Context) ([]byte, error) {
 		return []byte("newer"), nil
 	}); err != nil || replayed || string(res) != "newer" {
 		t.Fatalf("takeover = %q, %v, %v", res, replayed, err)

@@ -1,11 +1,49 @@
-// Package idem is the runtime behind idemgen's generated code: idempotency-key
-// extraction and validation, request fingerprinting, the Redis Lua state
-// machine, response capture and replay, RFC 9457 problem responses, and the
-// client-side retry policy.
+// Package idem is the runtime behind idemgen's generated code: it runs an
+// operation at most once per idempotency key, replays the stored answer to
+// every retry, and retries calls safely on the client side. It links no
+// Redis driver; the store lives in package redisstore beside it.
 //
-// Generated server wrappers call [Engine.Serve] (plain ServerInterface) and
-// [Engine.ServeStrict] (strict server); generated client helpers call
-// [Caller.Begin] and [Call.Run]. The same state machine is available by hand
-// through [Engine.Middleware] for routes that are not generated and through
-// [Do] for code that is not HTTP, such as a queue consumer.
+// # Server wiring
+//
+// Generated code builds an [Engine] over a [Store] (redisstore.New(rdb)) in
+// WithIdempotency (plain ServerInterface) and IdempotencyMiddleware (strict
+// server); both take [Option] values after the store: [WithScope] (tenant or
+// principal), [WithHooks] and [WithLogger] (metrics, logs with redacted
+// keys), [WithFailOpen], [WithBodyLimit], [WithStoredBodyLimit],
+// [WithReplayHeaders], [WithHeartbeat], [WithReconciler],
+// [WithStoreTimeout] and [WithStrictKeys]. Routes that are not generated use
+// [Engine.Middleware] with an [Operation] of their own. Every answer the
+// engine gives instead of the handler's is a [Problem] (RFC 9457) with a
+// stable code ([CodeConflict], [CodeFingerprintMismatch], ...).
+//
+// # In a handler
+//
+// A handler running under the engine reads its key and fencing token with
+// [FromContext].
+//
+// # Without HTTP
+//
+// [Do] runs a function at most once per key, for code that receives
+// at-least-once deliveries (a queue consumer).
+//
+// # The client
+//
+// Generated IdempotentClient methods hold a [Caller] ([NewCaller] with
+// [ClientOption] values such as [WithPolicy] and [WithAttemptHook]) and make
+// one [Call] per logical call: one key, the same body bytes on every
+// attempt, backoff by the operation's [RetryPolicy]. A caller passes
+// [CallOption] values per call: [WithKey], [WithCallPolicy], [WithResult].
+// A call that gives up returns a [*RetryError].
+//
+// # Called by generated code only
+//
+// [Engine.Serve], [Engine.ServeStrict], [Capture], [JSONBody],
+// [ReaderBody], [RawBody], [NoBody], [Caller.Begin] and the methods of
+// [Call] are the entry points generated files call; [SupportPackageIsVersion1]
+// makes a file generated for another runtime version fail to compile.
+//
+// # Stores
+//
+// A [Store] is the atomic per-key state machine ([AcquireRequest],
+// [Acquisition], [Record]); it reports its own failures as [*StoreError].
 package idem

@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,14 +22,14 @@ import (
 func TestRedisOutage(t *testing.T) {
 	check := func(t *testing.T, rdb *redis.Client, stop, start func()) {
 		var storeErrors atomic.Int64
-		h := newHarnessOn(t, NewRedisStore(rdb, WithPrefix(redistest.Prefix(t))), Operation{}, nil,
-			WithHooks(Hooks{StoreError: func(context.Context, Event) { storeErrors.Add(1) }}))
+		h := newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t))), idem.Operation{}, nil,
+			idem.WithHooks(idem.Hooks{StoreError: func(context.Context, idem.Event) { storeErrors.Add(1) }}))
 		if w := h.post("before", `{}`); w.Code != http.StatusCreated {
 			t.Fatalf("before the outage: %d %s", w.Code, w.Body)
 		}
 		stop()
 		w := h.post("during", `{}`)
-		checkProblem(t, w, http.StatusServiceUnavailable, CodeStoreUnavailable)
+		checkProblem(t, w, http.StatusServiceUnavailable, idem.CodeStoreUnavailable)
 		if w.Header().Get("Retry-After") != "1" {
 			t.Errorf("Retry-After = %q, want 1", w.Header().Get("Retry-After"))
 		}
@@ -63,8 +66,8 @@ func TestRedisRoundTrips(t *testing.T) {
 		counter := redistest.CountCommands(rdb)
 		started, start := onceSignal()
 		release := make(chan struct{})
-		store := NewRedisStore(rdb, WithPrefix(redistest.Prefix(t)))
-		h := newHarnessOn(t, store, Operation{Lock: time.Minute},
+		store := redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t)))
+		h := newHarnessOn(t, store, idem.Operation{Lock: time.Minute},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Block") != "" {
 					start()
@@ -72,7 +75,7 @@ func TestRedisRoundTrips(t *testing.T) {
 				}
 				createHandler(h, w, r)
 			},
-			WithHeartbeat(false)) // no extensions in the counts
+			idem.WithHeartbeat(false)) // no extensions in the counts
 		if err := store.LoadScripts(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"
@@ -10,62 +10,65 @@ import (
 	"testing"
 	"time"
 
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+
 	"github.com/idemgen/idemgen/internal/redistest"
 )
 
 // engineBackend is a Redis the engine suite runs against.
 type engineBackend struct {
 	name  string
-	store func(t *testing.T) Store
+	store func(t *testing.T) idem.Store
 }
 
 // redisBackends are real Redis (REDIS_URL) and miniredis, each store under
 // a prefix of the test's own.
 func redisBackends() []engineBackend {
 	return []engineBackend{
-		{"redis", func(t *testing.T) Store {
-			return NewRedisStore(redistest.Real(t), WithPrefix(redistest.Prefix(t)))
+		{"redis", func(t *testing.T) idem.Store {
+			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
-		{"miniredis", func(t *testing.T) Store {
+		{"miniredis", func(t *testing.T) idem.Store {
 			_, rdb := redistest.LiveMini(t)
-			return NewRedisStore(rdb, WithPrefix(redistest.Prefix(t)))
+			return redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 	}
 }
 
 // forEachRedis runs test against every engineBackend.
-func forEachRedis(t *testing.T, test func(t *testing.T, store Store)) {
+func forEachRedis(t *testing.T, test func(t *testing.T, store idem.Store)) {
 	for _, b := range redisBackends() {
 		t.Run(b.name, func(t *testing.T) { test(t, b.store(t)) })
 	}
 }
 
 func TestRedisSemantics(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store Store) {
-		h := newHarnessOn(t, store, Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
+		h := newHarnessOn(t, store, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("X-Fail") != "" {
 				w.WriteHeader(http.StatusBadGateway)
 				return
 			}
 			createHandler(h, w, r)
-		}, WithStoredBodyLimit(64), WithReplayHeaders("X-Unlisted"))
+		}, idem.WithStoredBodyLimit(64), idem.WithReplayHeaders("X-Unlisted"))
 		first := h.post("k", `{"name":"rex"}`)
 		w := h.post("k", `{ "name": "rex" }`)
-		if w.Code != http.StatusCreated || w.Body.String() != first.Body.String() || w.Header().Get(HeaderReplayed) != "true" ||
+		if w.Code != http.StatusCreated || w.Body.String() != first.Body.String() || w.Header().Get(idem.HeaderReplayed) != "true" ||
 			w.Header().Get("Location") != "/pets/1" || w.Header().Get("X-Unlisted") != "yes" || w.Header().Get("Set-Cookie") != "" {
 			t.Fatalf("replay = %d %s %v", w.Code, w.Body, w.Header())
 		}
-		checkProblem(t, h.post("k", `{"name":"fido"}`), http.StatusUnprocessableEntity, CodeFingerprintMismatch)
+		checkProblem(t, h.post("k", `{"name":"fido"}`), http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
 		if w := h.post("k", `{"name":"rex"}`); w.Body.String() != first.Body.String() {
 			t.Fatalf("the mismatch changed the record: %s", w.Body)
 		}
 		h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k2", "X-Fail", "1"))
-		if w := h.post("k2", `{}`); w.Code != http.StatusCreated || w.Header().Get(HeaderReplayed) != "" {
-			t.Fatalf("after a 502: %d, replayed %q", w.Code, w.Header().Get(HeaderReplayed))
+		if w := h.post("k2", `{}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+			t.Fatalf("after a 502: %d, replayed %q", w.Code, w.Header().Get(idem.HeaderReplayed))
 		}
 		long := `{"name":"` + string(make([]byte, 0)) + "a very long name that makes the response larger than sixty-four bytes" + `"}`
 		h.post("k3", long)
-		if w := h.post("k3", long); w.Code != http.StatusCreated || w.Body.Len() != 0 || w.Header().Get(HeaderBodyOmitted) != "true" {
+		if w := h.post("k3", long); w.Code != http.StatusCreated || w.Body.Len() != 0 || w.Header().Get(idem.HeaderBodyOmitted) != "true" {
 			t.Fatalf("omitted body replay = %d %q %v", w.Code, w.Body, w.Header())
 		}
 		h.wantRuns(4)
@@ -75,8 +78,8 @@ func TestRedisSemantics(t *testing.T) {
 // TestRedisConcurrentSameKey: 64 requests with one key at once run the
 // handler exactly once; every other answer is a 409 or the identical replay.
 func TestRedisConcurrentSameKey(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store Store) {
-		h := newHarnessOn(t, store, Operation{}, nil)
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
+		h := newHarnessOn(t, store, idem.Operation{}, nil)
 		const n = 64
 		start := make(chan struct{})
 		answers := make([]*httptest.ResponseRecorder, n)
@@ -92,7 +95,7 @@ func TestRedisConcurrentSameKey(t *testing.T) {
 		h.wantRuns(1)
 		var original *httptest.ResponseRecorder
 		for _, w := range answers {
-			if w.Code == http.StatusCreated && w.Header().Get(HeaderReplayed) == "" {
+			if w.Code == http.StatusCreated && w.Header().Get(idem.HeaderReplayed) == "" {
 				original = w
 			}
 		}
@@ -103,8 +106,8 @@ func TestRedisConcurrentSameKey(t *testing.T) {
 			switch {
 			case w == original:
 			case w.Code == http.StatusConflict:
-				checkProblem(t, w, http.StatusConflict, CodeConflict)
-			case w.Code == http.StatusCreated && w.Header().Get(HeaderReplayed) == "true":
+				checkProblem(t, w, http.StatusConflict, idem.CodeConflict)
+			case w.Code == http.StatusCreated && w.Header().Get(idem.HeaderReplayed) == "true":
 				if w.Body.String() != original.Body.String() {
 					t.Errorf("answer %d: replay %q differs from %q", i, w.Body, original.Body)
 				}
@@ -117,10 +120,10 @@ func TestRedisConcurrentSameKey(t *testing.T) {
 
 // TestRedisDistinctKeys: 1,000 distinct keys in parallel run 1,000 times.
 func TestRedisDistinctKeys(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store Store) {
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
 		// 1,000 requests share the client's small connection pool: the
 		// store timeout must cover the queue, this is no latency test.
-		h := newHarnessOn(t, store, Operation{}, nil, WithStoreTimeout(time.Minute))
+		h := newHarnessOn(t, store, idem.Operation{}, nil, idem.WithStoreTimeout(time.Minute))
 		const n = 1000
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -149,29 +152,29 @@ func TestRedisDistinctKeys(t *testing.T) {
 // fence 2, its result is stored, and the first worker's late completion is
 // refused; its client gets the stored fence 2 result, replayed.
 func TestRedisTakeover(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store Store) {
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
 		started, start := onceSignal()
 		release := make(chan struct{})
-		infos := make(chan Info, 2)
+		infos := make(chan idem.Info, 2)
 		var lost atomic.Int64
-		h := newHarnessOn(t, store, Operation{Lock: 50 * time.Millisecond, Wait: time.Minute},
+		h := newHarnessOn(t, store, idem.Operation{Lock: 50 * time.Millisecond, Wait: time.Minute},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {
-				info, _ := FromContext(r.Context())
+				info, _ := idem.FromContext(r.Context())
 				infos <- info
 				blockingFirst(start, release)(h, w, r)
 			},
-			WithHeartbeat(false),
-			WithHooks(Hooks{LeaseLost: func(context.Context, Event) { lost.Add(1) }}))
+			idem.WithHeartbeat(false),
+			idem.WithHooks(idem.Hooks{LeaseLost: func(context.Context, idem.Event) { lost.Add(1) }}))
 		first := make(chan *httptest.ResponseRecorder)
 		go func() { first <- h.post("k", `{}`) }()
 		<-started
 		second := h.post("k", `{}`) // waits (op.Wait) until the lease is stale, then takes over
-		if second.Code != http.StatusCreated || second.Header().Get(HeaderReplayed) != "" {
+		if second.Code != http.StatusCreated || second.Header().Get(idem.HeaderReplayed) != "" {
 			t.Fatalf("duplicate = %d %s", second.Code, second.Body)
 		}
 		close(release)
 		orig := <-first
-		if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(HeaderReplayed) != "true" {
+		if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(idem.HeaderReplayed) != "true" {
 			t.Fatalf("first client = %d %s; want the second run's %s replayed", orig.Code, orig.Body, second.Body)
 		}
 		if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered {
@@ -189,7 +192,7 @@ func TestRedisTakeover(t *testing.T) {
 
 // extendSignal wraps a store to report successful extensions.
 type extendSignal struct {
-	Store
+	idem.Store
 	n      atomic.Int64
 	enough func()
 }
@@ -205,17 +208,17 @@ func (s *extendSignal) Extend(ctx context.Context, key, token string, lease time
 // TestRedisHeartbeat: with the heartbeat on, a handler outliving its first
 // lease keeps it; a duplicate gets 409, not a takeover.
 func TestRedisHeartbeat(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store Store) {
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
 		extended, enough := onceSignal()
 		started, start := onceSignal()
 		release := make(chan struct{})
 		es := &extendSignal{Store: store, enough: enough}
-		h := newHarnessOn(t, es, Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
+		h := newHarnessOn(t, es, idem.Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
 		done := make(chan struct{})
 		go func() { defer close(done); h.post("k", `{}`) }()
 		<-started
 		<-extended
-		checkProblem(t, h.post("k", `{}`), http.StatusConflict, CodeConflict)
+		checkProblem(t, h.post("k", `{}`), http.StatusConflict, idem.CodeConflict)
 		close(release)
 		<-done
 		h.wantRuns(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // Example_middleware protects a hand-written route: the first request runs
@@ -26,7 +27,7 @@ func Example_middleware() {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	engine := idem.NewEngine(idem.NewRedisStore(rdb))
+	engine := idem.NewEngine(redisstore.New(rdb))
 	protect := engine.Middleware(idem.Operation{ID: "CreateOrder"})
 
 	orders := 0
@@ -69,7 +70,7 @@ func ExampleDo() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	store := idem.NewRedisStore(rdb)
+	store := redisstore.New(rdb)
 
 	op := &idem.Operation{ID: "ChargeCard"}
 	charges := 0
@@ -110,7 +111,7 @@ func ExampleEngine_ServeStrict() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	engine := idem.NewEngine(idem.NewRedisStore(rdb))
+	engine := idem.NewEngine(redisstore.New(rdb))
 	op := &idem.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
 
 	type newPet struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redisproc"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // Fault injection against a real redis-server that each test starts as a
@@ -190,7 +191,7 @@ func TestFaultRedisKilledUnderLoad(t *testing.T) {
 	srv := faultServer(t, true)
 	rdb := faultClient(t, srv.Addr())
 	runs := newFaultRuns()
-	eng := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix("fault")), idem.WithStoreTimeout(time.Second))
+	eng := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix("fault")), idem.WithStoreTimeout(time.Second))
 	h := eng.Middleware(faultOp)(faultHandler(runs, nil))
 
 	var (
@@ -360,7 +361,7 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 	}}
 	gate := newFaultGate()
 	runs := newFaultRuns()
-	eng := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix)), idem.WithHeartbeat(false), idem.WithHooks(hooks))
+	eng := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.WithHeartbeat(false), idem.WithHooks(hooks))
 	h := eng.Middleware(op)(faultHandler(runs, func(key string, fence int64) {
 		if strings.HasPrefix(key, "held-") {
 			gate.hold(key, fence)
@@ -556,7 +557,7 @@ func TestFaultDeadWorkerRecovered(t *testing.T) {
 	ctx := context.Background()
 	srv := faultServer(t, false)
 	rdb := faultClient(t, srv.Addr())
-	store := idem.NewRedisStore(rdb, idem.WithPrefix("dead"))
+	store := redisstore.New(rdb, redisstore.WithPrefix("dead"))
 	op := faultOp
 	op.Lock = 500 * time.Millisecond
 

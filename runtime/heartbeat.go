@@ -31,7 +31,7 @@ func (l *lease) startHeartbeat(ctx context.Context) {
 		return
 	}
 	h := &l.hb
-	h.ctx, h.lock = ctx, l.t.op.lock()
+	h.ctx, h.lock = ctx, l.k.op.lock()
 	h.every = max(h.lock/3, time.Millisecond)
 	h.mu.Lock() // the timer may fire before h.timer is set
 	h.timer = time.AfterFunc(h.every, l.tick)
@@ -82,15 +82,15 @@ func (l *lease) stopHeartbeat() {
 // It runs detached from the request's cancellation and bounded by the store
 // timeout, like completion and release.
 func (l *lease) extend(ctx context.Context, lock time.Duration) bool {
-	err := l.e.store.Extend(l.e.deadlines.context(ctx), l.t.storageKey, l.token, lock)
+	err := l.e.store.Extend(l.e.deadlines.context(ctx), l.k.storageKey, l.token, lock)
 	if err == nil {
 		return true
 	}
 	ev := Event{Fence: l.info.Fence, Err: err}
 	if errors.Is(err, ErrNotOwner) {
-		l.e.report(ctx, l.t, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost while the handler runs")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost while the handler runs")
 		return false
 	}
-	l.e.report(ctx, l.t, l.e.cfg.hooks.StoreError, ev, levelError, "idem: extend failed")
+	l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: extend failed")
 	return true
 }

@@ -9,12 +9,26 @@ import (
 	"time"
 )
 
+// keyedRequest is a request identified for the store: its operation, the
+// client's key, the composed storage key and the fingerprint.
+type keyedRequest struct {
+	op          *Operation
+	key         string // the client's key
+	storageKey  string
+	fingerprint string
+}
+
+// newKeyedRequest composes the storage key of a request.
+func newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
+	return &keyedRequest{op: op, key: key, storageKey: storageKey(op.ID, scope, key), fingerprint: fingerprint}
+}
+
 // identifyHTTP extracts and validates the key, reads and bounds the body,
 // scopes and fingerprints the request. It returns the target, the body bytes
 // read (nil when r.Body was not read) for the caller to restore, or the
 // problem to answer. A nil target without a problem means the key is
 // optional and absent: the request runs unprotected.
-func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*target, []byte, *Problem) {
+func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []byte, *Problem) {
 	key, hasKey, prob := e.headerKey(r, op)
 	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
 		return nil, nil, prob
@@ -27,8 +41,8 @@ func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*target, []byte, 
 	if op.keyHeader() == "" || isJSONContentType(r.Header.Get("Content-Type")) {
 		body = jsonPayload(op, raw)
 	}
-	t, prob := e.identify(r, op, key, body)
-	return t, raw, prob
+	k, prob := e.identify(r, op, key, body)
+	return k, raw, prob
 }
 
 // headerKey returns the key from the key header, when the operation uses
@@ -49,7 +63,7 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 	if len(vals) > 1 {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header was sent more than once", name)
 	}
-	key, err := ParseKeyHeader(vals[0], e.cfg.strictKeys)
+	key, err := parseKeyHeader(vals[0], e.cfg.strictKeys)
 	if err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
@@ -68,7 +82,8 @@ func readBody(r *http.Request, limit int64) ([]byte, *Problem) {
 	raw, err := readAtMost(r.Body, limit+1, r.ContentLength)
 	_ = r.Body.Close()
 	if err != nil {
-		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
 			return nil, tooLargeProblem(mbe.Limit)
 		}
 		return nil, problemf(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: %v", err)
@@ -113,7 +128,7 @@ func readAtMost(r io.Reader, n, size int64) ([]byte, error) {
 // the body when the operation has a body key, scopes the request and
 // fingerprints it. A nil target without a problem means the key is
 // optional and absent.
-func (e *Engine) identify(r *http.Request, op *Operation, key string, body payload) (*target, *Problem) {
+func (e *Engine) identify(r *http.Request, op *Operation, key string, body payload) (*keyedRequest, *Problem) {
 	if op.keyHeader() == "" {
 		var prob *Problem
 		var ok bool
@@ -126,7 +141,8 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 	if e.cfg.scope != nil {
 		s, err := e.cfg.scope(r)
 		if err != nil {
-			if p, ok := errors.AsType[*Problem](err); ok {
+			var p *Problem
+			if errors.As(err, &p) {
 				return nil, p
 			}
 			e.cfg.logger.ErrorContext(r.Context(), "idem: scope function failed", "op", op.ID, "err", err)
@@ -135,12 +151,7 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 		}
 		scope = s
 	}
-	return &target{
-		op:          op,
-		key:         key,
-		storageKey:  storageKey(op.ID, scope, key),
-		fingerprint: fingerprint(op, r, body),
-	}, nil
+	return newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
 }
 
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports

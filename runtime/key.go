@@ -13,12 +13,12 @@ const MaxKeyLength = 255
 // MaxKeyLength, not printable ASCII, or a malformed sf-string.
 var ErrInvalidKey = errors.New("idem: invalid idempotency key")
 
-// ParseKeyHeader parses the value of an idempotency key header as the IETF
+// parseKeyHeader parses the value of an idempotency key header as the IETF
 // draft defines it: an RFC 8941 Item whose value is a String ("quoted", with
 // \" and \\ escapes), parameters allowed and ignored. Unless strict, a bare
 // token (printable ASCII without spaces, not starting with a quote) is
 // accepted as the key itself. It returns the unquoted key.
-func ParseKeyHeader(value string, strict bool) (string, error) {
+func parseKeyHeader(value string, strict bool) (string, error) {
 	v := strings.Trim(value, " ")
 	if v == "" {
 		return "", fmt.Errorf("%w: empty", ErrInvalidKey)

@@ -42,12 +42,12 @@ func TestParseKeyHeader(t *testing.T) {
 		{`"` + strings.Repeat("a", 256) + `"`, false, "", false},
 		{`"` + strings.Repeat(`\"`, 255) + `"`, false, strings.Repeat(`"`, 255), true},
 	} {
-		got, err := ParseKeyHeader(tc.in, tc.strict)
+		got, err := parseKeyHeader(tc.in, tc.strict)
 		if tc.ok != (err == nil) || got != tc.want {
-			t.Errorf("ParseKeyHeader(%q, %v) = %q, %v; want %q, ok %v", tc.in, tc.strict, got, err, tc.want, tc.ok)
+			t.Errorf("parseKeyHeader(%q, %v) = %q, %v; want %q, ok %v", tc.in, tc.strict, got, err, tc.want, tc.ok)
 		}
 		if err != nil && !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("ParseKeyHeader(%q): error %v is not ErrInvalidKey", tc.in, err)
+			t.Errorf("parseKeyHeader(%q): error %v is not ErrInvalidKey", tc.in, err)
 		}
 	}
 }
@@ -58,7 +58,7 @@ func FuzzParseKeyHeader(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, in string, strict bool) {
-		key, err := ParseKeyHeader(in, strict)
+		key, err := parseKeyHeader(in, strict)
 		if err != nil {
 			if key != "" {
 				t.Fatalf("key %q returned with error %v", key, err)
@@ -70,7 +70,7 @@ func FuzzParseKeyHeader(f *testing.F) {
 		}
 		// Serializing the key as an sf-string parses back to it.
 		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
-		if back, err := ParseKeyHeader(quoted, true); err != nil || back != key {
+		if back, err := parseKeyHeader(quoted, true); err != nil || back != key {
 			t.Fatalf("round trip of %q: %q, %v", key, back, err)
 		}
 	})

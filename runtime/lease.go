@@ -9,121 +9,13 @@ import (
 	"time"
 )
 
-// ErrStoreUnavailable is returned (wrapping the store's error) when the
-// store cannot be reached.
-var ErrStoreUnavailable = errors.New("idem: store unavailable")
-
-// Backoff bounds of a duplicate waiting for the original (Operation.Wait).
-const (
-	waitMinBackoff = 10 * time.Millisecond
-	waitMaxBackoff = 250 * time.Millisecond
-)
-
-// target is a request identified for the store: its operation, the client's
-// key, the composed storage key and the fingerprint.
-type target struct {
-	op          *Operation
-	key         string // the client's key
-	storageKey  string
-	fingerprint string
-}
-
 // lease is an in-progress record this attempt owns.
 type lease struct {
 	e     *Engine
-	t     *target
+	k     *keyedRequest
 	token string
 	info  Info
 	hb    heartbeat // while run runs fn
-}
-
-// acquire runs the acquire transition for t. While the original runs it
-// polls, with backoff, for up to t.op.Wait (or until ctx ends) before
-// giving up with the conflict. It returns the lease when this attempt owns
-// the record (Proceed or Recovered), and an error wrapping
-// ErrStoreUnavailable when the store fails.
-func (e *Engine) acquire(ctx context.Context, t *target) (*lease, Acquisition, error) {
-	req := AcquireRequest{Key: t.storageKey, Token: rand.Text(), Fingerprint: t.fingerprint, Lease: t.op.lock()}
-	var ev Event
-	var deadline time.Time
-	if t.op.Wait > 0 {
-		deadline = time.Now().Add(t.op.Wait)
-	}
-	backoff := waitMinBackoff
-	for {
-		acq, err := e.storeAcquire(ctx, req)
-		if err != nil {
-			ev.Err = err
-			if ctx.Err() == nil {
-				e.report(ctx, t, e.cfg.hooks.StoreError, ev, levelError, "idem: acquire failed")
-			}
-			return nil, Acquisition{}, err
-		}
-		switch acq.Outcome {
-		case OutcomeProceed, OutcomeRecovered:
-			ev.Fence = acq.Fence
-			recovered := acq.Outcome == OutcomeRecovered
-			if recovered {
-				e.report(ctx, t, e.cfg.hooks.Recovered, ev, levelInfo, "idem: stale lease taken over")
-			} else {
-				e.report(ctx, t, e.cfg.hooks.Acquired, ev, 0, "")
-			}
-			info := Info{Key: t.key, Operation: t.op.ID, Fence: acq.Fence, Recovered: recovered}
-			return &lease{e: e, t: t, token: req.Token, info: info}, acq, nil
-		case OutcomeReplay:
-			ev.Status = acq.Record.Status
-			e.report(ctx, t, e.cfg.hooks.Replayed, ev, 0, "")
-			return nil, acq, nil
-		case OutcomeMismatch:
-			e.report(ctx, t, e.cfg.hooks.Mismatch, ev, 0, "")
-			return nil, acq, nil
-		}
-		// OutcomeConflict: wait for the original if allowed.
-		left := time.Until(deadline)
-		if left <= 0 || !waitFor(ctx, min(backoff, left, max(acq.Remaining, time.Millisecond))) {
-			ev.Remaining = acq.Remaining
-			e.report(ctx, t, e.cfg.hooks.Conflict, ev, 0, "")
-			return nil, acq, nil
-		}
-		backoff = min(2*backoff, waitMaxBackoff)
-	}
-}
-
-// storeAcquire calls Store.Acquire bounded by the store timeout and checks
-// the answer's shape. Like every store call it is detached from the
-// request's cancellation: a script cut off once sent may still have created
-// the record, which would then have no owner to complete or release it
-// until its lease ran out. (It also spares the request's context a child:
-// the first child allocates its done channel and child set.)
-func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	acq, err := e.store.Acquire(e.deadlines.context(ctx), req)
-	if err != nil {
-		if errors.Is(err, ErrStoreUnavailable) {
-			return acq, err
-		}
-		return acq, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
-	}
-	switch acq.Outcome {
-	case OutcomeProceed, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
-		return acq, nil
-	case OutcomeReplay:
-		if acq.Record != nil {
-			return acq, nil
-		}
-	}
-	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
-}
-
-// waitFor waits d with a timer; it reports false if ctx ended first.
-func waitFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // reconcile runs the reconciler before a recovered lease runs again; on its
@@ -200,27 +92,6 @@ func (e *supersededError) Error() string {
 // Unwrap returns the store's error, if any.
 func (e *supersededError) Unwrap() error { return e.err }
 
-// response is the HTTP answer: the newer run's stored result, 409 while it
-// runs, 422 if the key now holds another request, 503 on a store error.
-func (e *supersededError) response() *Response {
-	if e.err != nil {
-		return storeUnavailableProblem().Response()
-	}
-	return storedAnswer(e.acq)
-}
-
-// storedAnswer is the HTTP answer to an acquisition that did not give this
-// attempt the lease.
-func storedAnswer(acq Acquisition) *Response {
-	switch acq.Outcome {
-	case OutcomeReplay:
-		return replayResponse(acq.Record)
-	case OutcomeMismatch:
-		return mismatchProblem().Response()
-	}
-	return conflictProblem(acq.Remaining).Response()
-}
-
 // superseded asks the store once, with the same fingerprint, what the key
 // holds now that this attempt's result was refused: the newer owner's
 // result (Replay) or its live lease (Conflict). Should the record be gone
@@ -228,20 +99,20 @@ func storedAnswer(acq Acquisition) *Response {
 // and answered as a conflict, so that the client's retry runs the operation
 // under a lease of its own.
 func (l *lease) superseded(ctx context.Context) *supersededError {
-	e, t := l.e, l.t
-	req := AcquireRequest{Key: t.storageKey, Token: rand.Text(), Fingerprint: t.fingerprint, Lease: t.op.lock()}
+	e, k := l.e, l.k
+	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
 	acq, err := e.storeAcquire(ctx, req)
 	if err != nil {
-		e.report(ctx, t, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
+		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
 		return &supersededError{err: err}
 	}
 	switch acq.Outcome {
 	case OutcomeProceed, OutcomeRecovered:
-		nl := &lease{e: e, t: t, token: req.Token, info: Info{Key: t.key, Operation: t.op.ID, Fence: acq.Fence}}
+		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}}
 		nl.release(ctx, errSuperseded)
 		return &supersededError{acq: Acquisition{Outcome: OutcomeConflict, Remaining: time.Second}}
 	case OutcomeReplay:
-		e.report(ctx, t, e.cfg.hooks.Replayed, Event{Status: acq.Record.Status}, 0, "")
+		e.report(ctx, k, e.cfg.hooks.Replayed, Event{Status: acq.Record.Status}, 0, "")
 	}
 	return &supersededError{acq: acq}
 }
@@ -255,30 +126,30 @@ var (
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is
 // reported through hooks and the logger, and returned.
 func (l *lease) complete(ctx context.Context, rec *Record) error {
-	err := l.e.store.Complete(l.e.deadlines.context(ctx), l.t.storageKey, l.token, rec, l.t.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.context(ctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
 	case err == nil:
-		l.e.report(ctx, l.t, l.e.cfg.hooks.Completed, ev, 0, "")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
 	case errors.Is(err, ErrNotOwner):
-		l.e.report(ctx, l.t, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 	default:
-		l.e.report(ctx, l.t, l.e.cfg.hooks.StoreError, ev, levelError, "idem: complete failed")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: complete failed")
 	}
 	return err
 }
 
 // release deletes the lease so that a retry runs again; cause says why.
 func (l *lease) release(ctx context.Context, cause error) {
-	err := l.e.store.Release(l.e.deadlines.context(ctx), l.t.storageKey, l.token)
+	err := l.e.store.Release(l.e.deadlines.context(ctx), l.k.storageKey, l.token)
 	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {
 	case err == nil:
 		ev.Err = cause
-		l.e.report(ctx, l.t, l.e.cfg.hooks.Released, ev, 0, "")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, 0, "")
 	case errors.Is(err, ErrNotOwner):
-		l.e.report(ctx, l.t, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before release")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before release")
 	default:
-		l.e.report(ctx, l.t, l.e.cfg.hooks.StoreError, ev, levelError, "idem: release failed")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: release failed")
 	}
 }

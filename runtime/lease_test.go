@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // signal returns a channel closed by the first call of the returned func.
@@ -35,9 +37,9 @@ func TestWaitForOriginal(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
 	conflicted, conflict := onceSignal()
-	h := newHarness(t, Operation{Wait: time.Minute}, blockingFirst(start, release))
-	h.store.onAcquire = func(acq Acquisition) {
-		if acq.Outcome == OutcomeConflict {
+	h := newHarness(t, idem.Operation{Wait: time.Minute}, blockingFirst(start, release))
+	h.store.onAcquire = func(acq idem.Acquisition) {
+		if acq.Outcome == idem.OutcomeConflict {
 			conflict()
 		}
 	}
@@ -49,7 +51,7 @@ func TestWaitForOriginal(t *testing.T) {
 	<-conflicted // the duplicate is waiting now
 	close(release)
 	orig, w := <-first, <-dup
-	if w.Code != http.StatusCreated || w.Header().Get(HeaderReplayed) != "true" || w.Body.String() != orig.Body.String() {
+	if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != orig.Body.String() {
 		t.Fatalf("duplicate = %d %s, want the original's replay", w.Code, w.Body)
 	}
 	h.wantRuns(1)
@@ -59,9 +61,9 @@ func TestWaitEndsWithContext(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHarness(t, Operation{Wait: time.Hour}, blockingFirst(start, release))
-	h.store.onAcquire = func(acq Acquisition) {
-		if acq.Outcome == OutcomeConflict {
+	h := newHarness(t, idem.Operation{Wait: time.Hour}, blockingFirst(start, release))
+	h.store.onAcquire = func(acq idem.Acquisition) {
+		if acq.Outcome == idem.OutcomeConflict {
 			cancel()
 		}
 	}
@@ -69,7 +71,7 @@ func TestWaitEndsWithContext(t *testing.T) {
 	go func() { defer close(done); h.post("k", `{}`) }()
 	<-started
 	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
-	checkProblem(t, w, http.StatusConflict, CodeConflict)
+	checkProblem(t, w, http.StatusConflict, idem.CodeConflict)
 	close(release)
 	<-done
 }
@@ -82,16 +84,16 @@ func TestTakeover(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
 	var lost, reconciled atomic.Int64
-	infos := make(chan Info, 2)
-	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
-		info, _ := FromContext(r.Context())
+	infos := make(chan idem.Info, 2)
+	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		info, _ := idem.FromContext(r.Context())
 		infos <- info
 		blockingFirst(start, release)(h, w, r)
 	},
-		WithHeartbeat(false),
-		WithHooks(Hooks{LeaseLost: func(context.Context, Event) { lost.Add(1) }}),
-		WithReconciler(func(ctx context.Context, info Info, r *http.Request) error {
-			if got, _ := FromContext(ctx); !info.Recovered || info.Fence != 2 || got != info || r == nil {
+		idem.WithHeartbeat(false),
+		idem.WithHooks(idem.Hooks{LeaseLost: func(context.Context, idem.Event) { lost.Add(1) }}),
+		idem.WithReconciler(func(ctx context.Context, info idem.Info, r *http.Request) error {
+			if got, _ := idem.FromContext(ctx); !info.Recovered || info.Fence != 2 || got != info || r == nil {
 				t.Errorf("reconciler got %+v (context %+v, request %v)", info, got, r != nil)
 			}
 			reconciled.Add(1)
@@ -103,12 +105,12 @@ func TestTakeover(t *testing.T) {
 	<-started
 	h.store.advance(2 * time.Second) // the first lease is past its deadline
 	second := h.post("k", `{}`)
-	if second.Code != http.StatusCreated || second.Header().Get(HeaderReplayed) != "" {
+	if second.Code != http.StatusCreated || second.Header().Get(idem.HeaderReplayed) != "" {
 		t.Fatalf("takeover = %d %s", second.Code, second.Body)
 	}
 	close(release)
 	orig := <-first
-	if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(HeaderReplayed) != "true" {
+	if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Fatalf("the first client's answer = %d %s; want the fence 2 result replayed: %s", orig.Code, orig.Body, second.Body)
 	}
 	if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered || i2.Key != "k" {
@@ -118,7 +120,7 @@ func TestTakeover(t *testing.T) {
 		t.Errorf("lease lost %d times, reconciled %d times; want 1, 1", lost.Load(), reconciled.Load())
 	}
 	third := h.post("k", `{}`)
-	if third.Body.String() != second.Body.String() || third.Header().Get(HeaderReplayed) != "true" {
+	if third.Body.String() != second.Body.String() || third.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Errorf("stored = %s, want the second run's %s", third.Body, second.Body)
 	}
 	h.wantRuns(2)
@@ -131,15 +133,15 @@ func TestReconcilerError(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"plain error", errors.New("ledger unreachable"), http.StatusServiceUnavailable, CodeReconcileFailed},
-		{"problem", NewProblem(http.StatusConflict, "already-paid", "the payment exists"), http.StatusConflict, "already-paid"},
+		{"plain error", errors.New("ledger unreachable"), http.StatusServiceUnavailable, idem.CodeReconcileFailed},
+		{"problem", idem.NewProblem(http.StatusConflict, "already-paid", "the payment exists"), http.StatusConflict, "already-paid"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, Operation{Lock: time.Second}, nil, WithHeartbeat(false),
-				WithReconciler(func(context.Context, Info, *http.Request) error { return tc.err }))
-			key := storageKey("CreatePet", "", "k")
+			h := newHarness(t, idem.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
+				idem.WithReconciler(func(context.Context, idem.Info, *http.Request) error { return tc.err }))
+			key := idem.StorageKey("CreatePet", "", "k")
 			// A worker died holding the lease.
-			if _, err := h.store.Acquire(context.Background(), AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
+			if _, err := h.store.Acquire(context.Background(), idem.AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 			h.store.mu.Lock()
@@ -159,11 +161,11 @@ func TestReconcilerError(t *testing.T) {
 func fingerprintOf(t *testing.T, h *harness, r *http.Request) string {
 	t.Helper()
 	r.Header.Set("Idempotency-Key", "k")
-	tg, _, prob := h.eng.identifyHTTP(r, h.op)
+	fp, prob := h.eng.Fingerprint(r, h.op)
 	if prob != nil {
 		t.Fatal(prob)
 	}
-	return tg.fingerprint
+	return fp
 }
 
 func TestHeartbeatKeepsLease(t *testing.T) {
@@ -171,7 +173,7 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 	var extends atomic.Int64
 	started, start := onceSignal()
 	release := make(chan struct{})
-	h := newHarness(t, Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
+	h := newHarness(t, idem.Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
 	h.store.onExtend = func() {
 		if extends.Add(1) == 4 { // 4 x lock/3 > lock: the lease would have expired
 			extendedEnough()
@@ -181,11 +183,11 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 	go func() { defer close(done); h.post("k", `{}`) }()
 	<-started
 	<-extended
-	checkProblem(t, h.post("k", `{}`), http.StatusConflict, CodeConflict)
+	checkProblem(t, h.post("k", `{}`), http.StatusConflict, idem.CodeConflict)
 	close(release)
 	<-done
 	n := h.store.count("extend")
-	if w := h.post("k", `{}`); w.Header().Get(HeaderReplayed) != "true" {
+	if w := h.post("k", `{}`); w.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Fatalf("not replayed: %d", w.Code)
 	}
 	if h.store.count("extend") != n {
@@ -208,12 +210,12 @@ func (w storedFirstWriter) WriteHeader(code int) {
 func TestTakeoverWhileNewerRuns(t *testing.T) {
 	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	started := make(chan int64, 2)
-	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		n := h.runs.Load()
 		started <- n
 		<-gates[n-1]
 		createHandler(h, w, r)
-	}, WithHeartbeat(false))
+	}, idem.WithHeartbeat(false))
 	first := make(chan *httptest.ResponseRecorder)
 	go func() { first <- h.post("k", `{}`) }()
 	<-started
@@ -223,7 +225,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 	<-started
 	close(gates[0])
 	orig := <-first
-	checkProblem(t, orig, http.StatusConflict, CodeConflict)
+	checkProblem(t, orig, http.StatusConflict, idem.CodeConflict)
 	if s := retryAfterSeconds(t, orig); s < 1 {
 		t.Errorf("Retry-After = %d", s)
 	}
@@ -232,7 +234,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 	if newer.Code != http.StatusCreated || !strings.Contains(newer.Body.String(), `"fence":2`) {
 		t.Fatalf("newer run = %d %s", newer.Code, newer.Body)
 	}
-	if w := h.post("k", `{}`); w.Body.String() != newer.Body.String() || w.Header().Get(HeaderReplayed) != "true" {
+	if w := h.post("k", `{}`); w.Body.String() != newer.Body.String() || w.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Errorf("retry = %d %s; want the newer run's result replayed", w.Code, w.Body)
 	}
 	h.wantRuns(2)
@@ -245,7 +247,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 func TestTakeoverRecordGone(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	h := newHarness(t, Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if h.runs.Load() == 1 {
 			started <- struct{}{}
 			<-release
@@ -253,7 +255,7 @@ func TestTakeoverRecordGone(t *testing.T) {
 			return
 		}
 		w.WriteHeader(http.StatusInternalServerError) // not stored: releases
-	}, WithHeartbeat(false))
+	}, idem.WithHeartbeat(false))
 	first := make(chan *httptest.ResponseRecorder)
 	go func() { first <- h.post("k", `{}`) }()
 	<-started
@@ -262,7 +264,7 @@ func TestTakeoverRecordGone(t *testing.T) {
 		t.Fatalf("takeover = %d %s", w.Code, w.Body)
 	}
 	close(release)
-	checkProblem(t, <-first, http.StatusConflict, CodeConflict)
+	checkProblem(t, <-first, http.StatusConflict, idem.CodeConflict)
 	if w := h.post("k", `{}`); w.Code != http.StatusInternalServerError || h.runs.Load() != 3 {
 		t.Errorf("retry = %d after %d runs; want it to run (500)", w.Code, h.runs.Load())
 	}

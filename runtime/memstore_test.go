@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // memStore is an in-memory Store with the transitions of lua/*.lua, for
@@ -20,7 +22,7 @@ type memStore struct {
 	calls map[string]int // calls per method
 
 	// Set before use, called outside mu after each successful transition.
-	onAcquire func(Acquisition)
+	onAcquire func(idem.Acquisition)
 	onExtend  func()
 }
 
@@ -30,7 +32,7 @@ type memRec struct {
 	fence       int64
 	deadline    time.Time // of the lease, while in progress
 	completed   bool
-	record      *Record
+	record      *idem.Record
 	expires     time.Time // of the completed record
 }
 
@@ -80,7 +82,7 @@ func (s *memStore) enter(method string) error {
 	return s.err
 }
 
-func (s *memStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
+func (s *memStore) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
 	acq, err := s.acquire(req)
 	if err == nil && s.onAcquire != nil {
 		s.onAcquire(acq)
@@ -88,11 +90,11 @@ func (s *memStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisition
 	return acq, err
 }
 
-func (s *memStore) acquire(req AcquireRequest) (Acquisition, error) {
+func (s *memStore) acquire(req idem.AcquireRequest) (idem.Acquisition, error) {
 	err := s.enter("acquire")
 	defer s.mu.Unlock()
 	if err != nil {
-		return Acquisition{}, err
+		return idem.Acquisition{}, err
 	}
 	now := s.now()
 	r, ok := s.recs[req.Key]
@@ -102,17 +104,17 @@ func (s *memStore) acquire(req AcquireRequest) (Acquisition, error) {
 	switch {
 	case !ok:
 		s.recs[req.Key] = &memRec{token: req.Token, fingerprint: req.Fingerprint, fence: 1, deadline: now.Add(req.Lease)}
-		return Acquisition{Outcome: OutcomeProceed, Fence: 1}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, nil
 	case r.fingerprint != req.Fingerprint:
-		return Acquisition{Outcome: OutcomeMismatch}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
 	case r.completed:
-		return Acquisition{Outcome: OutcomeReplay, Record: cloneRecord(r.record)}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: cloneRecord(r.record)}, nil
 	case now.Before(r.deadline):
-		return Acquisition{Outcome: OutcomeConflict, Remaining: r.deadline.Sub(now)}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: r.deadline.Sub(now)}, nil
 	default:
 		r.token, r.deadline = req.Token, now.Add(req.Lease)
 		r.fence++
-		return Acquisition{Outcome: OutcomeRecovered, Fence: r.fence}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: r.fence}, nil
 	}
 }
 
@@ -120,12 +122,12 @@ func (s *memStore) acquire(req AcquireRequest) (Acquisition, error) {
 func (s *memStore) owned(key, token string) (*memRec, error) {
 	r, ok := s.recs[key]
 	if !ok || r.completed || r.token != token {
-		return nil, ErrNotOwner
+		return nil, idem.ErrNotOwner
 	}
 	return r, nil
 }
 
-func (s *memStore) Complete(_ context.Context, key, token string, rec *Record, retention time.Duration) error {
+func (s *memStore) Complete(_ context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
 	err := s.enter("complete")
 	defer s.mu.Unlock()
 	if err != nil {
@@ -174,7 +176,7 @@ func (s *memStore) extend(key, token string, lease time.Duration) error {
 	return nil
 }
 
-func cloneRecord(r *Record) *Record {
+func cloneRecord(r *idem.Record) *idem.Record {
 	if r == nil {
 		return nil
 	}

@@ -25,14 +25,12 @@ type Operation struct {
 
 // Default values for the zero fields of [Operation].
 const (
-	DefaultKeyHeader        = "Idempotency-Key"
-	DefaultRetention        = 24 * time.Hour
-	DefaultLock             = 30 * time.Second
-	DefaultBodyLimit        = 1 << 20 // request body, bytes
-	DefaultStoredBodyLimit  = 1 << 20 // stored response body, bytes
-	DefaultCompressOver     = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
-	DefaultPrefix           = "idem"
-	DefaultOperationTimeout = 2 * time.Second // every store call, detached from the request
+	DefaultKeyHeader       = "Idempotency-Key"
+	DefaultRetention       = 24 * time.Hour
+	DefaultLock            = 30 * time.Second
+	DefaultBodyLimit       = 1 << 20         // request body, bytes
+	DefaultStoredBodyLimit = 1 << 20         // stored response body, bytes
+	DefaultStoreTimeout    = 2 * time.Second // every store call, detached from the request
 )
 
 // keyHeader returns the header that carries the key, or "" for a body key.

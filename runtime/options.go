@@ -46,7 +46,7 @@ func newConfig(opts []Option) config {
 	c := config{
 		bodyLimit:       DefaultBodyLimit,
 		storedBodyLimit: DefaultStoredBodyLimit,
-		storeTimeout:    DefaultOperationTimeout,
+		storeTimeout:    DefaultStoreTimeout,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -111,7 +111,7 @@ func WithHeartbeat(on bool) Option { return func(c *config) { c.noHeartbeat = !o
 // runs the handler again.
 func WithReconciler(fn Reconciler) Option { return func(c *config) { c.reconciler = fn } }
 
-// WithStoreTimeout bounds every store call (default DefaultOperationTimeout)
+// WithStoreTimeout bounds every store call (default DefaultStoreTimeout)
 // through its context. Store calls run detached from the request's
 // cancellation, bounded by this timeout only: a call cut off once sent
 // could leave a record that nobody owns. Calls that start close together

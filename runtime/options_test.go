@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"bytes"
@@ -11,13 +11,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 func TestHooksAndRedactedLogs(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	rec := func(name string) func(context.Context, Event) {
-		return func(_ context.Context, ev Event) {
+	rec := func(name string) func(context.Context, idem.Event) {
+		return func(_ context.Context, ev idem.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			if ev.Operation != "CreatePet" || len(ev.KeyHash) != 12 {
@@ -28,13 +30,13 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	h := newHarness(t, Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("Idempotency-Key"), "fail") {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
 		createHandler(h, w, r)
-	}, WithLogger(logger), WithHooks(Hooks{
+	}, idem.WithLogger(logger), idem.WithHooks(idem.Hooks{
 		Acquired: rec("acquired"), Replayed: rec("replayed"), Mismatch: rec("mismatch"),
 		Completed: rec("completed"), Released: rec("released"), StoreError: rec("store-error"),
 	}))
@@ -54,26 +56,26 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("the key leaked into the logs: %s", logs.String())
 	}
-	if !strings.Contains(logs.String(), "key_hash="+keyHash(storageKey("CreatePet", "", secret))) {
+	if !strings.Contains(logs.String(), "key_hash="+idem.KeyHash(idem.StorageKey("CreatePet", "", secret))) {
 		t.Errorf("logs lack the key hash: %s", logs.String())
 	}
 }
 
 func TestScope(t *testing.T) {
-	scope := WithScope(func(r *http.Request) (string, error) {
+	scope := idem.WithScope(func(r *http.Request) (string, error) {
 		switch tenant := r.Header.Get("X-Tenant"); tenant {
 		case "":
-			return "", NewProblem(http.StatusUnauthorized, "unauthenticated", "no tenant")
+			return "", idem.NewProblem(http.StatusUnauthorized, "unauthenticated", "no tenant")
 		case "broken":
 			return "", errors.New("directory down")
 		default:
 			return tenant, nil
 		}
 	})
-	h := newHarness(t, Operation{}, nil, scope)
+	h := newHarness(t, idem.Operation{}, nil, scope)
 	a := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "a"))
 	b := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "b"))
-	if a.Header().Get(HeaderReplayed) != "" || b.Header().Get(HeaderReplayed) != "" {
+	if a.Header().Get(idem.HeaderReplayed) != "" || b.Header().Get(idem.HeaderReplayed) != "" {
 		t.Fatal("one tenant replayed another's response")
 	}
 	h.wantRuns(2)
@@ -82,14 +84,14 @@ func TestScope(t *testing.T) {
 	}
 	checkProblem(t, h.post("k", `{}`), http.StatusUnauthorized, "unauthenticated")
 	checkProblem(t, h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "broken")),
-		http.StatusInternalServerError, CodeScopeFailed)
+		http.StatusInternalServerError, idem.CodeScopeFailed)
 }
 
 func TestMiddleware(t *testing.T) {
 	store := newMemStore()
 	var runs atomic.Int64
 	mux := http.NewServeMux()
-	mw := NewEngine(store).Middleware(Operation{ID: "Ship"})
+	mw := idem.NewEngine(store).Middleware(idem.Operation{ID: "Ship"})
 	mux.Handle("POST /orders/{id}/ship", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs.Add(1)
 		w.WriteHeader(http.StatusAccepted)
@@ -101,10 +103,10 @@ func TestMiddleware(t *testing.T) {
 		return w
 	}
 	send("/orders/1/ship")
-	if w := send("/orders/1/ship"); w.Code != http.StatusAccepted || w.Body.String() != "1" || w.Header().Get(HeaderReplayed) != "true" {
+	if w := send("/orders/1/ship"); w.Code != http.StatusAccepted || w.Body.String() != "1" || w.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Fatalf("replay = %d %q", w.Code, w.Body)
 	}
-	checkProblem(t, send("/orders/2/ship"), http.StatusUnprocessableEntity, CodeFingerprintMismatch)
+	checkProblem(t, send("/orders/2/ship"), http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
 	if runs.Load() != 1 {
 		t.Errorf("runs = %d", runs.Load())
 	}
@@ -118,13 +120,13 @@ type storedFirstWriter struct {
 }
 
 func TestStoredBeforeWritten(t *testing.T) {
-	h := newHarness(t, Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
 			t.Errorf("Flush through the recorder: %v", err)
 		}
 		createHandler(h, w, r)
 	})
-	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, storageKey("CreatePet", "", "k")}
+	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, idem.StorageKey("CreatePet", "", "k")}
 	h.h.ServeHTTP(w, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k"))
 	if w.Code != http.StatusCreated || w.Flushed {
 		t.Fatalf("status %d, flushed early %v", w.Code, w.Flushed)

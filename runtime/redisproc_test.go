@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"context"

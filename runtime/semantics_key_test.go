@@ -1,19 +1,21 @@
-package idem
+package idem_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 func TestMissingKey(t *testing.T) {
-	h := newHarness(t, Operation{}, nil)
-	checkProblem(t, h.post("", `{}`), http.StatusBadRequest, CodeMissingKey)
+	h := newHarness(t, idem.Operation{}, nil)
+	checkProblem(t, h.post("", `{}`), http.StatusBadRequest, idem.CodeMissingKey)
 	h.wantRuns(0)
 }
 
 func TestOptionalKeyRunsUnprotected(t *testing.T) {
-	h := newHarness(t, Operation{Optional: true}, nil)
+	h := newHarness(t, idem.Operation{Optional: true}, nil)
 	for range 2 {
 		if w := h.post("", `{}`); w.Code != http.StatusCreated {
 			t.Fatalf("status = %d", w.Code)
@@ -29,7 +31,7 @@ func TestInvalidKey(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		values []string
-		opts   []Option
+		opts   []idem.Option
 	}{
 		{"empty", []string{""}, nil},
 		{"empty sf-string", []string{`""`}, nil},
@@ -42,13 +44,13 @@ func TestInvalidKey(t *testing.T) {
 		{"trailing data", []string{`"abc" x`}, nil},
 		{"list", []string{`"a", "b"`}, nil},
 		{"two headers", []string{"a", "b"}, nil},
-		{"bare token in strict mode", []string{"abc"}, []Option{WithStrictKeys(true)}},
+		{"bare token in strict mode", []string{"abc"}, []idem.Option{idem.WithStrictKeys(true)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, Operation{}, nil, tc.opts...)
+			h := newHarness(t, idem.Operation{}, nil, tc.opts...)
 			r := engineReq("POST", "/pets", `{}`)
 			r.Header["Idempotency-Key"] = tc.values
-			checkProblem(t, h.do(r), http.StatusBadRequest, CodeInvalidKey)
+			checkProblem(t, h.do(r), http.StatusBadRequest, idem.CodeInvalidKey)
 			h.wantRuns(0)
 		})
 	}
@@ -65,8 +67,8 @@ func TestValidKeyForms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			h := newHarness(t, Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
-				info, _ := FromContext(r.Context())
+			h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+				info, _ := idem.FromContext(r.Context())
 				got = info.Key
 				w.WriteHeader(http.StatusCreated)
 			})
@@ -79,8 +81,8 @@ func TestValidKeyForms(t *testing.T) {
 }
 
 func TestCustomKeyHeader(t *testing.T) {
-	h := newHarness(t, Operation{KeyHeader: "X-Request-Key"}, nil)
-	checkProblem(t, h.post("k", `{}`), http.StatusBadRequest, CodeMissingKey)
+	h := newHarness(t, idem.Operation{KeyHeader: "X-Request-Key"}, nil)
+	checkProblem(t, h.post("k", `{}`), http.StatusBadRequest, idem.CodeMissingKey)
 	w := h.do(engineReq("POST", "/pets", `{}`, "x-request-key", "k"))
 	if w.Code != http.StatusCreated {
 		t.Fatalf("status = %d", w.Code)
@@ -88,14 +90,14 @@ func TestCustomKeyHeader(t *testing.T) {
 }
 
 func TestPayloadTooLarge(t *testing.T) {
-	h := newHarness(t, Operation{}, nil, WithBodyLimit(16))
-	checkProblem(t, h.post("k", `{"name":"a very long name"}`), http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	h := newHarness(t, idem.Operation{}, nil, idem.WithBodyLimit(16))
+	checkProblem(t, h.post("k", `{"name":"a very long name"}`), http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge)
 
 	// Without a Content-Length the limit still holds while reading.
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
 	r.Body = plainReadCloser{strings.NewReader(strings.Repeat("x", 17))}
 	r.ContentLength = -1
-	checkProblem(t, h.do(r), http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	checkProblem(t, h.do(r), http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge)
 
 	// At the limit the handler sees the whole body.
 	w := h.post("k", `{"n":"12345678"}`)
@@ -108,27 +110,27 @@ func TestPayloadTooLarge(t *testing.T) {
 type plainReadCloser struct{ *strings.Reader }
 
 func TestBodyKey(t *testing.T) {
-	op := Operation{KeyPointer: "/idempotency_key"}
+	op := idem.Operation{KeyPointer: "/idempotency_key"}
 	h := newHarness(t, op, nil)
 	first := h.do(engineReq("POST", "/pay", `{"idempotency_key":"k1","amount":1}`))
 	if first.Code != http.StatusCreated {
 		t.Fatalf("first = %d %s", first.Code, first.Body)
 	}
 	w := h.do(engineReq("POST", "/pay", `{ "amount": 1, "idempotency_key": "k1" }`))
-	if w.Header().Get(HeaderReplayed) != "true" {
+	if w.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Fatalf("want a replay, got %d %s", w.Code, w.Body)
 	}
 	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"k1","amount":2}`)),
-		http.StatusUnprocessableEntity, CodeFingerprintMismatch)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"amount":1}`)), http.StatusBadRequest, CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":null}`)), http.StatusBadRequest, CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `not json`)), http.StatusBadRequest, CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":7}`)), http.StatusBadRequest, CodeInvalidKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":""}`)), http.StatusBadRequest, CodeInvalidKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"\u00e9"}`)), http.StatusBadRequest, CodeInvalidKey)
+		http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"amount":1}`)), http.StatusBadRequest, idem.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":null}`)), http.StatusBadRequest, idem.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `not json`)), http.StatusBadRequest, idem.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":7}`)), http.StatusBadRequest, idem.CodeInvalidKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":""}`)), http.StatusBadRequest, idem.CodeInvalidKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"\u00e9"}`)), http.StatusBadRequest, idem.CodeInvalidKey)
 	h.wantRuns(1)
 
-	opt := newHarness(t, Operation{KeyPointer: "/idempotency_key", Optional: true}, nil)
+	opt := newHarness(t, idem.Operation{KeyPointer: "/idempotency_key", Optional: true}, nil)
 	for range 2 {
 		if w := opt.do(engineReq("POST", "/pay", `{"amount":1}`)); !strings.Contains(w.Body.String(), `amount`) {
 			t.Errorf("the unprotected handler did not see the body: %s", w.Body)

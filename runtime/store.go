@@ -8,8 +8,8 @@ import (
 )
 
 // Store is the atomic per-key state machine behind the engine. Every method
-// touches exactly one key. [RedisStore] is the implementation; tests may use
-// their own.
+// touches exactly one key. Package redisstore is the implementation; tests
+// may use their own.
 type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
@@ -61,6 +61,24 @@ type Record struct {
 	Body        []byte
 	BodyOmitted bool // the body exceeded the stored-body limit and was not kept
 }
+
+// ErrStoreUnavailable is matched (errors.Is) by every failure of the store
+// itself: unreachable, timed out, refusing the command, or answering what
+// the engine cannot decode.
+var ErrStoreUnavailable = errors.New("idem: store unavailable")
+
+// StoreError is a failure of the store itself, as a [Store] reports it. It
+// matches [ErrStoreUnavailable] and its cause under errors.Is and errors.As.
+type StoreError struct {
+	Op  string // "acquire", "complete", "release", "extend", ...
+	Err error  // the cause
+}
+
+// Error implements error. The key is left out, as keys are not logged.
+func (e *StoreError) Error() string { return "idem: store " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns ErrStoreUnavailable and the cause.
+func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Err} }
 
 // ErrNotOwner is returned by Complete, Release and Extend when the caller's
 // token no longer owns the lease (it expired and another worker took over,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,7 +20,7 @@ import (
 // its body is not read. A typed JSON body is bounded by the body limit once
 // re-encoded.
 func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation, body Body, run func(ctx context.Context) (*Response, error)) (*Response, error) {
-	run = answered(op, run)
+	run = requireResponse(op, run)
 	key, hasKey, prob := e.headerKey(r, op)
 	switch {
 	case prob != nil:
@@ -36,19 +35,17 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case prob != nil:
 		return prob.Response(), nil
 	}
-	t, prob := e.identify(r, op, key, pl)
+	k, prob := e.identify(r, op, key, pl)
 	switch {
 	case prob != nil:
 		return prob.Response(), nil
-	case t == nil:
+	case k == nil:
 		return run(ctx)
 	}
-	l, replay, resp, degraded := e.begin(ctx, t, r, nil)
-	switch {
-	case replay != nil:
-		return replayResponse(replay), nil
-	case resp != nil:
-		return resp, nil
+	o := e.protect(ctx, k, r, nil, run)
+	switch o.kind {
+	case ran:
+		return o.resp, o.err
 	case degraded:
 		resp, err := run(ctx)
 		if resp != nil {
@@ -59,11 +56,7 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		}
 		return resp, err
 	}
-	resp, err = l.run(ctx, run)
-	if s, ok := errors.AsType[*supersededError](err); ok {
-		return s.response(), nil // the lease was taken over: answer the stored result
-	}
-	return resp, err
+	return o.problem(), nil
 }
 
 // Body is what a strict wrapper knows of the request body, for fingerprinting
@@ -91,9 +84,9 @@ func RawBody(b []byte) Body { return Body{raw: b, isSet: true} }
 // NoBody is an operation without a request body.
 func NoBody() Body { return Body{} }
 
-// answered makes run's (nil, nil), which no response can be written from,
-// an error: the lease is released and the wrapper answers 500.
-func answered(op *Operation, run func(ctx context.Context) (*Response, error)) func(ctx context.Context) (*Response, error) {
+// requireResponse makes run's (nil, nil), which no response can be
+// written from, an error: the lease is released and the wrapper answers 500.
+func requireResponse(op *Operation, run func(ctx context.Context) (*Response, error)) func(ctx context.Context) (*Response, error) {
 	return func(ctx context.Context) (*Response, error) {
 		resp, err := run(ctx)
 		if resp == nil && err == nil {

@@ -1,4 +1,4 @@
-package idem
+package idem_test
 
 import (
 	"bytes"
@@ -6,9 +6,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 type petBody struct {
@@ -19,11 +22,11 @@ type petBody struct {
 
 // strictRun returns a run function that counts its calls and captures a
 // 201 JSON response, the way generated strict wrappers do.
-func strictRun(runs *atomic.Int64) func(ctx context.Context) (*Response, error) {
-	return func(ctx context.Context) (*Response, error) {
+func strictRun(runs *atomic.Int64) func(ctx context.Context) (*idem.Response, error) {
+	return func(ctx context.Context) (*idem.Response, error) {
 		n := runs.Add(1)
-		info, _ := FromContext(ctx)
-		return Capture(func(w http.ResponseWriter) error {
+		info, _ := idem.FromContext(ctx)
+		return idem.Capture(func(w http.ResponseWriter) error {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Set-Cookie", "a=b")
 			w.WriteHeader(http.StatusCreated)
@@ -34,24 +37,24 @@ func strictRun(runs *atomic.Int64) func(ctx context.Context) (*Response, error) 
 }
 
 func TestServeStrict(t *testing.T) {
-	e := NewEngine(newMemStore())
-	op := &Operation{ID: "CreatePet"}
+	e := idem.NewEngine(newMemStore())
+	op := &idem.Operation{ID: "CreatePet"}
 	var runs atomic.Int64
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-	resp, err := e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
+	resp, err := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
 	if err != nil || resp.Status != http.StatusCreated || string(resp.Body) != `{"run":1,"fence":1}` {
 		t.Fatalf("first = %+v, %v", resp, err)
 	}
-	resp, err = e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
-	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(HeaderReplayed) != "true" ||
+	resp, err = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
+	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderReplayed) != "true" ||
 		string(resp.Body) != `{"run":1,"fence":1}` || resp.Header.Get("Set-Cookie") != "" {
 		t.Fatalf("replay = %+v, %v", resp, err)
 	}
-	resp, err = e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "fido"}), strictRun(&runs))
-	if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != ProblemContentType {
+	resp, err = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "fido"}), strictRun(&runs))
+	if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != idem.ProblemContentType {
 		t.Fatalf("mismatch = %+v, %v", resp, err)
 	}
-	resp, err = e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, JSONBody(&petBody{}), strictRun(&runs))
+	resp, err = e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, idem.JSONBody(&petBody{}), strictRun(&runs))
 	if err != nil || resp.Status != http.StatusBadRequest {
 		t.Fatalf("missing key = %+v, %v", resp, err)
 	}
@@ -62,19 +65,19 @@ func TestServeStrict(t *testing.T) {
 
 func TestServeStrictErrorReleases(t *testing.T) {
 	store := newMemStore()
-	e := NewEngine(store)
-	op := &Operation{ID: "CreatePet"}
+	e := idem.NewEngine(store)
+	op := &idem.Operation{ID: "CreatePet"}
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
 	boom := errors.New("boom")
-	resp, err := e.ServeStrict(context.Background(), r, op, NoBody(), func(context.Context) (*Response, error) { return nil, boom })
+	resp, err := e.ServeStrict(context.Background(), r, op, idem.NoBody(), func(context.Context) (*idem.Response, error) { return nil, boom })
 	if err != boom || resp != nil {
 		t.Fatalf("got %+v, %v; want the handler's error unchanged", resp, err)
 	}
-	if _, ok := store.get(storageKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
+	if _, ok := store.get(idem.StorageKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
 		t.Fatal("the lease was not released")
 	}
 	var runs atomic.Int64
-	if resp, err := e.ServeStrict(context.Background(), r, op, NoBody(), strictRun(&runs)); err != nil || resp.Status != http.StatusCreated {
+	if resp, err := e.ServeStrict(context.Background(), r, op, idem.NoBody(), strictRun(&runs)); err != nil || resp.Status != http.StatusCreated {
 		t.Fatalf("retry = %+v, %v", resp, err)
 	}
 }
@@ -82,69 +85,69 @@ func TestServeStrictErrorReleases(t *testing.T) {
 func TestServeStrictBodies(t *testing.T) {
 	var runs atomic.Int64
 	t.Run("body key in typed body", func(t *testing.T) {
-		e := NewEngine(newMemStore())
-		op := &Operation{ID: "Pay", KeyPointer: "/idempotency_key"}
+		e := idem.NewEngine(newMemStore())
+		op := &idem.Operation{ID: "Pay", KeyPointer: "/idempotency_key"}
 		r := engineReq("POST", "/pay", "")
-		resp, _ := e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
+		resp, _ := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
 		if resp.Status != http.StatusCreated {
 			t.Fatalf("first = %+v", resp)
 		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
-		if resp.Header.Get(HeaderReplayed) != "true" {
+		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
+		if resp.Header.Get(idem.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "a"}), strictRun(&runs))
+		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a"}), strictRun(&runs))
 		if resp.Status != http.StatusBadRequest {
 			t.Fatalf("missing body key = %+v", resp)
 		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, JSONBody((*petBody)(nil)), strictRun(&runs))
+		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody((*petBody)(nil)), strictRun(&runs))
 		if resp.Status != http.StatusBadRequest {
 			t.Fatalf("nil body = %+v", resp)
 		}
 	})
 	t.Run("ignored pointer in typed body", func(t *testing.T) {
-		e := NewEngine(newMemStore())
-		op := &Operation{ID: "CreatePet", FingerprintIgnore: []string{"/meta/trace"}}
+		e := idem.NewEngine(newMemStore())
+		op := &idem.Operation{ID: "CreatePet", FingerprintIgnore: []string{"/meta/trace"}}
 		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 1}}), strictRun(&runs))
-		resp, _ := e.ServeStrict(context.Background(), r, op, JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 2}}), strictRun(&runs))
-		if resp.Header.Get(HeaderReplayed) != "true" {
+		e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 1}}), strictRun(&runs))
+		resp, _ := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 2}}), strictRun(&runs))
+		if resp.Header.Get(idem.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
 	})
 	t.Run("reader body is restored", func(t *testing.T) {
-		e := NewEngine(newMemStore(), WithBodyLimit(8))
-		op := &Operation{ID: "Upload"}
+		e := idem.NewEngine(newMemStore(), idem.WithBodyLimit(8))
+		op := &idem.Operation{ID: "Upload"}
 		r := engineReq("POST", "/upload", "", "Idempotency-Key", "k")
 		var body io.Reader = strings.NewReader("12345678")
-		resp, err := e.ServeStrict(context.Background(), r, op, ReaderBody(&body), func(ctx context.Context) (*Response, error) {
+		resp, err := e.ServeStrict(context.Background(), r, op, idem.ReaderBody(&body), func(ctx context.Context) (*idem.Response, error) {
 			b, _ := io.ReadAll(body)
-			return &Response{Status: http.StatusCreated, Body: b}, nil
+			return &idem.Response{Status: http.StatusCreated, Body: b}, nil
 		})
 		if err != nil || string(resp.Body) != "12345678" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
 		body = strings.NewReader("123456789")
-		resp, _ = e.ServeStrict(context.Background(), r, op, ReaderBody(&body), strictRun(&runs))
+		resp, _ = e.ServeStrict(context.Background(), r, op, idem.ReaderBody(&body), strictRun(&runs))
 		if resp.Status != http.StatusRequestEntityTooLarge {
 			t.Fatalf("over the limit = %+v", resp)
 		}
 	})
 	t.Run("raw body", func(t *testing.T) {
-		e := NewEngine(newMemStore())
-		op := &Operation{ID: "Note"}
+		e := idem.NewEngine(newMemStore())
+		op := &idem.Operation{ID: "Note"}
 		r := engineReq("POST", "/notes", "", "Idempotency-Key", "k")
-		e.ServeStrict(context.Background(), r, op, RawBody([]byte("a b")), strictRun(&runs))
-		resp, _ := e.ServeStrict(context.Background(), r, op, RawBody([]byte("a  b")), strictRun(&runs))
+		e.ServeStrict(context.Background(), r, op, idem.RawBody([]byte("a b")), strictRun(&runs))
+		resp, _ := e.ServeStrict(context.Background(), r, op, idem.RawBody([]byte("a  b")), strictRun(&runs))
 		if resp.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("other raw body = %+v", resp)
 		}
 	})
 	t.Run("optional key absent", func(t *testing.T) {
 		store := newMemStore()
-		e := NewEngine(store)
-		op := &Operation{ID: "CreatePet", Optional: true}
-		resp, err := e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, NoBody(), strictRun(&runs))
+		e := idem.NewEngine(store)
+		op := &idem.Operation{ID: "CreatePet", Optional: true}
+		resp, err := e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, idem.NoBody(), strictRun(&runs))
 		if err != nil || resp.Status != http.StatusCreated || store.count("acquire") != 0 {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -152,19 +155,19 @@ func TestServeStrictBodies(t *testing.T) {
 	t.Run("fail open", func(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
-		e := NewEngine(store, WithFailOpen(true))
+		e := idem.NewEngine(store, idem.WithFailOpen(true))
 		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		resp, err := e.ServeStrict(context.Background(), r, &Operation{ID: "CreatePet"}, NoBody(), strictRun(&runs))
-		if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(HeaderDegraded) != "true" {
+		resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(), strictRun(&runs))
+		if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderDegraded) != "true" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
 	})
 	t.Run("store down", func(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
-		e := NewEngine(store)
+		e := idem.NewEngine(store)
 		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		resp, err := e.ServeStrict(context.Background(), r, &Operation{ID: "CreatePet"}, NoBody(), strictRun(&runs))
+		resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(), strictRun(&runs))
 		if err != nil || resp.Status != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -172,7 +175,7 @@ func TestServeStrictBodies(t *testing.T) {
 }
 
 func TestCaptureAndWrite(t *testing.T) {
-	resp, err := Capture(func(w http.ResponseWriter) error {
+	resp, err := idem.Capture(func(w http.ResponseWriter) error {
 		w.Header().Set("Location", "/x")
 		w.WriteHeader(http.StatusAccepted)
 		w.Header().Set("X-Late", "ignored") // after WriteHeader: not sent
@@ -183,25 +186,25 @@ func TestCaptureAndWrite(t *testing.T) {
 		resp.Header.Get("Location") != "/x" || resp.Header.Get("X-Late") != "" {
 		t.Fatalf("captured %+v, %v", resp, err)
 	}
-	w := newRecorder(nil)
+	w := httptest.NewRecorder()
 	if err := resp.Write(w); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.response(); got.Status != resp.Status || !bytes.Equal(got.Body, resp.Body) || got.Header.Get("Location") != "/x" {
-		t.Errorf("written %+v", got)
+	if w.Code != resp.Status || !bytes.Equal(w.Body.Bytes(), resp.Body) || w.Header().Get("Location") != "/x" {
+		t.Errorf("written %d %v %q", w.Code, w.Header(), w.Body)
 	}
 	wantErr := errors.New("visit failed")
-	if resp, err := Capture(func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
+	if resp, err := idem.Capture(func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
 		t.Errorf("Capture with a failing visit = %+v, %v", resp, err)
 	}
 }
 
 func TestServeStrictNoResponse(t *testing.T) {
 	store := newMemStore()
-	e := NewEngine(store)
+	e := idem.NewEngine(store)
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-	resp, err := e.ServeStrict(context.Background(), r, &Operation{ID: "CreatePet"}, NoBody(),
-		func(context.Context) (*Response, error) { return nil, nil })
+	resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(),
+		func(context.Context) (*idem.Response, error) { return nil, nil })
 	if resp != nil || err == nil || store.count("release") != 1 {
 		t.Fatalf("got %+v, %v; want an error and a released lease", resp, err)
 	}

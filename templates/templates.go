@@ -1,8 +1,10 @@
 // Package templates holds idemgen's code templates, one file per concern of
 // the generated file: header and imports, operation settings, the
 // ServerInterface decorator, the strict-server middleware and the client
-// helpers. They read only the model (internal/model); internal/render parses
-// them once and executes them.
+// helpers. They read only the model (internal/model); internal/render, their
+// only importer, parses them once and executes them. It is an implementation
+// detail of the generator, a package of its own only because //go:embed
+// cannot reach a parent folder; it is not an API.
 package templates
 
 import "embed"

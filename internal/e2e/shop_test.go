@@ -15,6 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -162,10 +163,10 @@ func backends() []backend {
 	return []backend{
 		{"miniredis", func(t *testing.T) idem.Store {
 			_, rdb := redistest.LiveMini(t)
-			return idem.NewRedisStore(rdb)
+			return redisstore.New(rdb)
 		}},
 		{"redis", func(t *testing.T) idem.Store {
-			return idem.NewRedisStore(redistest.Real(t), idem.WithPrefix(redistest.Prefix(t)))
+			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 	}
 }

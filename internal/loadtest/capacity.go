@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // capResult is one capacity measurement against one Redis server.
@@ -73,7 +74,7 @@ func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string,
 		var rows [2][2]capResult
 		for _, j := range order {
 			path := paths[j]
-			rs, err := capacityOfStore(ctx, cfg, rdb, idem.NewRedisStore(path.client, idem.WithPrefix(fmt.Sprintf("%s:cap%d%s", prefix, i, path.name))), size, stderr)
+			rs, err := capacityOfStore(ctx, cfg, rdb, redisstore.New(path.client, redisstore.WithPrefix(fmt.Sprintf("%s:cap%d%s", prefix, i, path.name))), size, stderr)
 			if err != nil {
 				return nil, err
 			}
@@ -99,7 +100,7 @@ func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string,
 
 // capacityOfStore measures first requests (acquire+complete of new keys)
 // and then replays (acquire of the keys just completed) through store.
-func capacityOfStore(ctx context.Context, cfg Config, rdb *redis.Client, store *idem.RedisStore, size int, stderr io.Writer) ([2]capResult, error) {
+func capacityOfStore(ctx context.Context, cfg Config, rdb *redis.Client, store *redisstore.Store, size int, stderr io.Writer) ([2]capResult, error) {
 	body := jsonBody(size, 7)
 	fmt.Fprintf(stderr, "idemload: capacity: acquire+complete, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
 	var keys atomic.Int64
@@ -168,7 +169,7 @@ func measureCapacity(ctx context.Context, rdb *redis.Client, cfg Config, op func
 
 func writeCapacity(w io.Writer, cfg Config, rs []capResult) {
 	fmt.Fprintf(w, "## Operations per Redis shard\n\n")
-	fmt.Fprintf(w, "One redis-server, %d concurrent callers through idem.RedisStore for %v per row, client and server on the same machine. Redis CPU is INFO used_cpu_user+used_cpu_sys over the row; \"ops/s at one full core\" is ops / Redis CPU seconds, the rate at which the single-threaded server saturates.\n\n",
+	fmt.Fprintf(w, "One redis-server, %d concurrent callers through redisstore.Store for %v per row, client and server on the same machine. Redis CPU is INFO used_cpu_user+used_cpu_sys over the row; \"ops/s at one full core\" is ops / Redis CPU seconds, the rate at which the single-threaded server saturates.\n\n",
 		cfg.CapacityConcurrency, cfg.CapacityDuration)
 	fmt.Fprintln(w, "| workload | body | ops | ops/s measured | Redis CPU (of one core) | Redis CPU per op | ops/s at one full core |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // memResult is the Redis memory one completed record takes.
@@ -107,11 +108,11 @@ func unusedPrefix(ctx context.Context, rdb *redis.Client) (string, error) {
 func recordKey(i int) string { return fmt.Sprintf("0199c6d2-7b1e-7cc4-9a43-%012d", i) }
 
 func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, size int, compress bool) (memResult, error) {
-	opts := []idem.StoreOption{idem.WithPrefix(prefix), idem.WithCompression(0)}
+	opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithCompression(0)}
 	if compress {
-		opts[1] = idem.WithCompression(cfg.CompressOver)
+		opts[1] = redisstore.WithCompression(cfg.CompressOver)
 	}
-	store := idem.NewRedisStore(rdb, opts...)
+	store := redisstore.New(rdb, opts...)
 	before, err := usedMemory(ctx, rdb)
 	if err != nil {
 		return memResult{}, err
@@ -221,7 +222,7 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 
 func writeMemory(w io.Writer, cfg Config, rs []memResult, child bool) {
 	fmt.Fprintf(w, "## Redis memory per completed record\n\n")
-	fmt.Fprintf(w, "%d records per row, each a 201 response with Content-Type and Location headers and a distinct JSON body, stored through idem.RedisStore (acquire, then complete with 24h retention). Compression is idem.WithCompression(%d). Keys are %d bytes. MEMORY USAGE is the average over up to 500 records (SAMPLES 0); used_memory/record is the growth of INFO used_memory over all records, which includes the keyspace and expires dictionaries.",
+	fmt.Fprintf(w, "%d records per row, each a 201 response with Content-Type and Location headers and a distinct JSON body, stored through redisstore.Store (acquire, then complete with 24h retention). Compression is redisstore.WithCompression(%d). Keys are %d bytes. MEMORY USAGE is the average over up to 500 records (SAMPLES 0); used_memory/record is the growth of INFO used_memory over all records, which includes the keyspace and expires dictionaries.",
 		cfg.MemoryRecords, cfg.CompressOver, rs[0].keyLen)
 	if !child {
 		fmt.Fprintf(w, " The Redis server was shared (-redis), so used_memory may include other clients' keys.")

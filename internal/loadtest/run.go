@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the compare mode to this file")
 	fs.IntVar(&cfg.MemoryRecords, "memory-records", 10000, "records stored per size in memory mode")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
-	fs.IntVar(&cfg.CompressOver, "compress-over", 1, "idem.WithCompression threshold of the compressed measurement (bytes)")
+	fs.IntVar(&cfg.CompressOver, "compress-over", 1, "redisstore.WithCompression threshold of the compressed measurement (bytes)")
 	fs.DurationVar(&cfg.CapacityDuration, "capacity-duration", 5*time.Second, "length of each capacity measurement")
 	fs.IntVar(&cfg.CapacityConcurrency, "capacity-concurrency", 64, "concurrent store callers in capacity mode")
 	fs.StringVar(&capSizes, "capacity-sizes", "200,2048", "response body sizes of capacity mode")

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // Names of the variants, in report order.
@@ -143,13 +144,13 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			v.wrap = setNXLock(rdb, prefix+":nx:")
 		case VariantIdemgen:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
-			eng := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix+":idem")))
+			eng := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix+":idem")))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
 			v.redisFirst, v.redisReplay, v.protects = "2 (EVALSHA acquire, complete)", "1 (EVALSHA acquire)", true
 			// A client that can only run scripts: the store cannot
 			// pipeline SET NX and GET and runs acquire.lua every time.
-			eng := idem.NewEngine(idem.NewRedisStore(scriptsOnly{rdb}, idem.WithPrefix(prefix+":"+name)))
+			eng := idem.NewEngine(redisstore.New(scriptsOnly{rdb}, redisstore.WithPrefix(prefix+":"+name)))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenNoHeartbeat, VariantIdemgenRawBody, VariantIdemgenRawNoHeartbeat:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
@@ -177,7 +178,7 @@ type scriptsOnly struct{ redis.Scripter }
 // body is fingerprinted as bytes instead of canonical JSON. It approximates
 // what the engine would cost without those two costs.
 func diagnosticEngine(rdb *redis.Client, prefix string, noHeartbeat, rawBody bool) func(http.Handler) http.Handler {
-	eng := idem.NewEngine(idem.NewRedisStore(rdb, idem.WithPrefix(prefix)), idem.WithHeartbeat(!noHeartbeat))
+	eng := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.WithHeartbeat(!noHeartbeat))
 	mw := eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 	if !rawBody {
 		return mw

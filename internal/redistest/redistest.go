@@ -112,6 +112,29 @@ func LiveMini(t testing.TB) (*embedredis.Server, *redis.Client) {
 	return s, rdb
 }
 
+// Keyspace returns a client of REDIS_URL (see [Real]) and a key prefix of
+// the test's own (see [Prefix]) whose keys are deleted when the test ends.
+func Keyspace(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	rdb := Real(t)
+	prefix := Prefix(t)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		batch := make([]string, 0, 1000)
+		for iter.Next(ctx) {
+			if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
+				_ = rdb.Unlink(ctx, batch...).Err()
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			_ = rdb.Unlink(ctx, batch...).Err()
+		}
+	})
+	return rdb, prefix
+}
+
 // Prefix returns a key prefix unique to this test run, such as
 // "test:TestAcquire/redis:3f2a9c1e", so tests in several packages can share
 // one server. It holds no glob metacharacters, so prefix+"*" is a safe

@@ -20,11 +20,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/examples/petstore/api/client"
+	petclient "github.com/idemgen/idemgen/examples/petstore/api/client"
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	"github.com/idemgen/idemgen/internal/embedredis"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // Config selects the Redis the demo runs on.
@@ -107,7 +107,7 @@ func start(cfg Config) (*demo, error) {
 		opt.MaxRetries = -1
 		d.rdb = redis.NewClient(opt)
 	}
-	store := idem.NewRedisStore(d.rdb, idem.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
+	store := redisstore.New(d.rdb, redisstore.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
 	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store))
 
 	var err error

@@ -13,7 +13,7 @@ import (
 	publishedclient "github.com/idemgen/idemgen/examples/petstore/api/published"
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // The published overlay gives every x-idempotent operation typed problem
@@ -55,7 +55,7 @@ func TestTypedProblems(t *testing.T) {
 			})
 		}
 	}
-	ts := httptest.NewServer(server.NewStrictHandler(s, idem.NewRedisStore(rdb)))
+	ts := httptest.NewServer(server.NewStrictHandler(s, redisstore.New(rdb)))
 	t.Cleanup(ts.Close)
 	unblock := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(unblock) // before ts.Close, which waits for the held request

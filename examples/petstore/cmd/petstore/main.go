@@ -19,6 +19,7 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	"github.com/idemgen/idemgen/internal/embedredis"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func run() error {
 	defer closeRedis()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	store := idem.NewRedisStore(rdb)
+	store := redisstore.New(rdb)
 	h := server.NewStrictHandler(shop.New(), store, idem.WithLogger(logger))
 	if *plain {
 		h = server.NewPlainHandler(shop.New(), store, idem.WithLogger(logger))

@@ -1,4 +1,4 @@
-package idem
+package redisstore
 
 import (
 	"context"
@@ -11,32 +11,23 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// RedisStore is the [Store] on Redis: one string per key, changed only by
-// the Lua scripts of package lua and by one plain command, and timed only
-// by Redis. It works with any go-redis client (Client, ClusterClient, Ring,
-// UniversalClient) and is safe for concurrent use.
+// Store is the [idem.Store] on Redis: one string per key, changed only by
+// the scripts of package lua and by two plain commands, and timed only by
+// Redis (a lease's deadline is its record's expiry). It works with any
+// go-redis client (Client, ClusterClient, Ring, UniversalClient), because
+// every command touches exactly one key, and it is safe for concurrent use.
 //
-// Acquire first sends, in one pipelined round trip, SET key
-// in-progress-record NX PX ttl and GET key: the SET creates an absent record
-// (fence 1) atomically and without Lua, and when the key exists the GET
-// returns its record, from which a completed record is replayed, or refused
-// as a mismatch. Only an in-progress record with the same fingerprint (a
-// conflict or a takeover) costs a second round trip, through acquire.lua.
-// Inside Redis the two plain commands cost less than half the script's time
-// on a create and a third on a replay (BENCHMARKS.md). They are two
-// commands rather than one SET NX GET because go-redis answers a created
-// record's nil reply with the error redis.Nil and runs its retry classifier
-// over it, which cost the client 2-4 µs and 8 allocations more per first
-// request than the pipeline; SET NX answers OK or nil as a bool, without an
-// error, and GET never sees an absent key but in a race with a release or
-// an expiry, which the script then decides. With a client that cannot
-// pipeline, Acquire runs acquire.lua alone.
+// A first request costs two round trips (acquire, complete), a replay or a
+// mismatch one, a conflict two. Records must not be evicted: run Redis with
+// a non-evicting maxmemory-policy.
 //
-// Every error it returns, other than [ErrNotOwner] and the argument checks,
-// is a *[StoreError], which matches [ErrStoreUnavailable] under errors.Is.
-type RedisStore struct {
+// Every error it returns, other than [idem.ErrNotOwner] and the argument
+// checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
+// under errors.Is.
+type Store struct {
 	rdb          redis.Scripter
 	pipe         pipeliner // rdb, when it can pipeline plain commands; else nil
 	prefix       string
@@ -47,7 +38,7 @@ type RedisStore struct {
 	acquire, complete, release, extend *redis.Script
 }
 
-var _ Store = (*RedisStore)(nil)
+var _ idem.Store = (*Store)(nil)
 
 // pipeliner is what Acquire's plain commands need of a client; every
 // go-redis client has it.
@@ -55,44 +46,51 @@ type pipeliner interface {
 	Pipeline() redis.Pipeliner
 }
 
-// StoreOption configures a [RedisStore].
-type StoreOption func(*RedisStore)
+// Option configures a [Store].
+type Option func(*Store)
 
 // WithPrefix sets the prefix of stored keys: the record of a key k is
 // stored at prefix + ":" + k, or at k itself when prefix is empty. The
 // default is [DefaultPrefix].
-func WithPrefix(prefix string) StoreOption {
-	return func(s *RedisStore) { s.prefix = prefix }
+func WithPrefix(prefix string) Option {
+	return func(s *Store) { s.prefix = prefix }
 }
 
 // WithCompression gzips stored response bodies longer than threshold bytes
 // when that makes them smaller. Replays are decompressed transparently. The
 // default is [DefaultCompressOver]; a threshold <= 0 stores bodies as they
-// are. Memory, not Redis CPU, decides how many shards a deployment needs
-// (BENCHMARKS.md): a 2 KiB JSON record takes about half the memory
-// compressed, for about 20 µs more on its first request.
-func WithCompression(threshold int) StoreOption {
-	return func(s *RedisStore) { s.compressOver = max(threshold, 0) }
+// are.
+func WithCompression(threshold int) Option {
+	// Memory, not Redis CPU, decides how many shards a deployment needs: a
+	// 2 KiB JSON record takes about half the memory compressed, for a few
+	// tens of µs on its first request (BENCHMARKS.md).
+	return func(s *Store) { s.compressOver = max(threshold, 0) }
 }
 
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
 // deadline before Redis deletes it. Until then a later acquire takes the
 // record over with the next fence number; afterwards it starts again at
-// fence 1. The default is [DefaultRetention]; d <= 0 keeps the default.
-func WithAbandonedTTL(d time.Duration) StoreOption {
-	return func(s *RedisStore) {
+// fence 1. The default is [idem.DefaultRetention]; d <= 0 keeps the default.
+func WithAbandonedTTL(d time.Duration) Option {
+	return func(s *Store) {
 		if d > 0 {
 			s.abandonedTTL = d
 		}
 	}
 }
 
-// NewRedisStore returns a store on rdb configured by opts.
-func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
-	s := &RedisStore{
+// Defaults of the options.
+const (
+	DefaultPrefix       = "idem"  // key prefix (WithPrefix)
+	DefaultCompressOver = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
+)
+
+// New returns a store on rdb configured by opts.
+func New(rdb redis.Scripter, opts ...Option) *Store {
+	s := &Store{
 		rdb:          rdb,
 		prefix:       DefaultPrefix,
-		abandonedTTL: DefaultRetention,
+		abandonedTTL: idem.DefaultRetention,
 		compressOver: DefaultCompressOver,
 		acquire:      redis.NewScript(lua.Acquire),
 		complete:     redis.NewScript(lua.Complete),
@@ -103,7 +101,7 @@ func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, DefaultRetention) // > 0: no error
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
 	return s
 }
 
@@ -111,42 +109,43 @@ func NewRedisStore(rdb redis.Scripter, opts ...StoreOption) *RedisStore {
 // every master, for a ClusterClient), so that the first call of each costs
 // one EVALSHA instead of an EVALSHA answered NOSCRIPT and an EVAL. It is
 // optional: without it the store falls back to EVAL by itself.
-func (s *RedisStore) LoadScripts(ctx context.Context) error {
+func (s *Store) LoadScripts(ctx context.Context) error {
 	for _, script := range []*redis.Script{s.acquire, s.complete, s.release, s.extend} {
 		if err := script.Load(ctx, s.rdb).Err(); err != nil {
-			return &StoreError{Op: "load scripts", Err: err}
+			return &idem.StoreError{Op: "load scripts", Err: err}
 		}
 	}
 	return nil
 }
 
-// StoreError is a failure of the store itself: Redis unreachable, timed out
-// or refusing the command, or a reply this version cannot decode. It matches
-// [ErrStoreUnavailable] and its cause under errors.Is and errors.As.
-type StoreError struct {
-	Op  string // "acquire", "complete", "release", "extend" or "load scripts"
-	Err error  // the cause
-}
-
-// Error implements error. The key is left out, as keys are not logged.
-func (e *StoreError) Error() string { return "idem: redis " + e.Op + ": " + e.Err.Error() }
-
-// Unwrap returns ErrStoreUnavailable and the cause.
-func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Err} }
-
-// Acquire implements [Store]. A zero req.Lease means [DefaultLock].
-func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, DefaultLock)
+// Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
+//
+// It first sends, in one pipelined round trip, SET key in-progress-record
+// NX PX ttl and GET key: the SET creates an absent record (fence 1)
+// atomically and without Lua, and when the key exists the GET returns its
+// record, from which a completed record is replayed or another fingerprint
+// refused. Only an in-progress record with the same fingerprint (a conflict
+// or a takeover) costs a second round trip, through acquire.lua, which
+// reads the record's TTL. With a client that cannot pipeline, Acquire runs
+// acquire.lua alone.
+func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, idem.DefaultLock)
 	if err != nil {
-		return Acquisition{}, err
+		return idem.Acquisition{}, err
 	}
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
-		return Acquisition{}, err
+		return idem.Acquisition{}, err
 	}
 	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
-		return Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
+		return idem.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	key := s.storageKey(req.Key)
+	// Two commands rather than one SET NX GET: go-redis answers a created
+	// record's nil reply with the error redis.Nil and runs its retry
+	// classifier over it, which costs the client more than the script saves
+	// Redis (BENCHMARKS.md, "Redis work per request"). SET NX answers as a
+	// bool, without an error, and GET sees an absent key only in a race with
+	// a release or an expiry, which the script then decides.
 	if s.pipe != nil {
 		if acq, done, err := s.acquirePlain(ctx, key, req, lease); done {
 			return acq, err
@@ -154,11 +153,11 @@ func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisiti
 	}
 	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, req.Fingerprint, lease+s.abandonedMS, s.abandonedMS).Result()
 	if err != nil {
-		return Acquisition{}, &StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
 	}
 	acq, err := decodeAcquireReply(v)
 	if err != nil {
-		return Acquisition{}, &StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
 	}
 	return acq, nil
 }
@@ -170,7 +169,7 @@ func (s *RedisStore) Acquire(ctx context.Context, req AcquireRequest) (Acquisiti
 // with this fingerprint, whose TTL tells a live lease from an expired one, a
 // value that is not a record, or no record (released or expired between the
 // two commands).
-func (s *RedisStore) acquirePlain(ctx context.Context, key string, req AcquireRequest, lease int64) (acq Acquisition, done bool, err error) {
+func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
 	set := redis.NewBoolCmd(ctx, "set", key, inProgressRecord(req.Fingerprint, req.Token, 1, s.abandonedMS), "nx", "px", lease+s.abandonedMS)
 	get := redis.NewStringCmd(ctx, "get", key)
 	pipe := s.pipe.Pipeline()
@@ -180,32 +179,32 @@ func (s *RedisStore) acquirePlain(ctx context.Context, key string, req AcquireRe
 	created, err := set.Result()
 	switch {
 	case err != nil:
-		return Acquisition{}, true, &StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: err}
 	case created:
-		return Acquisition{Outcome: OutcomeProceed, Fence: 1}, true, nil
+		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, true, nil
 	}
 	v, err := get.Result()
 	switch {
 	case err == redis.Nil:
-		return Acquisition{}, false, nil
+		return idem.Acquisition{}, false, nil
 	case err != nil:
-		return Acquisition{}, true, &StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: err}
 	}
 	state, rest, _ := strings.Cut(v, "\n")
 	fp, _, ok := strings.Cut(rest, "\n")
 	switch {
 	case !ok || fp == "" || len(state) != 1 || (state[0] != stateCompleted && state[0] != stateInProgress):
-		return Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
+		return idem.Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
 	case fp != req.Fingerprint:
-		return Acquisition{Outcome: OutcomeMismatch}, true, nil
+		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, true, nil
 	case state[0] != stateCompleted:
-		return Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
+		return idem.Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
 	}
 	r, err := parseRecord(v)
 	if err != nil {
-		return Acquisition{}, true, &StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
+		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
 	}
-	return Acquisition{Outcome: OutcomeReplay, Record: r.result}, true, nil
+	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, true, nil
 }
 
 // inProgressRecord is the in-progress record of an owner, byte for byte as
@@ -226,10 +225,10 @@ func inProgressRecord(fingerprint, token string, fence, abandonedMS int64) strin
 	return b.String()
 }
 
-// Complete implements [Store]. A zero retention means [DefaultRetention].
+// Complete implements [idem.Store]. A zero retention means [idem.DefaultRetention].
 // The body of a record with BodyOmitted set is not stored.
-func (s *RedisStore) Complete(ctx context.Context, key, token string, rec *Record, retention time.Duration) error {
-	ret, err := durationMS("retention", retention, DefaultRetention)
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+	ret, err := durationMS("retention", retention, idem.DefaultRetention)
 	if err != nil {
 		return err
 	}
@@ -242,18 +241,18 @@ func (s *RedisStore) Complete(ctx context.Context, key, token string, rec *Recor
 	return s.run(ctx, "complete", s.complete, key, token, encodeResult(rec, s.compressOver), ret)
 }
 
-// Release implements [Store].
-func (s *RedisStore) Release(ctx context.Context, key, token string) error {
+// Release implements [idem.Store].
+func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
 	return s.run(ctx, "release", s.release, key, token)
 }
 
-// Extend implements [Store]. A zero lease means [DefaultLock]. An owner
+// Extend implements [idem.Store]. A zero lease means [idem.DefaultLock]. An owner
 // whose lease ran out may still extend it as long as nobody took it over.
-func (s *RedisStore) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, DefaultLock)
+func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	ms, err := durationMS("lease", lease, idem.DefaultLock)
 	if err != nil {
 		return err
 	}
@@ -264,22 +263,22 @@ func (s *RedisStore) Extend(ctx context.Context, key, token string, lease time.D
 }
 
 // run runs one of the owner-only scripts, which answer 1 (done) or 0
-// (refused: ErrNotOwner). args are its ARGV, the owner token first.
-func (s *RedisStore) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) error {
+// (refused: idem.ErrNotOwner). args are its ARGV, the owner token first.
+func (s *Store) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) error {
 	n, err := script.Run(ctx, s.rdb, []string{s.storageKey(key)}, args...).Int64()
 	switch {
 	case err != nil:
-		return &StoreError{Op: op, Err: err}
+		return &idem.StoreError{Op: op, Err: err}
 	case n == 1:
 		return nil
 	case n == 0:
-		return ErrNotOwner
+		return idem.ErrNotOwner
 	}
-	return &StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+	return &idem.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
 }
 
 // storageKey is the Redis key of the record of key.
-func (s *RedisStore) storageKey(key string) string {
+func (s *Store) storageKey(key string) string {
 	if s.prefix == "" {
 		return key
 	}

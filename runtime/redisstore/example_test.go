@@ -1,4 +1,4 @@
-package idem_test
+package redisstore_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
-// ExampleNewRedisStore walks one key through the state machine by hand, on
+// ExampleNew walks one key through the state machine by hand, on
 // an in-process miniredis; any go-redis client works the same way.
-func ExampleNewRedisStore() {
+func ExampleNew() {
 	mr, err := miniredis.Run()
 	if err != nil {
 		panic(err)
@@ -22,7 +23,7 @@ func ExampleNewRedisStore() {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	store := idem.NewRedisStore(rdb, idem.WithPrefix("shop"))
+	store := redisstore.New(rdb, redisstore.WithPrefix("shop"))
 	ctx := context.Background()
 	req := idem.AcquireRequest{Key: "order-42", Token: "worker-1", Fingerprint: "f1", Lease: 30 * time.Second}
 

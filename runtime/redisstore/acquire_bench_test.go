@@ -1,6 +1,6 @@
 //go:build unix
 
-package idem_test
+package redisstore_test
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func BenchmarkAcquireCommands(b *testing.B) {
 		}
 		for _, shape := range shapes {
 			b.Run(mode+"/"+shape.name, func(b *testing.B) {
-				rdb, prefix := benchRedis(b)
+				rdb, prefix := redistest.Keyspace(b)
 				completed := prefix + ":replayed"
 				if err := rdb.Set(ctx, completed, "C\n"+benchFingerprint+"\n201 0 31\nContent-Type: application/json\n"+string(benchRespBody), 0).Err(); err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package idem
+package redisstore
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // Bits of a result's flags (see lua/lua.go).
@@ -36,7 +38,7 @@ const (
 // not a token character) are dropped, and CR and LF in values become spaces,
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
-func encodeResult(rec *Record, threshold int) []byte {
+func encodeResult(rec *idem.Record, threshold int) []byte {
 	body, flags := encodeBody(rec, threshold)
 	var nameBuf [8]string
 	names := nameBuf[:0]
@@ -93,7 +95,7 @@ func validHeaderName(name string) bool {
 
 // encodeBody returns what to store for rec's body and the result's flags. A
 // body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *Record, threshold int) ([]byte, int) {
+func encodeBody(rec *idem.Record, threshold int) ([]byte, int) {
 	if rec.BodyOmitted {
 		return nil, flagBodyOmitted
 	}
@@ -165,7 +167,7 @@ type storedRecord struct {
 	abandoned int64 // ms the record outlives its lease: the lease left is PTTL - abandoned
 
 	// Completed only.
-	result     *Record
+	result     *idem.Record
 	flags      int64 // as stored
 	storedBody int   // bytes stored for the body, after compression
 }
@@ -224,7 +226,7 @@ func (r *storedRecord) parseResult(v string) error {
 	if err != nil {
 		return fmt.Errorf("result header length %w", err)
 	}
-	rec := &Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
+	rec := &idem.Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
 	if rec.Header, err = parseHeader(rest[:hlen]); err != nil {
 		return err
 	}
@@ -292,9 +294,9 @@ var errMalformedReply = errors.New("malformed acquire reply")
 // returns it: a []any whose first element is the outcome, integers as
 // int64 and strings as string. It checks every element and returns an error
 // wrapping errMalformedReply instead of guessing.
-func decodeAcquireReply(v any) (Acquisition, error) {
-	fail := func(format string, args ...any) (Acquisition, error) {
-		return Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
+func decodeAcquireReply(v any) (idem.Acquisition, error) {
+	fail := func(format string, args ...any) (idem.Acquisition, error) {
+		return idem.Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
 	}
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
@@ -317,7 +319,7 @@ func decodeAcquireReply(v any) (Acquisition, error) {
 	}
 	switch outcome {
 	case "mismatch":
-		return Acquisition{Outcome: OutcomeMismatch}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
 	case "conflict":
 		ms, ok := arr[1].(int64)
 		if !ok || ms < 1 {
@@ -326,15 +328,15 @@ func decodeAcquireReply(v any) (Acquisition, error) {
 		if ms > int64(maxDuration/time.Millisecond) {
 			return fail("conflict remaining %d ms out of range", ms)
 		}
-		return Acquisition{Outcome: OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
 	case "proceed", "recovered":
 		fence, ok := arr[1].(int64)
 		if !ok || fence < 1 {
 			return fail("%s fence %v (%T), want a positive integer", outcome, arr[1], arr[1])
 		}
-		acq := Acquisition{Outcome: OutcomeProceed, Fence: fence}
+		acq := idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: fence}
 		if outcome == "recovered" {
-			acq.Outcome = OutcomeRecovered
+			acq.Outcome = idem.OutcomeRecovered
 		}
 		return acq, nil
 	}
@@ -349,7 +351,7 @@ func decodeAcquireReply(v any) (Acquisition, error) {
 	if err != nil {
 		return fail("replay: %v", err)
 	}
-	return Acquisition{Outcome: OutcomeReplay, Record: r.result}, nil
+	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, nil
 }
 
 // maxDuration is the longest time.Duration.

@@ -1,4 +1,4 @@
-package idem
+package redisstore
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -45,8 +47,8 @@ func eachRedisBackend(t *testing.T, fn func(t *testing.T, b *redisBackend)) {
 }
 
 // store returns a store on b's Redis under b's prefix.
-func (b *redisBackend) store(opts ...StoreOption) *RedisStore {
-	s := NewRedisStore(b.rdb, append([]StoreOption{WithPrefix(b.prefix)}, opts...)...)
+func (b *redisBackend) store(opts ...Option) *Store {
+	s := New(b.rdb, append([]Option{WithPrefix(b.prefix)}, opts...)...)
 	if b.scriptOnly {
 		s.pipe = nil
 	}
@@ -67,7 +69,7 @@ func (b *redisBackend) advance(d time.Duration) {
 // run out. miniredis's clock is moved past it; real Redis's clock cannot be
 // moved, so acquire is polled until it stops answering conflict, bounded by
 // a deadline rather than by sleeping.
-func (b *redisBackend) acquireAfter(t *testing.T, s *RedisStore, req AcquireRequest, lease time.Duration) Acquisition {
+func (b *redisBackend) acquireAfter(t *testing.T, s *Store, req idem.AcquireRequest, lease time.Duration) idem.Acquisition {
 	t.Helper()
 	if b.mini != nil {
 		b.advance(lease + time.Millisecond)
@@ -75,7 +77,7 @@ func (b *redisBackend) acquireAfter(t *testing.T, s *RedisStore, req AcquireRequ
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		acq := mustAcquire(t, s, req)
-		if acq.Outcome != OutcomeConflict {
+		if acq.Outcome != idem.OutcomeConflict {
 			return acq
 		}
 		if b.mini != nil || time.Now().After(deadline) {
@@ -137,7 +139,7 @@ func (b *redisBackend) pttl(t *testing.T, k string) time.Duration {
 	return d
 }
 
-func mustAcquire(t *testing.T, s *RedisStore, req AcquireRequest) Acquisition {
+func mustAcquire(t *testing.T, s *Store, req idem.AcquireRequest) idem.Acquisition {
 	t.Helper()
 	acq, err := s.Acquire(context.Background(), req)
 	if err != nil {
@@ -146,14 +148,14 @@ func mustAcquire(t *testing.T, s *RedisStore, req AcquireRequest) Acquisition {
 	return acq
 }
 
-func wantOutcome(t *testing.T, acq Acquisition, want Outcome, fence int64) {
+func wantOutcome(t *testing.T, acq idem.Acquisition, want idem.Outcome, fence int64) {
 	t.Helper()
 	if acq.Outcome != want || acq.Fence != fence {
 		t.Fatalf("got outcome %d fence %d, want outcome %d fence %d", acq.Outcome, acq.Fence, want, fence)
 	}
 }
 
-func mustComplete(t *testing.T, s *RedisStore, key, token string, rec *Record) {
+func mustComplete(t *testing.T, s *Store, key, token string, rec *idem.Record) {
 	t.Helper()
 	if err := s.Complete(context.Background(), key, token, rec, time.Hour); err != nil {
 		t.Fatalf("complete %s: %v", token, err)
@@ -162,16 +164,16 @@ func mustComplete(t *testing.T, s *RedisStore, key, token string, rec *Record) {
 
 func wantNotOwner(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, ErrNotOwner) {
-		t.Fatalf("%s: got %v, want ErrNotOwner", what, err)
+	if !errors.Is(err, idem.ErrNotOwner) {
+		t.Fatalf("%s: got %v, want idem.ErrNotOwner", what, err)
 	}
 }
 
 // wantReplay acquires k with fp and checks that it replays want.
-func wantReplay(t *testing.T, s *RedisStore, k, fp string, want *Record) {
+func wantReplay(t *testing.T, s *Store, k, fp string, want *idem.Record) {
 	t.Helper()
-	acq := mustAcquire(t, s, AcquireRequest{Key: k, Token: "replayer", Fingerprint: fp, Lease: time.Minute})
-	if acq.Outcome != OutcomeReplay {
+	acq := mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "replayer", Fingerprint: fp, Lease: time.Minute})
+	if acq.Outcome != idem.OutcomeReplay {
 		t.Fatalf("got outcome %d, want replay", acq.Outcome)
 	}
 	got := acq.Record
@@ -197,23 +199,23 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	ln.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
-	s := NewRedisStore(rdb)
+	s := New(rdb)
 	ctx := context.Background()
 
-	_, acqErr := s.Acquire(ctx, AcquireRequest{Key: "k", Token: "t", Fingerprint: "f"})
+	_, acqErr := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f"})
 	errs := map[string]error{
 		"acquire":  acqErr,
-		"complete": s.Complete(ctx, "k", "t", &Record{Status: 200}, 0),
+		"complete": s.Complete(ctx, "k", "t", &idem.Record{Status: 200}, 0),
 		"release":  s.Release(ctx, "k", "t"),
 		"extend":   s.Extend(ctx, "k", "t", 0),
 	}
 	for op, err := range errs {
-		if !errors.Is(err, ErrStoreUnavailable) {
-			t.Errorf("%s: got %v, want ErrStoreUnavailable", op, err)
+		if !errors.Is(err, idem.ErrStoreUnavailable) {
+			t.Errorf("%s: got %v, want idem.ErrStoreUnavailable", op, err)
 		}
-		var se *StoreError
+		var se *idem.StoreError
 		if !errors.As(err, &se) || se.Op != op {
-			t.Errorf("%s: got %#v, want a *StoreError of that op", op, err)
+			t.Errorf("%s: got %#v, want a *idem.StoreError of that op", op, err)
 		}
 		var ne *net.OpError
 		if !errors.As(err, &ne) {
@@ -224,23 +226,23 @@ func TestRedisStoreUnavailable(t *testing.T) {
 
 func TestRedisStoreRejectsBadArguments(t *testing.T) {
 	_, rdb := redistest.Mini(t)
-	s := NewRedisStore(rdb)
+	s := New(rdb)
 	ctx := context.Background()
-	_, negLease := s.Acquire(ctx, AcquireRequest{Key: "k", Token: "t", Lease: -time.Second})
-	_, noToken := s.Acquire(ctx, AcquireRequest{Key: "k"})
-	_, noKey := s.Acquire(ctx, AcquireRequest{Token: "t"})
+	_, negLease := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Lease: -time.Second})
+	_, noToken := s.Acquire(ctx, idem.AcquireRequest{Key: "k"})
+	_, noKey := s.Acquire(ctx, idem.AcquireRequest{Token: "t"})
 	errs := map[string]error{
 		"negative lease":     negLease,
 		"empty token":        noToken,
 		"empty key":          noKey,
 		"nil record":         s.Complete(ctx, "k", "t", nil, 0),
-		"status 0":           s.Complete(ctx, "k", "t", &Record{}, 0),
-		"negative retention": s.Complete(ctx, "k", "t", &Record{Status: 200}, -1),
+		"status 0":           s.Complete(ctx, "k", "t", &idem.Record{}, 0),
+		"negative retention": s.Complete(ctx, "k", "t", &idem.Record{Status: 200}, -1),
 		"release no token":   s.Release(ctx, "k", ""),
 		"extend negative":    s.Extend(ctx, "k", "t", -1),
 	}
 	for name, err := range errs {
-		if err == nil || errors.Is(err, ErrStoreUnavailable) || errors.Is(err, ErrNotOwner) {
+		if err == nil || errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idem.ErrNotOwner) {
 			t.Errorf("%s: got %v, want an argument error", name, err)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "idem: ") {
@@ -256,12 +258,12 @@ func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
 		var (
 			wg       sync.WaitGroup
 			mu       sync.Mutex // guards outcome
-			outcomes = map[Outcome]int{}
+			outcomes = map[idem.Outcome]int{}
 		)
 		for i := range n {
 			wg.Go(func() {
 				token := "t" + string(rune('a'+i))
-				acq, err := s.Acquire(context.Background(), AcquireRequest{Key: "k", Token: token, Fingerprint: "f", Lease: time.Minute})
+				acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: "k", Token: token, Fingerprint: "f", Lease: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -272,7 +274,7 @@ func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if outcomes[OutcomeProceed] != 1 || outcomes[OutcomeConflict] != n-1 {
+		if outcomes[idem.OutcomeProceed] != 1 || outcomes[idem.OutcomeConflict] != n-1 {
 			t.Fatalf("outcomes %v, want one proceed and %d conflicts", outcomes, n-1)
 		}
 	})

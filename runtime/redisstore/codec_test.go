@@ -1,4 +1,4 @@
-package idem
+package redisstore
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 func gzipped(s string) string {
@@ -22,23 +24,23 @@ func gzipped(s string) string {
 func TestDecodeAcquireReply(t *testing.T) {
 	valid := []struct {
 		reply any
-		want  Acquisition
+		want  idem.Acquisition
 	}{
-		{[]any{"proceed", int64(1)}, Acquisition{Outcome: OutcomeProceed, Fence: 1}},
-		{[]any{"recovered", int64(7)}, Acquisition{Outcome: OutcomeRecovered, Fence: 7}},
-		{[]any{"conflict", int64(1500)}, Acquisition{Outcome: OutcomeConflict, Remaining: 1500 * time.Millisecond}},
-		{[]any{"mismatch"}, Acquisition{Outcome: OutcomeMismatch}},
-		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, Acquisition{
-			Outcome: OutcomeReplay,
-			Record:  &Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
+		{[]any{"proceed", int64(1)}, idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}},
+		{[]any{"recovered", int64(7)}, idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: 7}},
+		{[]any{"conflict", int64(1500)}, idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: 1500 * time.Millisecond}},
+		{[]any{"mismatch"}, idem.Acquisition{Outcome: idem.OutcomeMismatch}},
+		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
 		}},
-		{[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")}, Acquisition{
-			Outcome: OutcomeReplay,
-			Record:  &Record{Status: 200, Header: http.Header{}, Body: []byte("zipped")},
+		{[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 200, Header: http.Header{}, Body: []byte("zipped")},
 		}},
-		{[]any{"replay", "C\nf\n200 1 0\n"}, Acquisition{
-			Outcome: OutcomeReplay,
-			Record:  &Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
+		{[]any{"replay", "C\nf\n200 1 0\n"}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
 		}},
 	}
 	for _, tc := range valid {
@@ -97,29 +99,29 @@ func TestDecodeAcquireReply(t *testing.T) {
 func TestResultRoundTrip(t *testing.T) {
 	big := bytes.Repeat([]byte(`{"name":"rex"},`), 100)
 	for _, tc := range []struct {
-		rec       *Record
+		rec       *idem.Record
 		threshold int
-		want      *Record // nil: rec itself
+		want      *idem.Record // nil: rec itself
 	}{
-		{rec: &Record{Status: 204}, want: &Record{Status: 204, Header: http.Header{}, Body: []byte{}}},
-		{rec: &Record{Status: 201, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("\x00\xff\n\n binary")}},
-		{rec: &Record{Status: 200, Header: http.Header{
+		{rec: &idem.Record{Status: 204}, want: &idem.Record{Status: 204, Header: http.Header{}, Body: []byte{}}},
+		{rec: &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("\x00\xff\n\n binary")}},
+		{rec: &idem.Record{Status: 200, Header: http.Header{
 			"Link":  {"<a>; rel=x", "<b>; rel=y"},
 			"X-Odd": {"\"quoted\"\t\u00e9\x00: not a name"},
 			"Empty": {""},
 		}, Body: []byte("{}")}},
-		{rec: &Record{Status: 200, Header: http.Header{}, Body: big}, threshold: 64},
-		{rec: &Record{Status: 200, Header: http.Header{}, Body: []byte("too long"), BodyOmitted: true},
-			want: &Record{Status: 200, Header: http.Header{}, BodyOmitted: true}},
+		{rec: &idem.Record{Status: 200, Header: http.Header{}, Body: big}, threshold: 64},
+		{rec: &idem.Record{Status: 200, Header: http.Header{}, Body: []byte("too long"), BodyOmitted: true},
+			want: &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true}},
 		{ // What net/http would not send is not stored either.
-			rec: &Record{Status: 302, Header: http.Header{
+			rec: &idem.Record{Status: 302, Header: http.Header{
 				"Location":    {"/a\r\nSet-Cookie: x"},
 				"Bad Name":    {"v"},
 				"":            {"v"},
 				"Bad:Name":    {"v"},
 				"X-Multiline": {"a\nb"},
 			}, Body: []byte("moved")},
-			want: &Record{Status: 302, Header: http.Header{
+			want: &idem.Record{Status: 302, Header: http.Header{
 				"Location":    {"/a  Set-Cookie: x"},
 				"X-Multiline": {"a b"},
 			}, Body: []byte("moved")},
@@ -144,9 +146,9 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 	// The same response is stored as the same bytes.
 	h := http.Header{"A": {"1"}, "B": {"2"}, "C": {"3"}, "D": {"4"}, "E": {"5"}, "F": {"6"}, "G": {"7"}, "H": {"8"}, "I": {"9"}}
-	first := string(encodeResult(&Record{Status: 200, Header: h}, 0))
+	first := string(encodeResult(&idem.Record{Status: 200, Header: h}, 0))
 	for range 20 {
-		if got := string(encodeResult(&Record{Status: 200, Header: h}, 0)); got != first {
+		if got := string(encodeResult(&idem.Record{Status: 200, Header: h}, 0)); got != first {
 			t.Fatalf("encodings differ:\n%q\n%q", first, got)
 		}
 	}
@@ -203,15 +205,15 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			return
 		}
 		switch acq.Outcome {
-		case OutcomeProceed, OutcomeRecovered:
+		case idem.OutcomeProceed, idem.OutcomeRecovered:
 			if acq.Fence < 1 {
 				t.Fatalf("accepted fence %d", acq.Fence)
 			}
-		case OutcomeConflict:
+		case idem.OutcomeConflict:
 			if acq.Remaining < time.Millisecond {
 				t.Fatalf("accepted remaining %v", acq.Remaining)
 			}
-		case OutcomeReplay:
+		case idem.OutcomeReplay:
 			rec := acq.Record
 			if rec == nil || rec.Header == nil || rec.Status < 100 || rec.Status > 999 || (rec.BodyOmitted && len(rec.Body) != 0) {
 				t.Fatalf("accepted record %+v", rec)
@@ -220,7 +222,7 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			if err != nil || !reflect.DeepEqual(again.result, rec) {
 				t.Fatalf("record %+v encodes to one that decodes to %+v, %v", rec, again.result, err)
 			}
-		case OutcomeMismatch:
+		case idem.OutcomeMismatch:
 		default:
 			t.Fatalf("accepted outcome %d", acq.Outcome)
 		}

@@ -1,0 +1,104 @@
+package idem
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Backoff bounds of a duplicate waiting for the original (Operation.Wait).
+const (
+	waitMinBackoff = 10 * time.Millisecond
+	waitMaxBackoff = 250 * time.Millisecond
+)
+
+// acquire runs the acquire transition for t. While the original runs it
+// polls, with backoff, for up to k.op.Wait (or until ctx ends) before
+// giving up with the conflict. It returns the lease when this attempt owns
+// the record (Proceed or Recovered), and an error wrapping
+// ErrStoreUnavailable when the store fails.
+func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisition, error) {
+	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+	var ev Event
+	var deadline time.Time
+	if k.op.Wait > 0 {
+		deadline = time.Now().Add(k.op.Wait)
+	}
+	backoff := waitMinBackoff
+	for {
+		acq, err := e.storeAcquire(ctx, req)
+		if err != nil {
+			ev.Err = err
+			if ctx.Err() == nil {
+				e.report(ctx, k, e.cfg.hooks.StoreError, ev, levelError, "idem: acquire failed")
+			}
+			return nil, Acquisition{}, err
+		}
+		switch acq.Outcome {
+		case OutcomeProceed, OutcomeRecovered:
+			ev.Fence = acq.Fence
+			recovered := acq.Outcome == OutcomeRecovered
+			if recovered {
+				e.report(ctx, k, e.cfg.hooks.Recovered, ev, levelInfo, "idem: stale lease taken over")
+			} else {
+				e.report(ctx, k, e.cfg.hooks.Acquired, ev, 0, "")
+			}
+			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
+			return &lease{e: e, k: k, token: req.Token, info: info}, acq, nil
+		case OutcomeReplay:
+			ev.Status = acq.Record.Status
+			e.report(ctx, k, e.cfg.hooks.Replayed, ev, 0, "")
+			return nil, acq, nil
+		case OutcomeMismatch:
+			e.report(ctx, k, e.cfg.hooks.Mismatch, ev, 0, "")
+			return nil, acq, nil
+		}
+		// OutcomeConflict: wait for the original if allowed.
+		left := time.Until(deadline)
+		if left <= 0 || !waitFor(ctx, min(backoff, left, max(acq.Remaining, time.Millisecond))) {
+			ev.Remaining = acq.Remaining
+			e.report(ctx, k, e.cfg.hooks.Conflict, ev, 0, "")
+			return nil, acq, nil
+		}
+		backoff = min(2*backoff, waitMaxBackoff)
+	}
+}
+
+// storeAcquire calls Store.Acquire bounded by the store timeout and checks
+// the answer's shape. Like every store call it is detached from the
+// request's cancellation: a script cut off once sent may still have created
+// the record, which would then have no owner to complete or release it
+// until its lease ran out. (It also spares the request's context a child:
+// the first child allocates its done channel and child set.)
+func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
+	acq, err := e.store.Acquire(e.deadlines.context(ctx), req)
+	if err != nil {
+		if errors.Is(err, ErrStoreUnavailable) {
+			return acq, err
+		}
+		return acq, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
+	}
+	switch acq.Outcome {
+	case OutcomeProceed, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
+		return acq, nil
+	case OutcomeReplay:
+		if acq.Record != nil {
+			return acq, nil
+		}
+	}
+	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
+}
+
+// waitFor waits d with a timer; it reports false if ctx ended first.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,36 @@
+package idem_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestClientLinksNoDriver: a program that only uses a generated client (the
+// petstore's) links package idem but neither go-redis nor the Lua scripts,
+// which only runtime/redisstore imports.
+func TestClientLinksNoDriver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, pkg := range []string{
+		"github.com/idemgen/idemgen/runtime",
+		"github.com/idemgen/idemgen/examples/petstore/api/client",
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, "github.com/idemgen/idemgen/runtime") {
+			t.Fatalf("go list -deps %s does not list the runtime: %s", pkg, out)
+		}
+		for _, dep := range deps {
+			if strings.HasPrefix(dep, "github.com/redis/") || dep == "github.com/idemgen/idemgen/lua" ||
+				strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// The protocol is written once, in protect; Serve, ServeStrict and Do are
+// adapters that identify a request their way and translate the outcome.
+
+// outcome is how the protocol ended for one identified request.
+type outcome struct {
+	kind outcomeKind
+	resp *Response   // ran: the handler's response (stored when storable)
+	acq  Acquisition // answered: a replay, a conflict or a mismatch
+	err  error       // ran: the handler's error; unavailable: the store's; unreconciled: the reconciler's; cancelled: the request's
+}
+
+// outcomeKind tells the outcomes apart.
+type outcomeKind uint8
+
+const (
+	ran          outcomeKind = iota // the handler ran as the lease's owner
+	answered                        // the store answered for the key instead: acq
+	unavailable                     // the store failed, and the engine fails closed
+	degraded                        // the store failed, and fail-open lets the handler run unprotected
+	cancelled                       // the request ended while its key was acquired; the lease was released
+	unreconciled                    // the reconciler refused to let a recovered lease run again
+)
+
+// protect runs the protocol for k: acquire the key, then, as the lease's
+// owner, run fn (with the heartbeat on and Info in its context) and settle
+// the record (see lease.run); or return what the store answered instead.
+// r, with raw as its body when not nil, is what a reconciler sees; r is nil
+// for Do. protect never runs fn for a degraded outcome: the adapter does.
+func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, fn func(context.Context) (*Response, error)) outcome {
+	l, acq, err := e.acquire(ctx, k)
+	switch {
+	case err != nil && e.cfg.failOpen:
+		return outcome{kind: degraded, err: err}
+	case err != nil:
+		return outcome{kind: unavailable, err: err}
+	case l == nil:
+		return outcome{kind: answered, acq: acq}
+	}
+	if err := ctx.Err(); err != nil {
+		// The request ended while its key was being acquired (acquire is
+		// not cut off, see storeAcquire): give the lease back rather than
+		// run a handler nobody waits for.
+		l.release(ctx, err)
+		return outcome{kind: cancelled, err: err}
+	}
+	if l.info.Recovered && e.cfg.reconciler != nil {
+		if r != nil && raw != nil {
+			r = withBody(ctx, r, raw)
+		}
+		if err := l.reconcile(ctx, r); err != nil {
+			return outcome{kind: unreconciled, err: err}
+		}
+	}
+	resp, err := l.run(ctx, fn)
+	var s *supersededError
+	if errors.As(err, &s) {
+		// The lease was taken over while fn ran: its result is not stored,
+		// so answer what is (see lease.run).
+		if s.err != nil {
+			return outcome{kind: unavailable, err: s.err}
+		}
+		return outcome{kind: answered, acq: s.acq}
+	}
+	return outcome{kind: ran, resp: resp, err: err}
+}
+
+// problem is the HTTP answer to an outcome in which the handler did not
+// run: a replay, 409, 422 or a 503; nil for ran and degraded, which the
+// adapters answer themselves.
+func (o outcome) problem() *Response {
+	switch o.kind {
+	case answered:
+		return storedAnswer(o.acq)
+	case unavailable:
+		return storeUnavailableProblem().Response()
+	case cancelled:
+		return cancelledProblem().Response()
+	case unreconciled:
+		var p *Problem
+		if errors.As(o.err, &p) {
+			return p.Response()
+		}
+		p = problemf(http.StatusServiceUnavailable, CodeReconcileFailed,
+			"the previous attempt with this key was interrupted and could not be reconciled; retry later")
+		p.RetryAfter = time.Second
+		return p.Response()
+	}
+	return nil
+}
+
+// storedAnswer is the HTTP answer to an acquisition that did not give this
+// attempt the lease.
+func storedAnswer(acq Acquisition) *Response {
+	switch acq.Outcome {
+	case OutcomeReplay:
+		return replayResponse(acq.Record)
+	case OutcomeMismatch:
+		return mismatchProblem().Response()
+	}
+	return conflictProblem(acq.Remaining).Response()
+}

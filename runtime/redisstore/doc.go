@@ -1,0 +1,11 @@
+// Package redisstore is the Redis implementation of [idem.Store], the
+// per-key state machine behind idemgen's generated servers and [idem.Do]:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	store := redisstore.New(rdb)
+//	h := api.HandlerFromMux(api.WithIdempotency(impl, store), chi.NewRouter())
+//
+// It is the only runtime package that imports go-redis and the Lua scripts
+// of package lua, so a program that only uses generated clients links
+// neither.
+package redisstore
