@@ -1,6 +1,8 @@
 module github.com/idemgen/idemgen
 
-go 1.26.8
+// The oldest Go release idemgen supports: a module that requires idemgen
+// needs no newer one (testdata/requirer, built with it in CI).
+go 1.25.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
@@ -8,7 +10,10 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/oapi-codegen/oapi-codegen/v2 v2.8.2
 	github.com/oapi-codegen/runtime v1.8.0
-	github.com/redis/go-redis/v9 v9.23.0
+	// v9.22.0, not v9.23.0: v9.23.0 declares go 1.26.0, which would force
+	// Go 1.26 on every module that requires idemgen. Users on Go 1.26 may
+	// require v9.23.0 themselves.
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/speakeasy-api/openapi v1.24.0
 	go.yaml.in/yaml/v3 v3.0.6
 	gopkg.in/yaml.v3 v3.0.1
@@ -30,7 +35,7 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 )
