@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.sh: the project's test command (README.md "Run the tests").
+# scripts/test.sh: the project's test command (README.md "Two commands on a fresh machine").
 #
 # On a fresh machine it installs redis-server when it is missing (apt-get),
 # starts a throwaway server on a free loopback port with persistence off,
