@@ -206,6 +206,18 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 			_ = legacyCanonicalJSON(doc, op)
 		}
 	})
+	// An operation whose key is in the body: the fingerprint's canonical
+	// form and the key, as identify needs them.
+	keyOp := &Operation{ID: "CreateOrder", KeyPointer: "/idempotency_key"}
+	keyed := []byte(`{"idempotency_key":"0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7d","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"}`)
+	b.Run("body-key", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok, prob := bodyKey(keyOp, jsonPayload(keyOp, keyed)); !ok || prob != nil {
+				b.Fatal("no key", prob)
+			}
+		}
+	})
 	if !bytes.Equal(must(appendCanonicalJSON(nil, body, nil)), legacyCanonicalJSON(mustDecode(body), op)) {
 		b.Fatal("canonical forms differ")
 	}
