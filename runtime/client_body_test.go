@@ -69,6 +69,7 @@ func TestClientFillBodyKey(t *testing.T) {
 		{"number member", `{"key":5}`, "/key"},
 		{"object member", `{"key":{}}`, "/key"},
 		{"array index out of range", `{"items":[{}]}`, "/items/1/key"},
+		{"array index with a sign", `{"items":[{}]}`, "/items/+0/key"},
 		{"pointer not UTF-8", `{}`, "/\xca"},
 	}
 	for _, tt := range failures {

@@ -38,7 +38,7 @@ func TestLookupPointer(t *testing.T) {
 			t.Errorf("lookup %s = %v, %v", ptr, got, ok)
 		}
 	}
-	for _, ptr := range []string{"/a/b/2", "/a/b/01", "/a/b/-", "/x", "/a/b/1/c/d"} {
+	for _, ptr := range []string{"/a/b/2", "/a/b/01", "/a/b/-", "/a/b/+1", "/a/b/-0", "/x", "/a/b/1/c/d"} {
 		toks, _ := parsePointer(ptr)
 		if _, ok := lookupPointer(doc, toks); ok {
 			t.Errorf("lookup %s resolved", ptr)

@@ -69,10 +69,16 @@ func lookupPointer(doc any, toks []string) (any, bool) {
 	return doc, true
 }
 
-// arrayIndex parses an RFC 6901 array index below n.
+// arrayIndex parses an RFC 6901 array index below n: digits without a
+// leading zero (so not "01", "+1" or "-0", which strconv.Atoi accepts).
 func arrayIndex(t string, n int) (int, bool) {
 	if t == "" || (len(t) > 1 && t[0] == '0') {
 		return 0, false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || '9' < t[i] {
+			return 0, false
+		}
 	}
 	i, err := strconv.Atoi(t)
 	if err != nil || i < 0 || i >= n {
