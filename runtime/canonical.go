@@ -2,7 +2,6 @@ package idem
 
 import (
 	"bytes"
-	"math"
 	"slices"
 	"sync"
 	"unicode"
@@ -30,7 +29,7 @@ import (
 // named by drop (parsed JSON Pointers) are left out: a member disappears, an
 // array element leaves removedElement in its place (so later indexes keep
 // their meaning), the empty pointer turns the whole document into null.
-func appendCanonicalJSON(dst, raw []byte, drop []pointer) ([]byte, bool) {
+func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
 	c := canonPool.Get().(*canonicalizer)
 	defer c.free()
 	c.src, c.pos, c.out, c.drop, c.depth = raw, 0, dst, drop, 0
@@ -67,39 +66,13 @@ const removedElement = 0
 // documents it decodes are treated as JSON.
 const maxJSONDepth = 10000
 
-// pointer is a parsed JSON Pointer.
-type pointer []pointerToken
-
-// pointerToken is one reference token: a member name, and the array index
-// it stands for (-1 if none).
-type pointerToken struct {
-	name  string
-	index int
-}
-
-// compilePointer parses p for appendCanonicalJSON.
-func compilePointer(p string) (pointer, error) {
-	toks, err := parsePointer(p)
-	if err != nil {
-		return nil, err
-	}
-	ptr := make(pointer, len(toks))
-	for i, t := range toks {
-		ptr[i] = pointerToken{name: t, index: -1}
-		if n, ok := arrayIndex(t, math.MaxInt); ok {
-			ptr[i].index = n
-		}
-	}
-	return ptr, nil
-}
-
 // canonicalizer is the state of one appendCanonicalJSON call; pooled, so
 // that its stacks are reused.
 type canonicalizer struct {
 	src   []byte
 	pos   int
 	out   []byte
-	drop  []pointer
+	drop  []jsonPointer
 	depth int
 
 	members []member // members of the objects being written, innermost last

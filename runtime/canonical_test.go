@@ -19,11 +19,11 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
 	}
 	for _, p := range ptrs {
-		toks, err := parsePointer(p)
+		ptr, err := parsePointer(p)
 		if err != nil {
 			continue
 		}
-		doc = removePointer(doc, toks)
+		doc = removePointer(doc, ptr)
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -32,23 +32,23 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 	return b
 }
 
-// removePointer deletes the member or element at toks from doc, in place
+// removePointer deletes the member or element at ptr from doc, in place
 // for objects; it returns the (possibly new) document. A pointer that does
 // not resolve leaves doc as it was; the empty pointer removes everything.
-func removePointer(doc any, toks []string) any {
-	if len(toks) == 0 {
+func removePointer(doc any, ptr jsonPointer) any {
+	if len(ptr) == 0 {
 		return nil
 	}
-	parent, ok := lookupPointer(doc, toks[:len(toks)-1])
+	parent, ok := lookupPointer(doc, ptr[:len(ptr)-1])
 	if !ok {
 		return doc
 	}
-	last := toks[len(toks)-1]
+	last := ptr[len(ptr)-1]
 	switch v := parent.(type) {
 	case map[string]any:
-		delete(v, last)
+		delete(v, last.name)
 	case []any:
-		if i, ok := arrayIndex(last, len(v)); ok {
+		if i := last.index; 0 <= i && i < len(v) {
 			// Arrays cannot shrink in place through the parent; mark the
 			// element removed instead, which is just as stable a hash.
 			v[i] = removed{}

@@ -187,8 +187,8 @@ func FuzzClientFillBodyKey(f *testing.F) {
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("fillBodyKey(%s, %q) = invalid JSON %s", body, pointer, out)
 		}
-		toks, _ := parsePointer(pointer)
-		member, ok := lookupPointer(got, toks)
+		ptr, _ := parsePointer(pointer)
+		member, ok := lookupPointer(got, ptr)
 		want := "fuzz-key"
 		if existing != "" {
 			want = existing
@@ -196,8 +196,8 @@ func FuzzClientFillBodyKey(f *testing.F) {
 		if !ok || member != want {
 			t.Fatalf("fillBodyKey(%s, %q) = %s: member %v, want %q", body, pointer, out, member, want)
 		}
-		removed := removePointer(got, toks)
-		orig := removePointer(v, toks)
+		removed := removePointer(got, ptr)
+		orig := removePointer(v, ptr)
 		a, _ := json.Marshal(removed)
 		b, _ := json.Marshal(orig)
 		if string(a) != string(b) {

@@ -51,19 +51,19 @@ func sfString(key string) string {
 // returns a copy of body with the member set to key (appended last when
 // missing). Everything else keeps its bytes and order.
 func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string, err error) {
-	toks, err := parsePointer(pointer)
+	ptr, err := parsePointer(pointer)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(toks) == 0 {
+	if len(ptr) == 0 {
 		return nil, "", errors.New("the pointer names the whole body, not a member")
 	}
 	if !utf8.ValidString(pointer) {
 		return nil, "", errors.New("the pointer is not valid UTF-8")
 	}
-	w := &keyWriter{dec: json.NewDecoder(bytes.NewReader(body)), want: toks, key: key}
+	w := &keyWriter{dec: json.NewDecoder(bytes.NewReader(body)), want: ptr, key: key}
 	w.dec.UseNumber()
-	w.out = make([]byte, 0, len(body)+len(key)+len(toks[len(toks)-1])+8)
+	w.out = make([]byte, 0, len(body)+len(key)+len(ptr[len(ptr)-1].name)+8)
 	if err := w.value(0, true); err != nil {
 		return nil, "", err
 	}
@@ -79,7 +79,7 @@ func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string,
 // keyWriter re-encodes a JSON document token by token, filling in the key.
 type keyWriter struct {
 	dec        *json.Decoder
-	want       []string // pointer tokens
+	want       jsonPointer
 	key        string
 	out        []byte
 	parentSeen bool   // the object holding the member was found
@@ -130,11 +130,11 @@ func (w *keyWriter) object(depth int, onPath bool) error {
 		n++
 		w.appendString(name)
 		w.out = append(w.out, ':')
-		if isParent && name == w.want[depth] {
+		if isParent && name == w.want[depth].name {
 			found = true
 			err = w.member()
 		} else {
-			err = w.value(depth+1, onPath && depth < len(w.want)-1 && name == w.want[depth])
+			err = w.value(depth+1, onPath && depth < len(w.want)-1 && name == w.want[depth].name)
 		}
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func (w *keyWriter) object(depth int, onPath bool) error {
 		if n > 0 {
 			w.out = append(w.out, ',')
 		}
-		w.appendString(w.want[depth])
+		w.appendString(w.want[depth].name)
 		w.out = append(w.out, ':')
 		w.appendString(w.key)
 	}
@@ -164,7 +164,7 @@ func (w *keyWriter) array(depth int, onPath bool) error {
 		if i > 0 {
 			w.out = append(w.out, ',')
 		}
-		if err := w.value(depth+1, onPath && depth < len(w.want) && w.want[depth] == strconv.Itoa(i)); err != nil {
+		if err := w.value(depth+1, onPath && depth < len(w.want) && w.want[depth].index == i); err != nil {
 			return err
 		}
 	}

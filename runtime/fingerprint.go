@@ -49,7 +49,7 @@ func jsonPayload(op *Operation, raw []byte) payload {
 // fingerprint: the ignore pointers and, for a body key, the key's member.
 // Pointers that do not parse are skipped (the generator validates them; a
 // bad one removes nothing).
-func (op *Operation) dropPointers() []pointer {
+func (op *Operation) dropPointers() []jsonPointer {
 	n := len(op.FingerprintIgnore)
 	bodyKey := op.keyHeader() == ""
 	if bodyKey {
@@ -58,9 +58,9 @@ func (op *Operation) dropPointers() []pointer {
 	if n == 0 {
 		return nil
 	}
-	ptrs := make([]pointer, 0, n)
+	ptrs := make([]jsonPointer, 0, n)
 	add := func(s string) {
-		if p, err := compilePointer(s); err == nil {
+		if p, err := parsePointer(s); err == nil {
 			ptrs = append(ptrs, p)
 		}
 	}

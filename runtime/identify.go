@@ -156,11 +156,11 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 	if !body.isJSON {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
 	}
-	toks, err := parsePointer(op.KeyPointer)
+	ptr, err := parsePointer(op.KeyPointer)
 	if err != nil {
 		panic(fmt.Errorf("idem: operation %s: key pointer: %w", op.ID, err))
 	}
-	v, ok := lookupPointer(body.doc, toks)
+	v, ok := lookupPointer(body.doc, ptr)
 	if !ok || v == nil {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
 	}
