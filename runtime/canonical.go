@@ -30,9 +30,21 @@ import (
 // array element leaves removedElement in its place (so later indexes keep
 // their meaning), the empty pointer turns the whole document into null.
 func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
+	out, _, ok := walkJSON(dst, raw, drop, -1)
+	return out, ok
+}
+
+// walkJSON is the one pass over a JSON document behind the fingerprint and
+// the server's body key: it appends the canonical form of raw to dst as
+// appendCanonicalJSON does and, when find >= 0, also locates drop[find] in
+// raw. The located pointer is one of the dropped ones because the walk
+// follows only those; the fingerprint leaves out the body key's member
+// anyway.
+func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, bool) {
 	c := canonPool.Get().(*canonicalizer)
 	defer c.free()
 	c.src, c.pos, c.out, c.drop, c.depth = raw, 0, dst, drop, 0
+	c.find, c.at = find, located{}
 	start := len(dst)
 	whole := false
 	c.live = c.live[:0]
@@ -42,18 +54,42 @@ func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
 	}
 	c.skipSpace()
 	if !c.value(0, len(c.live)) {
-		return dst, false
+		return dst, located{}, false
 	}
 	c.skipSpace()
 	if c.pos != len(c.src) {
-		return dst, false
+		return dst, located{}, false
 	}
 	out := c.out
 	if whole {
 		out = append(out[:start], "null"...)
 	}
 	c.out = nil
-	return out, true
+	return out, c.at, true
+}
+
+// located is where a walk found the value a pointer names and the value
+// its parent names (the pointer without its last token), as byte ranges of
+// the source. Where a member is duplicated, on the pointer's path or at
+// its end, the last one counts, as when decoding: the value of
+// {"a":{"k":1},"a":{}} at /a/k is missing.
+type located struct {
+	value, parent span
+}
+
+// span is the byte range [start, end) of a JSON value in the source. The
+// zero span means none: a value is never empty.
+type span struct{ start, end int }
+
+// found reports whether s is a value.
+func (s span) found() bool { return s.end > 0 }
+
+// in returns the bytes of s in src, nil for none.
+func (s span) in(src []byte) []byte {
+	if !s.found() {
+		return nil
+	}
+	return src[s.start:s.end]
 }
 
 // removedElement stands for an array element left out by a
@@ -66,7 +102,7 @@ const removedElement = 0
 // documents it decodes are treated as JSON.
 const maxJSONDepth = 10000
 
-// canonicalizer is the state of one appendCanonicalJSON call; pooled, so
+// canonicalizer is the state of one walkJSON call; pooled, so
 // that its stacks are reused.
 type canonicalizer struct {
 	src   []byte
@@ -74,6 +110,8 @@ type canonicalizer struct {
 	out   []byte
 	drop  []jsonPointer
 	depth int
+	find  int     // index into drop of the pointer to locate; -1 for none
+	at    located // what was located of drop[find] so far
 
 	members []member // members of the objects being written, innermost last
 	keys    []byte   // their decoded keys, innermost last
@@ -114,6 +152,36 @@ func (c *canonicalizer) skipSpace() {
 // value writes the canonical form of the value at pos. live[l0:l1] are the
 // drop pointers matching the path so far (depth tokens of them).
 func (c *canonicalizer) value(l0, l1 int) bool {
+	if c.find >= 0 && l1 > l0 && slices.Contains(c.live[l0:l1], c.find) {
+		return c.locate(l0, l1)
+	}
+	return c.write(l0, l1)
+}
+
+// locate is value for a value on the path of drop[find], depth tokens
+// into it. This value replaces whatever an earlier duplicate member held,
+// so what was located at or below it is forgotten first.
+func (c *canonicalizer) locate(l0, l1 int) bool {
+	n, d := len(c.drop[c.find]), c.depth
+	c.at.value = span{}
+	if d < n {
+		c.at.parent = span{}
+	}
+	start := c.pos
+	if !c.write(l0, l1) {
+		return false
+	}
+	switch d {
+	case n:
+		c.at.value = span{start, c.pos}
+	case n - 1:
+		c.at.parent = span{start, c.pos}
+	}
+	return true
+}
+
+// write writes the canonical form of the value at pos (see value).
+func (c *canonicalizer) write(l0, l1 int) bool {
 	if c.pos >= len(c.src) {
 		return false
 	}
@@ -463,6 +531,17 @@ func (c *canonicalizer) decodeString(dst []byte) ([]byte, bool) {
 		}
 	}
 	return dst, false
+}
+
+// decodeJSONString returns the value of s, a JSON string token that a walk
+// has checked, decoded by decodeString.
+func decodeJSONString(s []byte) string {
+	c := canonicalizer{src: s}
+	if end := c.plainString(); end == len(s) {
+		return string(s[1 : end-1])
+	}
+	b, _ := c.decodeString(nil)
+	return string(b)
 }
 
 // hex4 parses four hex digits; -1 if s does not start with them.

@@ -3,7 +3,9 @@ package idem
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -39,7 +41,7 @@ func removePointer(doc any, ptr jsonPointer) any {
 	if len(ptr) == 0 {
 		return nil
 	}
-	parent, ok := lookupPointer(doc, ptr[:len(ptr)-1])
+	parent, ok := lookupDecoded(doc, ptr[:len(ptr)-1])
 	if !ok {
 		return doc
 	}
@@ -55,6 +57,23 @@ func removePointer(doc any, ptr jsonPointer) any {
 		}
 	}
 	return doc
+}
+
+// decodeJSON decodes exactly one JSON value the way the fingerprint and the
+// body key once did, numbers kept as json.Number so that re-encoding is
+// exact: the reference the walker's JSON grammar, canonical form and key
+// lookup are checked against.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("idem: decode json body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("idem: decode json body: trailing data")
+	}
+	return doc, nil
 }
 
 // removed stands for an array element left out of the fingerprint.
@@ -181,6 +200,19 @@ func TestCanonicalJSONBodyKey(t *testing.T) {
 	if key, ok, prob := bodyKey(op, p); !ok || prob != nil || key != "k1" {
 		t.Errorf("bodyKey = %q, %v, %v", key, ok, prob)
 	}
+
+	// A key pointer that does not parse is a bug of the operation: bodyKey
+	// panics once the body is JSON.
+	bad := &Operation{ID: "A", KeyPointer: "key"}
+	if _, ok, prob := bodyKey(bad, jsonPayload(bad, []byte("not json"))); ok || prob == nil || prob.Code != CodeMissingKey {
+		t.Errorf("bad pointer, raw body: %v, %v", ok, prob)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("bad pointer, JSON body: no panic")
+		}
+	}()
+	bodyKey(bad, jsonPayload(bad, []byte(`{"key":"k1"}`)))
 }
 
 func BenchmarkCanonicalJSON(b *testing.B) {

@@ -188,7 +188,7 @@ func FuzzClientFillBodyKey(f *testing.F) {
 			t.Fatalf("fillBodyKey(%s, %q) = invalid JSON %s", body, pointer, out)
 		}
 		ptr, _ := parsePointer(pointer)
-		member, ok := lookupPointer(got, ptr)
+		member, ok := lookupDecoded(got, ptr)
 		want := "fuzz-key"
 		if existing != "" {
 			want = existing

@@ -74,26 +74,3 @@ func arrayIndex(t string) int {
 	}
 	return i
 }
-
-// lookupPointer returns the value at ptr in a document decoded into
-// map[string]any / []any values.
-func lookupPointer(doc any, ptr jsonPointer) (any, bool) {
-	for _, t := range ptr {
-		switch v := doc.(type) {
-		case map[string]any:
-			m, ok := v[t.name]
-			if !ok {
-				return nil, false
-			}
-			doc = m
-		case []any:
-			if t.index < 0 || t.index >= len(v) {
-				return nil, false
-			}
-			doc = v[t.index]
-		default:
-			return nil, false
-		}
-	}
-	return doc, true
-}
