@@ -34,12 +34,13 @@ func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
 	return out, ok
 }
 
-// walkJSON is the one pass over a JSON document behind the fingerprint and
-// the server's body key: it appends the canonical form of raw to dst as
-// appendCanonicalJSON does and, when find >= 0, also locates drop[find] in
-// raw. The located pointer is one of the dropped ones because the walk
-// follows only those; the fingerprint leaves out the body key's member
-// anyway.
+// walkJSON is the one pass over a JSON document behind the fingerprint, the
+// server's body key and the client's filling of it: it appends the
+// canonical form of raw to dst as appendCanonicalJSON does and, when find
+// >= 0, also locates drop[find] in raw. The located pointer is one of the
+// dropped ones because the walk follows only those; both callers want its
+// member out of the canonical form anyway (the fingerprint leaves out the
+// body key, and the client has no use for the canonical form).
 func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, bool) {
 	c := canonPool.Get().(*canonicalizer)
 	defer c.free()
@@ -574,10 +575,10 @@ func hex4Escape(s []byte) rune {
 	return hex4(s[2:])
 }
 
-// appendJSONString appends s (valid UTF-8) quoted as json.Marshal quotes a
-// string: ", \ and control characters escaped (\b \f \n \r \t by name), <, >
-// and & as \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, everything
-// else as is.
+// appendJSONString appends s quoted as json.Marshal quotes a string: ", \
+// and control characters escaped (\b \f \n \r \t by name), <, > and & as
+// \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, each byte of invalid
+// UTF-8 as \ufffd (decoded strings have none), everything else as is.
 func appendJSONString(dst, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -611,7 +612,12 @@ func appendJSONString(dst, s []byte) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
-		if r == '\u2028' || r == '\u2029' {
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 			start = i + size

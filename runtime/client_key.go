@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,10 +44,12 @@ func sfString(key string) string {
 }
 
 // fillBodyKey places key at pointer in body, compact JSON as json.Marshal
-// writes it. When the member holds a non-empty string it returns body
-// unchanged and that string as existing; when it is missing, "" or null, it
-// returns a copy of body with the member set to key (appended last when
-// missing). Everything else keeps its bytes and order.
+// writes it. When the member holds a non-empty string it returns body unchanged
+// and that string as existing; when it is missing, "" or null, it returns a
+// copy of body with the member set to key (appended last when missing).
+// Everything else keeps its bytes and order. Of duplicate members, on the
+// pointer's path or at its end, the last counts, as it does for a decoder
+// and for the server.
 func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string, err error) {
 	ptr, err := parsePointer(pointer)
 	if err != nil {
@@ -61,152 +61,59 @@ func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string,
 	if !utf8.ValidString(pointer) {
 		return nil, "", errors.New("the pointer is not valid UTF-8")
 	}
-	w := &keyWriter{dec: json.NewDecoder(bytes.NewReader(body)), want: ptr, key: key}
-	w.dec.UseNumber()
-	w.out = make([]byte, 0, len(body)+len(key)+len(ptr[len(ptr)-1].name)+8)
-	if err := w.value(0, true); err != nil {
-		return nil, "", err
+	// The walk locates the member and its parent; the canonical form it
+	// writes on the way is not needed here.
+	_, at, ok := walkJSON(nil, body, []jsonPointer{ptr}, 0)
+	if !ok {
+		return nil, "", errors.New("the body is not one JSON value")
 	}
-	if !w.parentSeen {
+	parent := at.parent.in(body)
+	switch {
+	case len(parent) > 0 && parent[0] == '[':
+		return nil, "", errors.New("its parent is an array, not an object")
+	case len(parent) == 0 || parent[0] != '{':
 		return nil, "", errors.New("its parent is missing or not an object")
 	}
-	if w.existing != "" {
-		return body, w.existing, nil
+	quoted := appendJSONString(nil, []byte(key))
+	if v := at.value.in(body); v != nil {
+		switch v[0] {
+		case '"':
+			if s := decodeJSONString(v); s != "" {
+				return body, s, nil
+			}
+		case 'n': // null, filled like ""
+		default:
+			return nil, "", fmt.Errorf("the member is %s, not a string", describeJSON(v))
+		}
+		return splice(body, at.value.start, at.value.end, quoted), "", nil
 	}
-	return w.out, "", nil
+	// A new last member, before the parent's closing brace.
+	end := at.parent.end - 1
+	var m []byte
+	if len(bytes.TrimLeft(body[at.parent.start+1:end], " \t\n\r")) > 0 {
+		m = append(m, ',')
+	}
+	m = appendJSONString(m, []byte(ptr[len(ptr)-1].name))
+	m = append(m, ':')
+	m = append(m, quoted...)
+	return splice(body, end, end, m), "", nil
 }
 
-// keyWriter re-encodes a JSON document token by token, filling in the key.
-type keyWriter struct {
-	dec        *json.Decoder
-	want       jsonPointer
-	key        string
-	out        []byte
-	parentSeen bool   // the object holding the member was found
-	existing   string // the member's non-empty value, if any
+// splice returns a copy of b with b[i:j] replaced by s.
+func splice(b []byte, i, j int, s []byte) []byte {
+	out := make([]byte, 0, len(b)-(j-i)+len(s))
+	out = append(out, b[:i]...)
+	out = append(out, s...)
+	return append(out, b[j:]...)
 }
 
-// value copies one value at depth; onPath tells whether the tokens so far
-// match the first depth tokens of the pointer.
-func (w *keyWriter) value(depth int, onPath bool) error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return w.object(depth, onPath)
-		}
-		return w.array(depth, onPath)
-	case string:
-		w.appendString(t)
-	case json.Number:
-		w.out = append(w.out, t...)
-	case bool:
-		w.out = strconv.AppendBool(w.out, t)
-	case nil:
-		w.out = append(w.out, "null"...)
-	}
-	return nil
-}
-
-func (w *keyWriter) object(depth int, onPath bool) error {
-	isParent := onPath && depth == len(w.want)-1
-	if isParent {
-		w.parentSeen = true
-	}
-	w.out = append(w.out, '{')
-	n, found := 0, false
-	for w.dec.More() {
-		tok, err := w.dec.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := tok.(string)
-		if n > 0 {
-			w.out = append(w.out, ',')
-		}
-		n++
-		w.appendString(name)
-		w.out = append(w.out, ':')
-		if isParent && name == w.want[depth].name {
-			found = true
-			err = w.member()
-		} else {
-			err = w.value(depth+1, onPath && depth < len(w.want)-1 && name == w.want[depth].name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if _, err := w.dec.Token(); err != nil { // '}'
-		return err
-	}
-	if isParent && !found {
-		if n > 0 {
-			w.out = append(w.out, ',')
-		}
-		w.appendString(w.want[depth].name)
-		w.out = append(w.out, ':')
-		w.appendString(w.key)
-	}
-	w.out = append(w.out, '}')
-	return nil
-}
-
-func (w *keyWriter) array(depth int, onPath bool) error {
-	if onPath && depth == len(w.want)-1 {
-		return errors.New("its parent is an array, not an object")
-	}
-	w.out = append(w.out, '[')
-	for i := 0; w.dec.More(); i++ {
-		if i > 0 {
-			w.out = append(w.out, ',')
-		}
-		if err := w.value(depth+1, onPath && depth < len(w.want) && w.want[depth].index == i); err != nil {
-			return err
-		}
-	}
-	_, err := w.dec.Token() // ']'
-	w.out = append(w.out, ']')
-	return err
-}
-
-// member handles the key member itself.
-func (w *keyWriter) member() error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case string:
-		if t != "" {
-			w.existing = t
-			w.appendString(t)
-			return nil
-		}
-	case nil:
-	default:
-		return fmt.Errorf("the member is %v, not a string", describeToken(tok))
-	}
-	w.appendString(w.key)
-	return nil
-}
-
-func (w *keyWriter) appendString(s string) {
-	b, _ := json.Marshal(s) // a string always marshals
-	w.out = append(w.out, b...)
-}
-
-func describeToken(tok any) string {
-	switch tok.(type) {
-	case json.Delim:
+// describeJSON names the type of the JSON value v that is not a string.
+func describeJSON(v []byte) string {
+	switch v[0] {
+	case '{', '[':
 		return "an object or array"
-	case json.Number:
-		return "a number"
-	case bool:
+	case 't', 'f':
 		return "a boolean"
 	}
-	return "of another type"
+	return "a number"
 }
