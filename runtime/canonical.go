@@ -54,7 +54,7 @@ func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, b
 		c.live = append(c.live, i)
 	}
 	c.skipSpace()
-	if !c.value(0, len(c.live)) {
+	if !c.pathValue(0, len(c.live)) {
 		return dst, located{}, false
 	}
 	c.skipSpace()
@@ -150,26 +150,22 @@ func (c *canonicalizer) skipSpace() {
 	}
 }
 
-// value writes the canonical form of the value at pos. live[l0:l1] are the
-// drop pointers matching the path so far (depth tokens of them).
-func (c *canonicalizer) value(l0, l1 int) bool {
-	if c.find >= 0 && l1 > l0 && slices.Contains(c.live[l0:l1], c.find) {
-		return c.locate(l0, l1)
+// pathValue is value for the values on the path of some drop pointer, the
+// few that can be located (most values go to value directly). On the path
+// of drop[find], depth tokens into it, the value replaces whatever an
+// earlier duplicate member held, so what was located at or below it is
+// forgotten first.
+func (c *canonicalizer) pathValue(l0, l1 int) bool {
+	if c.find < 0 || !slices.Contains(c.live[l0:l1], c.find) {
+		return c.value(l0, l1)
 	}
-	return c.write(l0, l1)
-}
-
-// locate is value for a value on the path of drop[find], depth tokens
-// into it. This value replaces whatever an earlier duplicate member held,
-// so what was located at or below it is forgotten first.
-func (c *canonicalizer) locate(l0, l1 int) bool {
 	n, d := len(c.drop[c.find]), c.depth
 	c.at.value = span{}
 	if d < n {
 		c.at.parent = span{}
 	}
 	start := c.pos
-	if !c.write(l0, l1) {
+	if !c.value(l0, l1) {
 		return false
 	}
 	switch d {
@@ -181,8 +177,9 @@ func (c *canonicalizer) locate(l0, l1 int) bool {
 	return true
 }
 
-// write writes the canonical form of the value at pos (see value).
-func (c *canonicalizer) write(l0, l1 int) bool {
+// value writes the canonical form of the value at pos. live[l0:l1] are the
+// drop pointers matching the path so far (depth tokens of them).
+func (c *canonicalizer) value(l0, l1 int) bool {
 	if c.pos >= len(c.src) {
 		return false
 	}
@@ -329,12 +326,15 @@ func (c *canonicalizer) object(l0, l1 int) bool {
 		c.out = append(c.out, ':')
 		c.skipSpace()
 		live := len(c.live)
-		var n0, n1 int
-		dropped := false
+		ok, dropped := false, false
 		if l1 > l0 {
+			var n0, n1 int
 			n0, n1, dropped = c.descend(l0, l1, key, -1)
+			ok = c.pathValue(n0, n1)
+		} else {
+			ok = c.value(0, 0)
 		}
-		if !c.value(n0, n1) {
+		if !ok {
 			return false
 		}
 		c.live = c.live[:live]
@@ -408,12 +408,15 @@ func (c *canonicalizer) array(l0, l1 int) bool {
 		}
 		mark := len(c.out)
 		live := len(c.live)
-		var n0, n1 int
-		dropped := false
+		ok, dropped := false, false
 		if l1 > l0 {
+			var n0, n1 int
 			n0, n1, dropped = c.descend(l0, l1, nil, i)
+			ok = c.pathValue(n0, n1)
+		} else {
+			ok = c.value(0, 0)
 		}
-		if !c.value(n0, n1) {
+		if !ok {
 			return false
 		}
 		c.live = c.live[:live]
