@@ -284,3 +284,22 @@ func fuzzFillBodyKey(t *testing.T, body []byte, pointer string) {
 		t.Fatalf("fillBodyKey(%s, %q) = %s changed other members", body, pointer, out)
 	}
 }
+
+func BenchmarkClientFillBodyKey(b *testing.B) {
+	const order = `"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"`
+	for _, bc := range []struct{ name, body string }{
+		{"missing", `{` + order + `}`},
+		{"empty", `{"idempotency_key":"",` + order + `}`},
+		{"set", `{"idempotency_key":"0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7d",` + order + `}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(bc.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := fillBodyKey(body, "/idempotency_key", "0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7e"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
