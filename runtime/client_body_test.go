@@ -135,8 +135,8 @@ func TestClientMarshalBody(t *testing.T) {
 	if _, err = call.MarshalBody(payment{Amount: 5, Key: "given"}); err != nil {
 		t.Fatalf("WithKey equal to the body's key: %v", err)
 	}
-	if _, err = call.MarshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrKeyConflict) {
-		t.Fatalf("WithKey differing from the body's key: %v, want ErrKeyConflict", err)
+	if _, err = call.MarshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrBodyKeyDiffers) {
+		t.Fatalf("WithKey differing from the body's key: %v, want ErrBodyKeyDiffers", err)
 	}
 	if _, err = c.Begin(op).MarshalBody(payment{Key: "bad\nkey"}); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("invalid key in body: %v, want ErrInvalidKey", err)

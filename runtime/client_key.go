@@ -15,9 +15,9 @@ import (
 // parent is missing or not an object, or the member is not a string.
 var ErrBodyKey = errors.New("idem: cannot place the key in the body")
 
-// ErrKeyConflict is returned by [Call.MarshalBody] when the body already
+// ErrBodyKeyDiffers is returned by [Call.MarshalBody] when the body already
 // carries a key that differs from the one given with [WithKey].
-var ErrKeyConflict = errors.New("idem: body key differs from the call's key")
+var ErrBodyKeyDiffers = errors.New("idem: body key differs from the call's key")
 
 // newCallKey returns a fresh key: 128 bits from crypto/rand as 32 lower-case
 // hex digits (crypto/rand.Read does not fail).
