@@ -2,7 +2,6 @@ package idem
 
 import (
 	"bytes"
-	"math"
 	"slices"
 	"sync"
 	"unicode"
@@ -30,10 +29,23 @@ import (
 // named by drop (parsed JSON Pointers) are left out: a member disappears, an
 // array element leaves removedElement in its place (so later indexes keep
 // their meaning), the empty pointer turns the whole document into null.
-func appendCanonicalJSON(dst, raw []byte, drop []pointer) ([]byte, bool) {
+func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
+	out, _, ok := walkJSON(dst, raw, drop, -1)
+	return out, ok
+}
+
+// walkJSON is the one pass over a JSON document behind the fingerprint, the
+// server's body key and the client's filling of it: it appends the
+// canonical form of raw to dst as appendCanonicalJSON does and, when find
+// >= 0, also locates drop[find] in raw. The located pointer is one of the
+// dropped ones because the walk follows only those; both callers want its
+// member out of the canonical form anyway (the fingerprint leaves out the
+// body key, and the client has no use for the canonical form).
+func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, bool) {
 	c := canonPool.Get().(*canonicalizer)
 	defer c.free()
 	c.src, c.pos, c.out, c.drop, c.depth = raw, 0, dst, drop, 0
+	c.find, c.at = find, located{}
 	start := len(dst)
 	whole := false
 	c.live = c.live[:0]
@@ -42,19 +54,43 @@ func appendCanonicalJSON(dst, raw []byte, drop []pointer) ([]byte, bool) {
 		c.live = append(c.live, i)
 	}
 	c.skipSpace()
-	if !c.value(0, len(c.live)) {
-		return dst, false
+	if !c.pathValue(0, len(c.live)) {
+		return dst, located{}, false
 	}
 	c.skipSpace()
 	if c.pos != len(c.src) {
-		return dst, false
+		return dst, located{}, false
 	}
 	out := c.out
 	if whole {
 		out = append(out[:start], "null"...)
 	}
 	c.out = nil
-	return out, true
+	return out, c.at, true
+}
+
+// located is where a walk found the value a pointer names and the value
+// its parent names (the pointer without its last token), as byte ranges of
+// the source. Where a member is duplicated, on the pointer's path or at
+// its end, the last one counts, as when decoding: the value of
+// {"a":{"k":1},"a":{}} at /a/k is missing.
+type located struct {
+	value, parent span
+}
+
+// span is the byte range [start, end) of a JSON value in the source. The
+// zero span means none: a value is never empty.
+type span struct{ start, end int }
+
+// found reports whether s is a value.
+func (s span) found() bool { return s.end > 0 }
+
+// in returns the bytes of s in src, nil for none.
+func (s span) in(src []byte) []byte {
+	if !s.found() {
+		return nil
+	}
+	return src[s.start:s.end]
 }
 
 // removedElement stands for an array element left out by a
@@ -67,40 +103,16 @@ const removedElement = 0
 // documents it decodes are treated as JSON.
 const maxJSONDepth = 10000
 
-// pointer is a parsed JSON Pointer.
-type pointer []pointerToken
-
-// pointerToken is one reference token: a member name, and the array index
-// it stands for (-1 if none).
-type pointerToken struct {
-	name  string
-	index int
-}
-
-// compilePointer parses p for appendCanonicalJSON.
-func compilePointer(p string) (pointer, error) {
-	toks, err := parsePointer(p)
-	if err != nil {
-		return nil, err
-	}
-	ptr := make(pointer, len(toks))
-	for i, t := range toks {
-		ptr[i] = pointerToken{name: t, index: -1}
-		if n, ok := arrayIndex(t, math.MaxInt); ok {
-			ptr[i].index = n
-		}
-	}
-	return ptr, nil
-}
-
-// canonicalizer is the state of one appendCanonicalJSON call; pooled, so
+// canonicalizer is the state of one walkJSON call; pooled, so
 // that its stacks are reused.
 type canonicalizer struct {
 	src   []byte
 	pos   int
 	out   []byte
-	drop  []pointer
+	drop  []jsonPointer
 	depth int
+	find  int     // index into drop of the pointer to locate; -1 for none
+	at    located // what was located of drop[find] so far
 
 	members []member // members of the objects being written, innermost last
 	keys    []byte   // their decoded keys, innermost last
@@ -136,6 +148,33 @@ func (c *canonicalizer) skipSpace() {
 			return
 		}
 	}
+}
+
+// pathValue is value for the values on the path of some drop pointer, the
+// few that can be located (most values go to value directly). On the path
+// of drop[find], depth tokens into it, the value replaces whatever an
+// earlier duplicate member held, so what was located at or below it is
+// forgotten first.
+func (c *canonicalizer) pathValue(l0, l1 int) bool {
+	if c.find < 0 || !slices.Contains(c.live[l0:l1], c.find) {
+		return c.value(l0, l1)
+	}
+	n, d := len(c.drop[c.find]), c.depth
+	c.at.value = span{}
+	if d < n {
+		c.at.parent = span{}
+	}
+	start := c.pos
+	if !c.value(l0, l1) {
+		return false
+	}
+	switch d {
+	case n:
+		c.at.value = span{start, c.pos}
+	case n - 1:
+		c.at.parent = span{start, c.pos}
+	}
+	return true
 }
 
 // value writes the canonical form of the value at pos. live[l0:l1] are the
@@ -287,12 +326,15 @@ func (c *canonicalizer) object(l0, l1 int) bool {
 		c.out = append(c.out, ':')
 		c.skipSpace()
 		live := len(c.live)
-		var n0, n1 int
-		dropped := false
+		ok, dropped := false, false
 		if l1 > l0 {
+			var n0, n1 int
 			n0, n1, dropped = c.descend(l0, l1, key, -1)
+			ok = c.pathValue(n0, n1)
+		} else {
+			ok = c.value(0, 0)
 		}
-		if !c.value(n0, n1) {
+		if !ok {
 			return false
 		}
 		c.live = c.live[:live]
@@ -366,12 +408,15 @@ func (c *canonicalizer) array(l0, l1 int) bool {
 		}
 		mark := len(c.out)
 		live := len(c.live)
-		var n0, n1 int
-		dropped := false
+		ok, dropped := false, false
 		if l1 > l0 {
+			var n0, n1 int
 			n0, n1, dropped = c.descend(l0, l1, nil, i)
+			ok = c.pathValue(n0, n1)
+		} else {
+			ok = c.value(0, 0)
 		}
-		if !c.value(n0, n1) {
+		if !ok {
 			return false
 		}
 		c.live = c.live[:live]
@@ -492,6 +537,17 @@ func (c *canonicalizer) decodeString(dst []byte) ([]byte, bool) {
 	return dst, false
 }
 
+// decodeJSONString returns the value of s, a JSON string token that a walk
+// has checked, decoded by decodeString.
+func decodeJSONString(s []byte) string {
+	c := canonicalizer{src: s}
+	if end := c.plainString(); end == len(s) {
+		return string(s[1 : end-1])
+	}
+	b, _ := c.decodeString(nil)
+	return string(b)
+}
+
 // hex4 parses four hex digits; -1 if s does not start with them.
 func hex4(s []byte) rune {
 	if len(s) < 4 {
@@ -522,10 +578,10 @@ func hex4Escape(s []byte) rune {
 	return hex4(s[2:])
 }
 
-// appendJSONString appends s (valid UTF-8) quoted as json.Marshal quotes a
-// string: ", \ and control characters escaped (\b \f \n \r \t by name), <, >
-// and & as \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, everything
-// else as is.
+// appendJSONString appends s quoted as json.Marshal quotes a string: ", \
+// and control characters escaped (\b \f \n \r \t by name), <, > and & as
+// \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, each byte of invalid
+// UTF-8 as \ufffd (decoded strings have none), everything else as is.
 func appendJSONString(dst, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -559,7 +615,12 @@ func appendJSONString(dst, s []byte) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
-		if r == '\u2028' || r == '\u2029' {
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 			start = i + size

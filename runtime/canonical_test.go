@@ -3,7 +3,9 @@ package idem
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -19,11 +21,11 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
 	}
 	for _, p := range ptrs {
-		toks, err := parsePointer(p)
+		ptr, err := parsePointer(p)
 		if err != nil {
 			continue
 		}
-		doc = removePointer(doc, toks)
+		doc = removePointer(doc, ptr)
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -32,29 +34,46 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 	return b
 }
 
-// removePointer deletes the member or element at toks from doc, in place
+// removePointer deletes the member or element at ptr from doc, in place
 // for objects; it returns the (possibly new) document. A pointer that does
 // not resolve leaves doc as it was; the empty pointer removes everything.
-func removePointer(doc any, toks []string) any {
-	if len(toks) == 0 {
+func removePointer(doc any, ptr jsonPointer) any {
+	if len(ptr) == 0 {
 		return nil
 	}
-	parent, ok := lookupPointer(doc, toks[:len(toks)-1])
+	parent, ok := lookupDecoded(doc, ptr[:len(ptr)-1])
 	if !ok {
 		return doc
 	}
-	last := toks[len(toks)-1]
+	last := ptr[len(ptr)-1]
 	switch v := parent.(type) {
 	case map[string]any:
-		delete(v, last)
+		delete(v, last.name)
 	case []any:
-		if i, ok := arrayIndex(last, len(v)); ok {
+		if i := last.index; 0 <= i && i < len(v) {
 			// Arrays cannot shrink in place through the parent; mark the
 			// element removed instead, which is just as stable a hash.
 			v[i] = removed{}
 		}
 	}
 	return doc
+}
+
+// decodeJSON decodes exactly one JSON value the way the fingerprint and the
+// body key once did, numbers kept as json.Number so that re-encoding is
+// exact: the reference the walker's JSON grammar, canonical form and key
+// lookup are checked against.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("idem: decode json body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("idem: decode json body: trailing data")
+	}
+	return doc, nil
 }
 
 // removed stands for an array element left out of the fingerprint.
@@ -122,7 +141,7 @@ func TestCanonicalJSONDrop(t *testing.T) {
 		{[]string{"/a"}, `{"a":1,"b":2,"a":3}`, `{"b":2}`},
 		{[]string{"/a/x"}, `{"a":{"x":1,"y":2},"a":{"x":3}}`, `{"a":{}}`},
 		{[]string{"/t/1"}, `{"t":[1,2,3]}`, "{\"t\":[1,\x00,3]}"},
-		{[]string{"/t/01", "/t/-", "/t/3"}, `{"t":[1,2,3]}`, `{"t":[1,2,3]}`},
+		{[]string{"/t/01", "/t/-", "/t/3", "/t/+1", "/t/-0"}, `{"t":[1,2,3]}`, `{"t":[1,2,3]}`},
 		{[]string{""}, `{"t":[1,2,3]}`, `null`},
 		{[]string{"/t", "/t/0"}, `{"t":[1],"u":[1]}`, `{"u":[1]}`},
 	} {
@@ -181,6 +200,19 @@ func TestCanonicalJSONBodyKey(t *testing.T) {
 	if key, ok, prob := bodyKey(op, p); !ok || prob != nil || key != "k1" {
 		t.Errorf("bodyKey = %q, %v, %v", key, ok, prob)
 	}
+
+	// A key pointer that does not parse is a bug of the operation: bodyKey
+	// panics once the body is JSON.
+	bad := &Operation{ID: "A", KeyPointer: "key"}
+	if _, ok, prob := bodyKey(bad, jsonPayload(bad, []byte("not json"))); ok || prob == nil || prob.Code != CodeMissingKey {
+		t.Errorf("bad pointer, raw body: %v, %v", ok, prob)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("bad pointer, JSON body: no panic")
+		}
+	}()
+	bodyKey(bad, jsonPayload(bad, []byte(`{"key":"k1"}`)))
 }
 
 func BenchmarkCanonicalJSON(b *testing.B) {
@@ -204,6 +236,18 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 				b.Fatal(err)
 			}
 			_ = legacyCanonicalJSON(doc, op)
+		}
+	})
+	// An operation whose key is in the body: the fingerprint's canonical
+	// form and the key, as identify needs them.
+	keyOp := &Operation{ID: "CreateOrder", KeyPointer: "/idempotency_key"}
+	keyed := []byte(`{"idempotency_key":"0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7d","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"}`)
+	b.Run("body-key", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok, prob := bodyKey(keyOp, jsonPayload(keyOp, keyed)); !ok || prob != nil {
+				b.Fatal("no key", prob)
+			}
 		}
 	})
 	if !bytes.Equal(must(appendCanonicalJSON(nil, body, nil)), legacyCanonicalJSON(mustDecode(body), op)) {

@@ -275,7 +275,7 @@ func (c *Call) MarshalBody(body any) ([]byte, error) {
 	}
 	if existing != "" && existing != c.key {
 		if c.keyGiven {
-			return nil, fmt.Errorf("%w (operation %s, pointer %s)", ErrKeyConflict, c.op.ID, c.op.KeyPointer)
+			return nil, fmt.Errorf("%w (operation %s, pointer %s)", ErrBodyKeyDiffers, c.op.ID, c.op.KeyPointer)
 		}
 		if err := checkKey(existing); err != nil {
 			return nil, fmt.Errorf("%w (operation %s, key in the body at %s)", err, c.op.ID, c.op.KeyPointer)

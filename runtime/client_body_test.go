@@ -1,12 +1,14 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClientNewCallKey(t *testing.T) {
@@ -29,7 +31,7 @@ func TestClientFillBodyKey(t *testing.T) {
 	tests := []struct {
 		name, body, pointer, want, existing string
 	}{
-		{"missing", `{"amount":5,"note":"<b>"}`, "/idempotency_key",
+		{"missing", `{"amount":5,"note":"\u003cb\u003e"}`, "/idempotency_key",
 			`{"amount":5,"note":"\u003cb\u003e","idempotency_key":"k-1"}`, ""},
 		{"empty object", `{}`, "/k", `{"k":"k-1"}`, ""},
 		{"empty string", `{"idempotency_key":"","amount":1.50}`, "/idempotency_key",
@@ -44,6 +46,16 @@ func TestClientFillBodyKey(t *testing.T) {
 			`{"items":[{"a":1},{"a":2,"key":"k-1"}]}`, ""},
 		{"escaped pointer", `{"a/b":{"c~d":""}}`, "/a~1b/c~0d", `{"a/b":{"c~d":"k-1"}}`, ""},
 		{"same name elsewhere", `{"other":{"key":""},"key":"x"}`, "/key", `{"other":{"key":""},"key":"x"}`, "x"},
+		{"member name quoted", `{}`, "/<k>", `{"\u003ck\u003e":"k-1"}`, ""},
+		// Bytes other than the member's are kept as they are.
+		{"spacing kept", "{ \"a\" : \"<b>\" ,\n\"k\" : null }", "/k", "{ \"a\" : \"<b>\" ,\n\"k\" : \"k-1\" }", ""},
+		{"appended after spacing", `{ "a" : 1 }`, "/k", `{ "a" : 1 ,"k":"k-1"}`, ""},
+		{"empty object with spacing", `{ }`, "/k", `{ "k":"k-1"}`, ""},
+		{"escaped existing", `{"k":"\u0061\/b"}`, "/k", `{"k":"\u0061\/b"}`, "a/b"},
+		// Of duplicates the last counts, as for the server's decoder.
+		{"duplicate member", `{"k":"a","k":""}`, "/k", `{"k":"a","k":"k-1"}`, ""},
+		{"duplicate member set", `{"k":"","k":"b"}`, "/k", `{"k":"","k":"b"}`, "b"},
+		{"duplicate parent", `{"p":{"k":"a"},"p":{}}`, "/p/k", `{"p":{"k":"a"},"p":{"k":"k-1"}}`, ""},
 	}
 	for _, tt := range tests {
 		out, existing, err := fillBodyKey([]byte(tt.body), tt.pointer, key)
@@ -58,6 +70,13 @@ func TestClientFillBodyKey(t *testing.T) {
 			t.Errorf("%s: invalid JSON %s", tt.name, out)
 		}
 	}
+	// The key is quoted as json.Marshal quotes it, invalid UTF-8 included.
+	for _, k := range []string{"a<b>&\u2028\"\\\n", "a\xffb"} {
+		want, _ := json.Marshal(map[string]string{"k": k})
+		if out, _, err := fillBodyKey([]byte(`{}`), "/k", k); err != nil || string(out) != string(want) {
+			t.Errorf("key %q: got %s, %v; want %s", k, out, err, want)
+		}
+	}
 	failures := []struct{ name, body, pointer string }{
 		{"whole document", `{}`, ""},
 		{"bad pointer", `{}`, "key"},
@@ -69,7 +88,11 @@ func TestClientFillBodyKey(t *testing.T) {
 		{"number member", `{"key":5}`, "/key"},
 		{"object member", `{"key":{}}`, "/key"},
 		{"array index out of range", `{"items":[{}]}`, "/items/1/key"},
+		{"array index with a sign", `{"items":[{}]}`, "/items/+0/key"},
 		{"pointer not UTF-8", `{}`, "/\xca"},
+		{"not JSON", `{"a":1} x`, "/k"},
+		{"duplicate parent not an object", `{"p":{},"p":1}`, "/p/k"},
+		{"duplicate member not a string", `{"k":"","k":1}`, "/k"},
 	}
 	for _, tt := range failures {
 		if _, _, err := fillBodyKey([]byte(tt.body), tt.pointer, key); err == nil {
@@ -112,8 +135,8 @@ func TestClientMarshalBody(t *testing.T) {
 	if _, err = call.MarshalBody(payment{Amount: 5, Key: "given"}); err != nil {
 		t.Fatalf("WithKey equal to the body's key: %v", err)
 	}
-	if _, err = call.MarshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrKeyConflict) {
-		t.Fatalf("WithKey differing from the body's key: %v, want ErrKeyConflict", err)
+	if _, err = call.MarshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrBodyKeyDiffers) {
+		t.Fatalf("WithKey differing from the body's key: %v, want ErrBodyKeyDiffers", err)
 	}
 	if _, err = c.Begin(op).MarshalBody(payment{Key: "bad\nkey"}); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("invalid key in body: %v, want ErrInvalidKey", err)
@@ -164,43 +187,119 @@ func TestClientEditor(t *testing.T) {
 	}
 }
 
-// FuzzClientFillBodyKey checks, for any JSON document json.Marshal could
-// write, that filling the key yields valid JSON holding the key (or the
-// member's own value) at the pointer and nothing else changed.
+// FuzzClientFillBodyKey checks fillBodyKey against the document as
+// encoding/json decodes it, for the body json.Marshal writes (compact, as
+// MarshalBody has it) and for the document as given (spacing, escapes,
+// duplicate members), at the fuzzed pointer, at the pointer of every value
+// of the document and at a new member below each. It must fail exactly
+// when the pointer's parent is not an object or its member is neither a
+// string nor null; otherwise the result is valid JSON holding the key (or
+// the member's own non-empty string, with the body unchanged) at the
+// pointer, and nothing else changed.
 func FuzzClientFillBodyKey(f *testing.F) {
 	f.Add(`{"a":1}`, "/k")
 	f.Add(`{"k":"","b":[1,{"c":null}]}`, "/k")
 	f.Add(`{"p":{"k":"set"}}`, "/p/k")
 	f.Add(`{"x":[{"y":{}}]}`, "/x/0/y/k")
+	f.Add(`{"p":{"k":"a"},"p":{ },"k":"","k":null}`, "/p/k")
+	f.Add(`{"a~/b":{"\u00e9":"\ud83d"}}`, "/a~0~1b/\u00e9")
 	f.Fuzz(func(t *testing.T, doc, pointer string) {
-		var v any
-		if json.Unmarshal([]byte(doc), &v) != nil {
-			return
-		}
-		body, _ := json.Marshal(v) // compact, as MarshalBody has it
-		out, existing, err := fillBodyKey(body, pointer, "fuzz-key")
+		v, err := decodeJSON([]byte(doc))
 		if err != nil {
 			return
 		}
-		var got any
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("fillBodyKey(%s, %q) = invalid JSON %s", body, pointer, out)
-		}
-		toks, _ := parsePointer(pointer)
-		member, ok := lookupPointer(got, toks)
-		want := "fuzz-key"
-		if existing != "" {
-			want = existing
-		}
-		if !ok || member != want {
-			t.Fatalf("fillBodyKey(%s, %q) = %s: member %v, want %q", body, pointer, out, member, want)
-		}
-		removed := removePointer(got, toks)
-		orig := removePointer(v, toks)
-		a, _ := json.Marshal(removed)
-		b, _ := json.Marshal(orig)
-		if string(a) != string(b) {
-			t.Fatalf("fillBodyKey(%s, %q) = %s changed other members", body, pointer, out)
+		compact, _ := json.Marshal(v)
+		for _, body := range [][]byte{compact, []byte(doc)} {
+			for _, p := range rawPointers(body, 20) {
+				fuzzFillBodyKey(t, body, p)
+				fuzzFillBodyKey(t, body, p+"/k")
+			}
+			fuzzFillBodyKey(t, body, pointer)
 		}
 	})
+}
+
+func fuzzFillBodyKey(t *testing.T, body []byte, pointer string) {
+	t.Helper()
+	const key = "fuzz-key"
+	doc, err := decodeJSON(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the decoded document says fillBodyKey must do.
+	ptr, err := parsePointer(pointer)
+	fail := err != nil || len(ptr) == 0 || !utf8.ValidString(pointer)
+	var member any
+	if !fail {
+		parent, _ := lookupDecoded(doc, ptr[:len(ptr)-1])
+		obj, isObject := parent.(map[string]any)
+		member = obj[ptr[len(ptr)-1].name]
+		switch member.(type) {
+		case string, nil:
+			fail = !isObject
+		default:
+			fail = true
+		}
+	}
+	want, _ := member.(string)
+
+	out, existing, err := fillBodyKey(body, pointer, key)
+	if (err != nil) != fail {
+		t.Fatalf("fillBodyKey(%s, %q) error %v, want failure %v", body, pointer, err, fail)
+	}
+	if fail {
+		return
+	}
+	if existing != want {
+		t.Fatalf("fillBodyKey(%s, %q) existing %q, want %q", body, pointer, existing, want)
+	}
+	if existing != "" && !bytes.Equal(out, body) {
+		t.Fatalf("fillBodyKey(%s, %q) = %s, want the body unchanged", body, pointer, out)
+	}
+	if want == "" {
+		want = key
+	}
+	// Bytes were only added, or put in place of a "" or null.
+	pre := 0
+	for pre < len(body) && pre < len(out) && body[pre] == out[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(body)-pre && suf < len(out)-pre && body[len(body)-1-suf] == out[len(out)-1-suf] {
+		suf++
+	}
+	if len(body)-pre-suf > len("null") {
+		t.Fatalf("fillBodyKey(%s, %q) = %s changed %q", body, pointer, out, body[pre:len(body)-suf])
+	}
+	got, err := decodeJSON(out)
+	if err != nil {
+		t.Fatalf("fillBodyKey(%s, %q) = invalid JSON %s", body, pointer, out)
+	}
+	if m, ok := lookupDecoded(got, ptr); !ok || m != want {
+		t.Fatalf("fillBodyKey(%s, %q) = %s: member %v, want %q", body, pointer, out, m, want)
+	}
+	a, _ := json.Marshal(removePointer(got, ptr))
+	b, _ := json.Marshal(removePointer(doc, ptr))
+	if !bytes.Equal(a, b) {
+		t.Fatalf("fillBodyKey(%s, %q) = %s changed other members", body, pointer, out)
+	}
+}
+
+func BenchmarkClientFillBodyKey(b *testing.B) {
+	const order = `"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"`
+	for _, bc := range []struct{ name, body string }{
+		{"missing", `{` + order + `}`},
+		{"empty", `{"idempotency_key":"",` + order + `}`},
+		{"set", `{"idempotency_key":"0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7d",` + order + `}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(bc.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := fillBodyKey(body, "/idempotency_key", "0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7e"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

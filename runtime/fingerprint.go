@@ -1,14 +1,9 @@
 package idem
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -21,71 +16,50 @@ type payload struct {
 	raw    []byte // the bytes as sent (or as encoded, for a strict JSON body)
 	isJSON bool   // raw is exactly one JSON value
 	canon  []byte // when isJSON: its canonical form, without ignored members and body key
-	doc    any    // when isJSON and the operation has a body key: the decoded document
+	key    []byte // when isJSON and the operation has a body key: the JSON value at its pointer, nil if none
 }
 
 // jsonPayload canonicalises raw for op (see appendCanonicalJSON); if raw is
-// not exactly one JSON value the payload is kept raw. The document is
-// decoded only for an operation whose key is in the body.
+// not exactly one JSON value the payload is kept raw. For an operation
+// whose key is in the body, the same pass locates the key's value.
 func jsonPayload(op *Operation, raw []byte) payload {
+	drop, key := op.dropPointers()
 	// The canonical form is about as long as raw: one allocation, usually.
-	canon, ok := appendCanonicalJSON(make([]byte, 0, len(raw)), raw, op.dropPointers())
+	canon, at, ok := walkJSON(make([]byte, 0, len(raw)), raw, drop, key)
 	if !ok {
 		return payload{raw: raw}
 	}
-	p := payload{raw: raw, isJSON: true, canon: canon}
-	if op.keyHeader() == "" {
-		// appendCanonicalJSON accepts exactly what decodeJSON accepts.
-		doc, err := decodeJSON(raw)
-		if err != nil {
-			return payload{raw: raw}
-		}
-		p.doc = doc
-	}
-	return p
+	return payload{raw: raw, isJSON: true, canon: canon, key: at.value.in(raw)}
 }
 
 // dropPointers returns the parsed pointers left out of the body
-// fingerprint: the ignore pointers and, for a body key, the key's member.
-// Pointers that do not parse are skipped (the generator validates them; a
-// bad one removes nothing).
-func (op *Operation) dropPointers() []pointer {
+// fingerprint: the ignore pointers and, for a body key, the key's member,
+// whose index it returns as key (-1 for none). Pointers that do not parse
+// are skipped (the generator validates them; a bad one removes nothing).
+func (op *Operation) dropPointers() (ptrs []jsonPointer, key int) {
 	n := len(op.FingerprintIgnore)
 	bodyKey := op.keyHeader() == ""
 	if bodyKey {
 		n++
 	}
 	if n == 0 {
-		return nil
+		return nil, -1
 	}
-	ptrs := make([]pointer, 0, n)
-	add := func(s string) {
-		if p, err := compilePointer(s); err == nil {
+	ptrs = make([]jsonPointer, 0, n)
+	add := func(s string) bool {
+		p, err := parsePointer(s)
+		if err == nil {
 			ptrs = append(ptrs, p)
 		}
+		return err == nil
 	}
 	for _, s := range op.FingerprintIgnore {
 		add(s)
 	}
-	if bodyKey {
-		add(op.KeyPointer)
+	if bodyKey && add(op.KeyPointer) {
+		return ptrs, len(ptrs) - 1
 	}
-	return ptrs
-}
-
-// decodeJSON decodes exactly one JSON value, numbers kept as json.Number so
-// that re-encoding is exact.
-func decodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("idem: decode json body: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("idem: decode json body: trailing data")
-	}
-	return doc, nil
+	return ptrs, -1
 }
 
 // isJSONContentType reports whether a Content-Type is application/json or

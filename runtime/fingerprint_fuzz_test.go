@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"testing"
@@ -219,4 +220,78 @@ func fuzzEscapeAll(b *bytes.Buffer, s string) {
 		fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
 	}
 	b.WriteByte('"')
+}
+
+// FuzzBodyKey checks the key the server takes from a body, located by the
+// canonicalising walk, against the way it was taken before: the body
+// decoded by encoding/json, then looked up at the pointer (legacyBodyKey).
+// The key, the found flag and the problem must be the same, at the fuzzed
+// pointer and at the pointer of every value in the body (those inside
+// duplicate members too), for a required and an optional key.
+func FuzzBodyKey(f *testing.F) {
+	for _, seed := range []struct{ body, pointer string }{
+		{`{"idempotency_key":"k1","amount":5}`, "/idempotency_key"},
+		{`{"k":"a","k":"b"}`, "/k"},
+		{`{"a":{"k":"1"},"a":{}}`, "/a/k"},
+		{`{"a":{"k":"1"},"b":2,"a":{"k":"2"}}`, "/a/k"},
+		{`{"a":[{"k":"x"},{"k":"y"}]}`, "/a/1/k"},
+		{`{"a":[{"k":"x"}]}`, "/a/00/k"},
+		{`{"k":null,"n":1,"o":{},"s":"","e":"\u00e9","u":"\ud800","f":"\u0041\/"}`, "/f"},
+		{"{\"k\":\"\xff\"}", "/k"},
+		{`{"~/":{"":"x"}}`, "/~0~1/"},
+		{`"top"`, "/k"},
+		{`{"k":"a"} x`, "/k"},
+	} {
+		f.Add([]byte(seed.body), seed.pointer)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, pointer string) {
+		ptrs := []string{pointer}
+		if _, err := decodeJSON(raw); err == nil {
+			ptrs = append(ptrs, rawPointers(raw, 20)...)
+		}
+		for _, ptr := range ptrs {
+			if _, err := parsePointer(ptr); err != nil || ptr == "" {
+				continue // bodyKey panics; "" is a header key
+			}
+			for _, optional := range []bool{false, true} {
+				op := &Operation{ID: "CreateOrder", KeyPointer: ptr, Optional: optional}
+				key, ok, prob := bodyKey(op, jsonPayload(op, raw))
+				wkey, wok, wprob := legacyBodyKey(op, raw)
+				if key != wkey || ok != wok || !reflect.DeepEqual(prob, wprob) {
+					t.Fatalf("bodyKey at %q in %q = %q, %v, %v; want %q, %v, %v", ptr, raw, key, ok, prob, wkey, wok, wprob)
+				}
+			}
+		}
+	})
+}
+
+// legacyBodyKey is bodyKey as it was before the walk located the key: it
+// decodes the whole body and looks the pointer up in the document.
+func legacyBodyKey(op *Operation, raw []byte) (string, bool, *Problem) {
+	missing := func(detail string) (string, bool, *Problem) {
+		if op.Optional {
+			return "", false, nil
+		}
+		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "%s", detail)
+	}
+	doc, err := decodeJSON(raw)
+	if err != nil {
+		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
+	}
+	ptr, err := parsePointer(op.KeyPointer)
+	if err != nil {
+		panic(err)
+	}
+	v, ok := lookupDecoded(doc, ptr)
+	if !ok || v == nil {
+		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
+	}
+	key, isString := v.(string)
+	if !isString {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
+	}
+	if err := checkKey(key); err != nil {
+		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
+	}
+	return key, true, nil
 }

@@ -3,49 +3,8 @@ package idem
 import (
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"testing"
 )
-
-func TestParsePointer(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []string
-		ok   bool
-	}{
-		{"", nil, true},
-		{"/", []string{""}, true},
-		{"/a/b", []string{"a", "b"}, true},
-		{"/a~1b/c~0d/~01", []string{"a/b", "c~d", "~1"}, true},
-		{"a", nil, false},
-		{"/a~2", nil, false},
-		{"/a~", nil, false},
-	} {
-		got, err := parsePointer(tc.in)
-		if (err == nil) != tc.ok || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parsePointer(%q) = %q, %v", tc.in, got, err)
-		}
-	}
-}
-
-func TestLookupPointer(t *testing.T) {
-	doc, err := decodeJSON([]byte(`{"a":{"b":[1,{"c":"x"}]},"k/e":"v"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ptr, want := range map[string]any{"/a/b/1/c": "x", "/k~1e": "v"} {
-		toks, _ := parsePointer(ptr)
-		if got, ok := lookupPointer(doc, toks); !ok || got != want {
-			t.Errorf("lookup %s = %v, %v", ptr, got, ok)
-		}
-	}
-	for _, ptr := range []string{"/a/b/2", "/a/b/01", "/a/b/-", "/x", "/a/b/1/c/d"} {
-		toks, _ := parsePointer(ptr)
-		if _, ok := lookupPointer(doc, toks); ok {
-			t.Errorf("lookup %s resolved", ptr)
-		}
-	}
-}
 
 func TestFingerprintParts(t *testing.T) {
 	op := &Operation{ID: "A"}

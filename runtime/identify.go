@@ -167,18 +167,20 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 	if !body.isJSON {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
 	}
-	toks, err := parsePointer(op.KeyPointer)
-	if err != nil {
-		panic(fmt.Errorf("idem: operation %s: key pointer: %w", op.ID, err))
-	}
-	v, ok := lookupPointer(body.doc, toks)
-	if !ok || v == nil {
+	// The JSON value at the pointer, located by jsonPayload: missing or null
+	// is no key.
+	v := body.key
+	if len(v) == 0 || v[0] == 'n' {
+		// A pointer that does not parse locates nothing.
+		if _, err := parsePointer(op.KeyPointer); err != nil {
+			panic(fmt.Errorf("idem: operation %s: key pointer: %w", op.ID, err))
+		}
 		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
 	}
-	key, isString := v.(string)
-	if !isString {
+	if v[0] != '"' {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
+	key := decodeJSONString(v)
 	if err := checkKey(key); err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}

@@ -1,0 +1,170 @@
+package idem
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestParsePointer(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want jsonPointer
+		ok   bool
+	}{
+		{"", nil, true},
+		{"/", jsonPointer{{"", -1}}, true},
+		{"/a/b", jsonPointer{{"a", -1}, {"b", -1}}, true},
+		{"/a~1b/c~0d/~01", jsonPointer{{"a/b", -1}, {"c~d", -1}, {"~1", -1}}, true},
+		{"/0/10/01/-/+1/-0/1e1/ 1", jsonPointer{{"0", 0}, {"10", 10}, {"01", -1}, {"-", -1}, {"+1", -1}, {"-0", -1}, {"1e1", -1}, {" 1", -1}}, true},
+		{"/99999999999999999999", jsonPointer{{"99999999999999999999", -1}}, true},
+		{"a", nil, false},
+		{"/a~2", nil, false},
+		{"/a~", nil, false},
+	} {
+		got, err := parsePointer(tc.in)
+		if (err == nil) != tc.ok || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parsePointer(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
+
+// lookupDecoded returns the value at ptr in a document decoded by
+// decodeJSON: the reference for what walkJSON locates.
+func lookupDecoded(doc any, ptr jsonPointer) (any, bool) {
+	for _, t := range ptr {
+		switch v := doc.(type) {
+		case map[string]any:
+			m, ok := v[t.name]
+			if !ok {
+				return nil, false
+			}
+			doc = m
+		case []any:
+			if t.index < 0 || t.index >= len(v) {
+				return nil, false
+			}
+			doc = v[t.index]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// TestWalkJSONLocate: the walk locates the value at a pointer and its
+// parent as a decoder sees them, the last of duplicate members winning.
+func TestWalkJSONLocate(t *testing.T) {
+	const doc = `{"a":{"b":[1,{"c":"x"}]},"k/e":"v"}`
+	for _, tc := range []struct {
+		doc, ptr, value, parent string // "" for none
+	}{
+		{doc, "/a/b/1/c", `"x"`, `{"c":"x"}`},
+		{doc, "/k~1e", `"v"`, doc},
+		{doc, "", doc, ""},
+		{doc, "/x", "", doc},
+		{doc, "/a/b/2", "", `[1,{"c":"x"}]`},
+		{doc, "/a/b/01", "", `[1,{"c":"x"}]`},
+		{doc, "/a/b/-", "", `[1,{"c":"x"}]`},
+		{doc, "/a/b/+1", "", `[1,{"c":"x"}]`},
+		{doc, "/a/b/1/c/d", "", `"x"`},
+		{doc, "/a/b/1/c/d/e", "", ""},
+		{` { "k" : "v" } `, "/k", `"v"`, `{ "k" : "v" }`},
+		{`{"":{"":1}}`, "//", `1`, `{"":1}`},
+		{`{"\u006b":1}`, "/k", `1`, `{"\u006b":1}`},
+		{`{"k":"1","k":"2"}`, "/k", `"2"`, `{"k":"1","k":"2"}`},
+		{`{"k":"1","k":null}`, "/k", `null`, `{"k":"1","k":null}`},
+		{`{"a":{"k":"1"},"a":{}}`, "/a/k", "", `{}`},
+		{`{"a":{"k":"1"},"a":5}`, "/a/k", "", `5`},
+		{`{"a":{"k":"1"},"b":{"k":"3"},"a":{"k" : "2"}}`, "/a/k", `"2"`, `{"k" : "2"}`},
+		{`{"a":[{"k":1}],"a":[]}`, "/a/0/k", "", ""},
+		{`{"a":[{"k":1}],"b":{"a":[{"k":2}]}}`, "/a/0/k", `1`, `{"k":1}`},
+		{`[{"k":1},{"k":2}]`, "/1/k", `2`, `{"k":2}`},
+	} {
+		ptr, err := parsePointer(tc.ptr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, at, ok := walkJSON(nil, []byte(tc.doc), []jsonPointer{ptr}, 0)
+		if !ok {
+			t.Fatalf("%s is not JSON", tc.doc)
+		}
+		raw := []byte(tc.doc)
+		if v, p := string(at.value.in(raw)), string(at.parent.in(raw)); v != tc.value || p != tc.parent {
+			t.Errorf("locate %s in %s: value %q, parent %q; want %q, %q", tc.ptr, tc.doc, v, p, tc.value, tc.parent)
+		}
+		checkLocated(t, raw, ptr, at)
+	}
+}
+
+// checkLocated checks what walkJSON located against the decoded document.
+func checkLocated(t *testing.T, raw []byte, ptr jsonPointer, at located) {
+	t.Helper()
+	doc, err := decodeJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := []span{at.value}
+	ptrs := []jsonPointer{ptr}
+	if len(ptr) > 0 {
+		spans = append(spans, at.parent)
+		ptrs = append(ptrs, ptr[:len(ptr)-1])
+	}
+	for i, s := range spans {
+		want, found := lookupDecoded(doc, ptrs[i])
+		if s.found() != found {
+			t.Fatalf("%v in %q: located %v, decoded %v", ptrs[i], raw, s.found(), found)
+		}
+		if !found {
+			continue
+		}
+		got, err := decodeJSON(s.in(raw))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v in %q: located %q, decoded %#v", ptrs[i], raw, s.in(raw), want)
+		}
+	}
+}
+
+// rawPointers returns the pointers of the values in raw, a JSON document,
+// in the order they start, each once (at most max): those inside duplicate
+// members too, which a decoded document no longer holds.
+func rawPointers(raw []byte, max int) []string {
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	seen := map[string]bool{}
+	var ptrs []string
+	var walk func(path string) bool // false once raw does not decode
+	walk = func(path string) bool {
+		if !seen[path] && len(ptrs) < max {
+			seen[path] = true
+			ptrs = append(ptrs, path)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if tok != json.Delim('{') && tok != json.Delim('[') {
+			return true
+		}
+		for i := 0; dec.More(); i++ {
+			elem := strconv.Itoa(i)
+			if tok == json.Delim('{') {
+				name, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				elem = esc.Replace(name.(string))
+			}
+			if !walk(path + "/" + elem) {
+				return false
+			}
+		}
+		_, err = dec.Token()
+		return err == nil
+	}
+	walk("")
+	return ptrs
+}
