@@ -39,7 +39,7 @@
 //
 // [Engine.Serve], [Engine.ServeStrict], [Capture], [JSONBody],
 // [ReaderBody], [RawBody], [NoBody], [Caller.Begin] and the methods of
-// [Call] are the entry points generated files call; [SupportPackageIsVersion1]
+// [Call] are the entry points generated files call; [GenVersion]
 // makes a file generated for another runtime version fail to compile.
 //
 // # Stores
