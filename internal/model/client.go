@@ -144,13 +144,11 @@ func (o Operation) ClientCallArgs() string {
 	return s
 }
 
-// RunAssign is the operator of the assignment of the call's Run: its error
-// variable is declared earlier when a body was prepared.
-func (o Operation) RunAssign() string {
-	if o.ClientBodyKind() == ClientBodyJSON || o.ClientBodyKind() == ClientBodyReader {
-		return "="
-	}
-	return ":="
+// ErrDeclaredBeforeRun reports whether the client method declares its error
+// variable before the call's Run, as it does when it prepares a body, so
+// that the Run line assigns it (=) rather than declaring it (:=).
+func (o Operation) ErrDeclaredBeforeRun() bool {
+	return o.ClientBodyKind() == ClientBodyJSON || o.ClientBodyKind() == ClientBodyReader
 }
 
 // ClientRetryDoc says, for the client helper's doc comment, what its

@@ -24,7 +24,7 @@ type builder struct {
 // members are added and existing ones merged (parameters appended to, new
 // responses and headers added beside the declared ones); the description is
 // the only string it sets, and it keeps the original text as its beginning.
-func (b *builder) operationAction(f found) object {
+func (b *builder) operationAction(f locatedOp) object {
 	update := object{}
 	var did, notes []string
 

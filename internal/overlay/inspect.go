@@ -20,7 +20,7 @@ const (
 // declaresHeaderParameter reports whether a header parameter called name
 // (case-insensitively, as HTTP header names are) is declared on f's
 // operation or its path item, following $refs to components/parameters.
-func declaresHeaderParameter(doc *openapi3.T, f found, name string) bool {
+func declaresHeaderParameter(doc *openapi3.T, f locatedOp, name string) bool {
 	for _, p := range slices.Concat(f.item.Parameters, f.oper.Parameters) {
 		v := parameterValue(doc, p)
 		if v != nil && v.In == openapi3.ParameterInHeader && strings.EqualFold(v.Name, name) {

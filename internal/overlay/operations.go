@@ -11,8 +11,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// found is an Operation located in the document, its settings defaulted.
-type found struct {
+// locatedOp is an Operation located in the document, its settings defaulted.
+type locatedOp struct {
 	op     Operation // Method upper case; KeyHeader or KeyPointer, Retention and OperationID set
 	item   *openapi3.PathItem
 	oper   *openapi3.Operation
@@ -20,12 +20,12 @@ type found struct {
 }
 
 // key identifies the operation among the document's.
-func (f found) key() string { return opKey(f.op.Path, f.op.Method) }
+func (f locatedOp) key() string { return opKey(f.op.Path, f.op.Method) }
 
 func opKey(path, method string) string { return method + " " + path }
 
 // name is how messages and action descriptions call the operation.
-func (f found) name() string {
+func (f locatedOp) name() string {
 	if f.op.OperationID == "" {
 		return f.key()
 	}
@@ -34,8 +34,8 @@ func (f found) name() string {
 
 // findOperations locates ops in doc, checks their settings, fills in the
 // defaults and sorts them by path, then method.
-func findOperations(doc *openapi3.T, ops []Operation) ([]found, error) {
-	out := make([]found, 0, len(ops))
+func findOperations(doc *openapi3.T, ops []Operation) ([]locatedOp, error) {
+	out := make([]locatedOp, 0, len(ops))
 	seen := map[string]bool{}
 	for _, op := range ops {
 		op.Method = strings.ToUpper(strings.TrimSpace(op.Method))
@@ -49,29 +49,29 @@ func findOperations(doc *openapi3.T, ops []Operation) ([]found, error) {
 		seen[f.key()] = true
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b found) int {
+	slices.SortFunc(out, func(a, b locatedOp) int {
 		return cmp.Or(cmp.Compare(a.op.Path, b.op.Path), cmp.Compare(a.op.Method, b.op.Method))
 	})
 	return out, nil
 }
 
-func findOperation(doc *openapi3.T, op Operation) (found, error) {
+func findOperation(doc *openapi3.T, op Operation) (locatedOp, error) {
 	switch {
 	case op.KeyHeader != "" && op.KeyPointer != "":
-		return found{}, fmt.Errorf("both a key header (%s) and a key body pointer (%s)", op.KeyHeader, op.KeyPointer)
+		return locatedOp{}, fmt.Errorf("both a key header (%s) and a key body pointer (%s)", op.KeyHeader, op.KeyPointer)
 	case op.KeyPointer != "" && !strings.HasPrefix(op.KeyPointer, "/"):
-		return found{}, fmt.Errorf("key body pointer %q: a JSON Pointer begins with /", op.KeyPointer)
+		return locatedOp{}, fmt.Errorf("key body pointer %q: a JSON Pointer begins with /", op.KeyPointer)
 	case op.KeyPointer == "" && op.KeyHeader == "":
 		op.KeyHeader = defaultKeyHeader
 	}
 	switch {
 	case op.Retention < 0:
-		return found{}, fmt.Errorf("negative retention %s", op.Retention)
+		return locatedOp{}, fmt.Errorf("negative retention %s", op.Retention)
 	case op.Retention == 0:
 		op.Retention = defaultRetention
 	}
 	if op.Method == "" {
-		return found{}, errors.New("no method")
+		return locatedOp{}, errors.New("no method")
 	}
 
 	var item *openapi3.PathItem
@@ -79,16 +79,16 @@ func findOperation(doc *openapi3.T, op Operation) (found, error) {
 		item = doc.Paths.Value(op.Path)
 	}
 	if item == nil {
-		return found{}, fmt.Errorf("path %q is not in the document", op.Path)
+		return locatedOp{}, fmt.Errorf("path %q is not in the document", op.Path)
 	}
 	if item.Ref != "" {
 		// The overlay addresses the document's own nodes; the operations of a
 		// referenced path item live elsewhere.
-		return found{}, fmt.Errorf("path item is a $ref (%s): the overlay cannot address its operations", item.Ref)
+		return locatedOp{}, fmt.Errorf("path item is a $ref (%s): the overlay cannot address its operations", item.Ref)
 	}
 	oper := item.GetOperation(op.Method)
 	if oper == nil {
-		return found{}, fmt.Errorf("method %s is not in the document", op.Method)
+		return locatedOp{}, fmt.Errorf("method %s is not in the document", op.Method)
 	}
 	if op.OperationID == "" {
 		op.OperationID = oper.OperationID
@@ -96,13 +96,13 @@ func findOperation(doc *openapi3.T, op Operation) (found, error) {
 
 	pathName, err := quoteName(op.Path)
 	if err != nil {
-		return found{}, err
+		return locatedOp{}, err
 	}
 	field, err := methodSelector(op.Method)
 	if err != nil {
-		return found{}, err
+		return locatedOp{}, err
 	}
-	return found{op: op, item: item, oper: oper, target: "$.paths" + pathName + field}, nil
+	return locatedOp{op: op, item: item, oper: oper, target: "$.paths" + pathName + field}, nil
 }
 
 // methodSelector is the JSONPath selector of method's operation within its

@@ -60,19 +60,19 @@ func Build(doc *openapi3.T, specName string, ops []Operation) ([]byte, error) {
 	if doc == nil {
 		return nil, errors.New("no document")
 	}
-	found, err := findOperations(doc, ops)
+	located, err := findOperations(doc, ops)
 	if err != nil {
 		return nil, err
 	}
 	b := &builder{doc: doc, users: componentResponseUsers(doc), idempotent: map[string]bool{}}
-	for _, f := range found {
+	for _, f := range located {
 		b.idempotent[f.key()] = true
 	}
 	var schemaAdded bool
 	b.schema, schemaAdded = problemSchemaName(doc)
 
 	var actions []any
-	for _, f := range found {
+	for _, f := range located {
 		if a := b.operationAction(f); a != nil {
 			actions = append(actions, a)
 		}
