@@ -46,4 +46,6 @@
 //
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
+// [RecordKey] composes the key a record is kept under, for tools that
+// inspect one key and for stores of one's own.
 package idem
