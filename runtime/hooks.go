@@ -35,6 +35,10 @@ type Hooks struct {
 	// histograms and spans. Each is called as its step starts and returns
 	// the context of the step (ctx itself, or one carrying a span) and a
 	// function that the engine calls, when it is not nil, as the step ends.
+	// The store call runs with the returned context's values (still
+	// detached from the request's cancellation), so a span started there is
+	// the parent of the store's own. Unset, they cost no allocation and no
+	// clock reading.
 	//
 	// StoreCall brackets every call of the engine to its store. The start
 	// event has Call and, for complete, release and extend, Fence; the end
