@@ -64,3 +64,14 @@ var Release string
 //
 //go:embed extend.lua
 var Extend string
+
+// Inspect is inspect.lua: read a record and its TTL, for an operator.
+//
+//go:embed inspect.lua
+var Inspect string
+
+// Forget is forget.lua: delete a record for an operator, an in-progress one
+// only when forced.
+//
+//go:embed forget.lua
+var Forget string

@@ -28,7 +28,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 	}
 	backoff := waitMinBackoff
 	for {
-		acq, err := e.storeAcquire(ctx, req)
+		acq, err := e.storeAcquire(ctx, k, req)
 		if err != nil {
 			ev.Err = err
 			if ctx.Err() == nil {
@@ -67,18 +67,26 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 }
 
 // storeAcquire calls Store.Acquire bounded by the store timeout and checks
-// the answer's shape. Like every store call it is detached from the
+// the answer's shape (see checkAcquisition), within the StoreCall hook. Like every store call it is detached from the
 // request's cancellation: a script cut off once sent may still have created
 // the record, which would then have no owner to complete or release it
 // until its lease ran out. (It also spares the request's context a child:
 // the first child allocates its done channel and child set.)
-func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
-	acq, err := e.store.Acquire(e.deadlines.context(ctx), req)
+func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req AcquireRequest) (Acquisition, error) {
+	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
+	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.context(sctx), req))
+	s.done(Event{Outcome: acq.Outcome, Fence: acq.Fence, Err: err})
+	return acq, err
+}
+
+// checkAcquisition wraps a failed acquire's error in ErrStoreUnavailable,
+// and turns an answer of the wrong shape into such an error.
+func checkAcquisition(acq Acquisition, err error) (Acquisition, error) {
 	if err != nil {
 		if errors.Is(err, ErrStoreUnavailable) {
-			return acq, err
+			return Acquisition{}, err
 		}
-		return acq, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
+		return Acquisition{}, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
 	}
 	switch acq.Outcome {
 	case OutcomeProceed, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
@@ -88,7 +96,7 @@ func (e *Engine) storeAcquire(ctx context.Context, req AcquireRequest) (Acquisit
 			return acq, nil
 		}
 	}
-	return acq, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
+	return Acquisition{}, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.

@@ -180,6 +180,7 @@ type AttemptInfo struct {
 	Retry      bool          // another attempt follows after Wait
 	Wait       time.Duration // wait chosen before the next attempt
 	RetryAfter bool          // Wait follows the server's Retry-After
+	GaveUp     bool          // the call gives up after this attempt: Run returns a *RetryError
 }
 
 // Begin starts one logical call of op: it fixes the key (the caller's via

@@ -46,7 +46,7 @@ func TestCallFinalAnswers(t *testing.T) {
 		if res.Attempts != 1 || res.Status != tt.status || res.Replayed != tt.replayed || res.Key != call.Key() {
 			t.Errorf("status %d: result %+v", tt.status, res)
 		}
-		if infos[0].Retry || infos[0].Status != tt.status || infos[0].Replayed != tt.replayed {
+		if infos[0].Retry || infos[0].GaveUp || infos[0].Status != tt.status || infos[0].Replayed != tt.replayed {
 			t.Errorf("status %d: hook %+v", tt.status, infos[0])
 		}
 	}
@@ -116,8 +116,8 @@ func TestCallRetryAfterBeyondBudget(t *testing.T) {
 	if re.Attempts != 1 || re.LastStatus != 429 || re.Key != call.Key() || len(clock.Waits()) != 0 {
 		t.Errorf("RetryError %+v after %d waits; want 1 attempt, status 429, no wait", re, len(clock.Waits()))
 	}
-	if infos := log.Infos(); len(infos) != 1 || infos[0].Retry {
-		t.Errorf("hook %+v", infos)
+	if infos := log.Infos(); len(infos) != 1 || infos[0].Retry || !infos[0].GaveUp {
+		t.Errorf("hook %+v, want one attempt that gave up", infos)
 	}
 
 	// The context's deadline (real time) is a budget too.

@@ -16,6 +16,14 @@
 // engine gives instead of the handler's is a [Problem] (RFC 9457) with a
 // stable code ([CodeConflict], [CodeFingerprintMismatch], ...).
 //
+// # Metrics and traces
+//
+// [Hooks] report each step of the protocol, and its StoreCall and Handler
+// hooks bracket the store calls and the handler for latency and spans;
+// [WithAttemptHook] reports each attempt of a client call. Package idemotel
+// (runtime/idemotel) turns both into OpenTelemetry metrics and spans; this
+// package does not depend on OpenTelemetry.
+//
 // # In a handler
 //
 // A handler running under the engine reads its key and fencing token with
@@ -46,4 +54,6 @@
 //
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
+// [RecordKey] composes the key a record is kept under, for tools that
+// inspect one key and for stores of one's own.
 package idem

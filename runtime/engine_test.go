@@ -179,7 +179,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 	if h.store.count("release") != 1 {
 		t.Errorf("%d releases, want 1", h.store.count("release"))
 	}
-	if _, ok := h.store.get(idem.StorageKey("CreatePet", "", "k")); ok {
+	if _, ok := h.store.get(idem.RecordKey("CreatePet", "", "k")); ok {
 		t.Error("the lease of the cancelled request was not released")
 	}
 	h.store.onAcquire = nil

@@ -4,10 +4,7 @@ import "net/http"
 
 // Internals that the external tests (package idem_test) reach, the way
 // net/http's export_test.go exposes its own.
-var (
-	StorageKey = storageKey
-	KeyHash    = keyHash
-)
+var KeyHash = keyHash
 
 // Fingerprint returns the fingerprint e computes for r under op, or the
 // problem it answers instead. r's body is read.

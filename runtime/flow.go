@@ -60,7 +60,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 			return outcome{kind: unreconciled, err: err}
 		}
 	}
-	resp, err := l.run(ctx, fn)
+	resp, err := l.run(ctx, e.timedHandler(k, l.info.Fence, fn))
 	var s *supersededError
 	if errors.As(err, &s) {
 		// The lease was taken over while fn ran: its result is not stored,

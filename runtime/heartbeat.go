@@ -82,7 +82,9 @@ func (l *lease) stopHeartbeat() {
 // It runs detached from the request's cancellation and bounded by the store
 // timeout, like completion and release.
 func (l *lease) extend(ctx context.Context, lock time.Duration) bool {
-	err := l.e.store.Extend(l.e.deadlines.context(ctx), l.k.storageKey, l.token, lock)
+	sctx, s := l.startCall(ctx, "extend")
+	err := l.e.store.Extend(l.e.deadlines.context(sctx), l.k.storageKey, l.token, lock)
+	s.done(Event{Err: err})
 	if err == nil {
 		return true
 	}

@@ -20,7 +20,7 @@ type keyedRequest struct {
 
 // newKeyedRequest composes the storage key of a request.
 func newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
-	return &keyedRequest{op: op, key: key, storageKey: storageKey(op.ID, scope, key), fingerprint: fingerprint}
+	return &keyedRequest{op: op, key: key, storageKey: RecordKey(op.ID, scope, key), fingerprint: fingerprint}
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,

@@ -142,11 +142,16 @@ func isBareItemByte(c byte) bool {
 	return c > ' ' && c <= '~' && strings.IndexByte(`";,()<>@[]{}\`, c) < 0
 }
 
-// storageKey composes the key the store sees (before its own prefix) from
-// the operation, the scope and the client's key. Each part has '\' and ':'
-// escaped, so parts joined by ':' can never collide: "a:b" + "c" differs
-// from "a" + "b:c".
-func storageKey(op, scope, key string) string {
+// RecordKey is the key under which a store keeps the record of a client's
+// key, in scope, for operation (the operation ID): the engine's key, which a
+// store receives as AcquireRequest.Key and prefixes with its own prefix
+// (redisstore keeps the record at prefix + ":" + RecordKey(...)). The
+// inspect tool (cmd/idemctl) and custom stores compose keys with it; it is
+// the only place that does.
+//
+// Each part has '\' and ':' escaped, so parts joined by ':' can never
+// collide: "a:b" + "c" differs from "a" + "b:c".
+func RecordKey(op, scope, key string) string {
 	var b strings.Builder
 	b.Grow(len(op) + len(scope) + len(key) + 8)
 	writeEscaped(&b, op)

@@ -83,13 +83,13 @@ func TestStorageKeyIsUnambiguous(t *testing.T) {
 	}
 	seen := map[string][3]string{}
 	for _, p := range parts {
-		k := storageKey(p[0], p[1], p[2])
+		k := RecordKey(p[0], p[1], p[2])
 		if other, dup := seen[k]; dup {
-			t.Errorf("storageKey%q and storageKey%q collide: %q", p, other, k)
+			t.Errorf("RecordKey%q and RecordKey%q collide: %q", p, other, k)
 		}
 		seen[k] = p
 	}
-	if got := storageKey("CreatePet", "tenant-1", "k:1"); got != `CreatePet:tenant-1:k\:1` {
-		t.Errorf("storageKey = %q", got)
+	if got := RecordKey("CreatePet", "tenant-1", "k:1"); got != `CreatePet:tenant-1:k\:1` {
+		t.Errorf("RecordKey = %q", got)
 	}
 }

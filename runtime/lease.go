@@ -101,7 +101,7 @@ func (e *supersededError) Unwrap() error { return e.err }
 func (l *lease) superseded(ctx context.Context) *supersededError {
 	e, k := l.e, l.k
 	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
-	acq, err := e.storeAcquire(ctx, req)
+	acq, err := e.storeAcquire(ctx, k, req)
 	if err != nil {
 		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
 		return &supersededError{err: err}
@@ -126,7 +126,9 @@ var (
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is
 // reported through hooks and the logger, and returned.
 func (l *lease) complete(ctx context.Context, rec *Record) error {
-	err := l.e.store.Complete(l.e.deadlines.context(ctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	sctx, s := l.startCall(ctx, "complete")
+	err := l.e.store.Complete(l.e.deadlines.context(sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	s.done(Event{Status: rec.Status, Err: err})
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
 	case err == nil:
@@ -141,7 +143,9 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 
 // release deletes the lease so that a retry runs again; cause says why.
 func (l *lease) release(ctx context.Context, cause error) {
-	err := l.e.store.Release(l.e.deadlines.context(ctx), l.k.storageKey, l.token)
+	sctx, s := l.startCall(ctx, "release")
+	err := l.e.store.Release(l.e.deadlines.context(sctx), l.k.storageKey, l.token)
+	s.done(Event{Err: err})
 	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {
 	case err == nil:

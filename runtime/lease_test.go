@@ -139,7 +139,7 @@ func TestReconcilerError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, idem.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
 				idem.WithReconciler(func(context.Context, idem.Info, *http.Request) error { return tc.err }))
-			key := idem.StorageKey("CreatePet", "", "k")
+			key := idem.RecordKey("CreatePet", "", "k")
 			// A worker died holding the lease.
 			if _, err := h.store.Acquire(context.Background(), idem.AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
 				t.Fatal(err)

@@ -56,7 +56,7 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("the key leaked into the logs: %s", logs.String())
 	}
-	if !strings.Contains(logs.String(), "key_hash="+idem.KeyHash(idem.StorageKey("CreatePet", "", secret))) {
+	if !strings.Contains(logs.String(), "key_hash="+idem.KeyHash(idem.RecordKey("CreatePet", "", secret))) {
 		t.Errorf("logs lack the key hash: %s", logs.String())
 	}
 }
@@ -126,7 +126,7 @@ func TestStoredBeforeWritten(t *testing.T) {
 		}
 		createHandler(h, w, r)
 	})
-	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, idem.StorageKey("CreatePet", "", "k")}
+	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, idem.RecordKey("CreatePet", "", "k")}
 	h.h.ServeHTTP(w, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k"))
 	if w.Code != http.StatusCreated || w.Flushed {
 		t.Fatalf("status %d, flushed early %v", w.Code, w.Flushed)

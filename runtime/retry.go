@@ -54,6 +54,7 @@ func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http
 			info.Status, info.Replayed = resp.StatusCode, isReplay(resp)
 		}
 		cause := c.decide(ctx, n, start, resp, err, &info)
+		info.GaveUp = cause != nil
 		c.emit(info)
 		if cause != nil {
 			return c.giveUp(cause)

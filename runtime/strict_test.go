@@ -73,7 +73,7 @@ func TestServeStrictErrorReleases(t *testing.T) {
 	if err != boom || resp != nil {
 		t.Fatalf("got %+v, %v; want the handler's error unchanged", resp, err)
 	}
-	if _, ok := store.get(idem.StorageKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
+	if _, ok := store.get(idem.RecordKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
 		t.Fatal("the lease was not released")
 	}
 	var runs atomic.Int64

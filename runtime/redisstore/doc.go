@@ -8,4 +8,8 @@
 // It is the only runtime package that imports go-redis and the Lua scripts
 // of package lua, so a program that only uses generated clients links
 // neither.
+//
+// For operators, [Store.Inspect] reads one key's record (state, lease or
+// retention left, fence, status, sizes; the body only on request) and
+// [Store.Forget] deletes it; command idemctl runs both from a shell.
 package redisstore

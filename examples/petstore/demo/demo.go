@@ -24,6 +24,7 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	"github.com/idemgen/idemgen/internal/embedredis"
+	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -51,6 +52,7 @@ func Run(ctx context.Context, out io.Writer, cfg Config) error {
 		{"4. The same key with another body: 422", d.reusedKey},
 		{"5. A payment whose key travels in the JSON body", d.bodyKey},
 		{"6. Redis becomes unreachable: 503, then recovery", d.outage},
+		{"7. What the OpenTelemetry metrics saw (read from the SDK's manual reader)", d.metrics},
 	} {
 		fmt.Fprintf(out, "\n%s\n", step.title)
 		d.out = out
@@ -73,6 +75,7 @@ type demo struct {
 	lossy  *lossyTransport
 	lossyC *petclient.IdempotentClient
 	hold   atomic.Pointer[gate]
+	tel    *telemetry // metrics of the server and the clients
 }
 
 // gate holds the next createPet run until release is closed.
@@ -83,7 +86,11 @@ type gate struct {
 }
 
 func start(cfg Config) (*demo, error) {
-	d := &demo{shop: shop.New()}
+	tel, err := newTelemetry()
+	if err != nil {
+		return nil, err
+	}
+	d := &demo{shop: shop.New(), tel: tel}
 	d.shop.Gate = func(ctx context.Context, op string) {
 		if g := d.hold.Load(); g != nil && op == "createPet" {
 			g.once.Do(func() {
@@ -108,30 +115,30 @@ func start(cfg Config) (*demo, error) {
 		d.rdb = redis.NewClient(opt)
 	}
 	store := redisstore.New(d.rdb, redisstore.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
-	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store))
+	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store, idem.WithHooks(tel.hooks)))
 
-	var err error
-	if d.client, err = newClient(d.srv.URL, http.DefaultTransport); err != nil {
+	if d.client, err = newClient(d.srv.URL, http.DefaultTransport, tel.hook); err != nil {
 		return nil, err
 	}
 	d.lossy = &lossyTransport{next: http.DefaultTransport}
-	if d.lossyC, err = newClient(d.srv.URL, d.lossy); err != nil {
+	if d.lossyC, err = newClient(d.srv.URL, d.lossy, tel.hook); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newClient(url string, rt http.RoundTripper) (*petclient.IdempotentClient, error) {
+func newClient(url string, rt http.RoundTripper, hook func(idem.AttemptInfo)) (*petclient.IdempotentClient, error) {
 	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}))
 	if err != nil {
 		return nil, err
 	}
-	return petclient.NewIdempotentClient(c), nil
+	return petclient.NewIdempotentClient(c, idem.WithAttemptHook(hook)), nil
 }
 
 func (d *demo) close() {
 	d.srv.Close()
 	d.rdb.Close()
+	_ = d.tel.mp.Shutdown(context.Background())
 	if d.mr != nil {
 		d.mr.Stop()
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 // TestDemo runs the whole narrated demo on the in-process Redis; Run fails
-// when any counter or status differs from what it narrates.
+// when any counter, status or metric differs from what it narrates.
 func TestDemo(t *testing.T) {
 	var out strings.Builder
 	if err := demo.Run(context.Background(), &out, demo.Config{}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"-> 409", "-> 422", "-> 503", "replayed"} {
+	for _, want := range []string{"-> 409", "-> 422", "-> 503", "replayed", "idem.server.outcomes: first_run 5,", "checked: 5 first runs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("narration lacks %q:\n%s", want, out.String())
 		}

@@ -32,6 +32,7 @@ func main() {
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	plain := flag.Bool("plain", false, "serve the plain ServerInterface instead of the strict server")
+	metricsEvery := flag.Duration("metrics", 0, "print the OpenTelemetry metrics to stdout this often (and at exit); 0: off")
 	flag.Parse()
 
 	rdb, closeRedis, err := connect(os.Getenv("REDIS_URL"))
@@ -41,10 +42,19 @@ func run() error {
 	defer closeRedis()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts := []idem.Option{idem.WithLogger(logger)}
+	if *metricsEvery > 0 {
+		hooks, flush, err := stdoutMetrics(*metricsEvery)
+		if err != nil {
+			return err
+		}
+		defer flush()
+		opts = append(opts, idem.WithHooks(hooks))
+	}
 	store := redisstore.New(rdb)
-	h := server.NewStrictHandler(shop.New(), store, idem.WithLogger(logger))
+	h := server.NewStrictHandler(shop.New(), store, opts...)
 	if *plain {
-		h = server.NewPlainHandler(shop.New(), store, idem.WithLogger(logger))
+		h = server.NewPlainHandler(shop.New(), store, opts...)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -1,0 +1,30 @@
+// Command idemctl inspects and repairs one idempotency key in the Redis of
+// an idemgen server, for operators: a record stuck after an incident, a
+// customer asking why a retry was refused.
+//
+// Usage:
+//
+//	idemctl inspect -redis redis://host:6379/0 -op CreatePet [-scope s] -key k [-body]
+//	idemctl forget  -redis redis://host:6379/0 -op CreatePet [-scope s] -key k [-force]
+//
+// inspect prints the record's state, the lease or retention it has left, its
+// fence, the stored status, header names and body size (the body only with
+// -body). forget deletes it so that the next request with the key runs the
+// operation again; it refuses a record in progress unless -force is given,
+// and says what forcing risks.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/idemgen/idemgen/internal/ctl"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := ctl.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

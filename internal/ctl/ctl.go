@@ -1,0 +1,199 @@
+// Package ctl is idemctl's command line: it reads one key's record from an
+// idemgen server's Redis, or forgets it, through redisstore's Inspect and
+// Forget.
+package ctl
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+const usage = `usage: idemctl inspect -redis URL -op OPERATION [-scope SCOPE] -key KEY [-body]
+       idemctl forget  -redis URL -op OPERATION [-scope SCOPE] -key KEY [-force]
+
+inspect prints the record of one idempotency key: its state, the lease or
+retention it has left, its fence, the stored status, header names and body
+size. The body is printed only with -body.
+
+forget deletes the record, so that the next request with the key runs the
+operation again. It refuses a record in progress unless -force is given:
+its handler may still be running, and a retry would run the operation a
+second time beside it.
+
+The key is the client's key; -op and -scope name the operation ID and the
+scope the server computed for the request (empty unless the server uses
+idem.WithScope), as the record is stored under idem.RecordKey(op, scope, key).
+
+`
+
+// Exit codes of Run.
+const (
+	ExitOK       = 0
+	ExitError    = 1 // Redis failed, or forget was refused
+	ExitUsage    = 2
+	ExitNoRecord = 3 // the key holds no record
+)
+
+// options are the flags of both commands.
+type options struct {
+	redisURL, prefix string
+	op, scope, key   string
+	body, force      bool
+	retention, lock  time.Duration
+	timeout          time.Duration
+}
+
+// Run runs idemctl with args (without the program name) and returns the
+// process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "inspect" && args[0] != "forget") {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("idemctl "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var o options
+	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
+	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
+	fs.StringVar(&o.op, "op", "", "operation ID, as in the spec (required)")
+	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal), if the server uses idem.WithScope")
+	fs.StringVar(&o.key, "key", "", "the client's idempotency key (required)")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of the Redis call")
+	if cmd == "inspect" {
+		fs.BoolVar(&o.body, "body", false, "print the stored response body too")
+		fs.DurationVar(&o.retention, "retention", idem.DefaultRetention, "the operation's x-idempotent.retention, to estimate a completed record's age")
+		fs.DurationVar(&o.lock, "lock", idem.DefaultLock, "the operation's x-idempotent.lock, to estimate an in-progress record's age")
+	} else {
+		fs.BoolVar(&o.force, "force", false, "delete a record in progress too (see above for the risk)")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if o.redisURL == "" {
+		o.redisURL = os.Getenv("REDIS_URL")
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "idemctl: unexpected arguments %q\n", fs.Args())
+		return ExitUsage
+	case o.redisURL == "" || o.op == "" || o.key == "":
+		fmt.Fprintln(stderr, "idemctl: -redis (or $REDIS_URL), -op and -key are required")
+		return ExitUsage
+	}
+	opt, err := redis.ParseURL(o.redisURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "idemctl: -redis: %v\n", err)
+		return ExitUsage
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix))
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	key := idem.RecordKey(o.op, o.scope, o.key)
+	if cmd == "inspect" {
+		err = inspect(ctx, store, key, o, stdout)
+	} else {
+		err = forget(ctx, store, key, o, stdout, stderr)
+	}
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, redisstore.ErrNoRecord):
+		fmt.Fprintf(stderr, "idemctl: no record for operation %s, scope %q, key %q (under prefix %q)\n", o.op, o.scope, o.key, o.prefix)
+		return ExitNoRecord
+	}
+	fmt.Fprintf(stderr, "idemctl: %v\n", err)
+	return ExitError
+}
+
+// inspect prints the record of key.
+func inspect(ctx context.Context, store *redisstore.Store, key string, o options, w io.Writer) error {
+	info, err := store.Inspect(ctx, key)
+	if err != nil {
+		return err
+	}
+	line := func(name, format string, args ...any) {
+		fmt.Fprintf(w, "%-9s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	line("key", "%s", info.RedisKey)
+	line("state", "%s", info.State)
+	if info.State == redisstore.StateInProgress {
+		line("fence", "%d", info.Fence)
+		line("owner", "%s", present(info.Owner))
+		if info.LeaseRemaining > 0 {
+			line("lease", "%v left: a retry now is answered 409", round(info.LeaseRemaining))
+		} else {
+			line("lease", "lapsed %v ago: the next request with this key takes it over (fence %d)", round(-info.LeaseRemaining), info.Fence+1)
+		}
+		line("age", "%v since the lease was acquired or extended (if -lock %v is the operation's)", round(info.Age(o.retention, o.lock)), o.lock)
+		line("expires", "in %v, if nobody takes it over", round(info.TTL))
+		return nil
+	}
+	line("status", "%d", info.Status)
+	line("headers", "%s", strings.Join(info.HeaderNames, ", "))
+	switch {
+	case info.BodyOmitted:
+		line("body", "omitted (over the stored-body limit); replays say so in Idempotency-Body-Omitted")
+	case info.Compressed:
+		line("body", "%d bytes stored, gzip (%d bytes decompressed)", info.BodySize, len(info.Body()))
+	default:
+		line("body", "%d bytes", info.BodySize)
+	}
+	line("retained", "%v more: replayed to every retry until then", round(info.TTL))
+	line("age", "%v since completion (if -retention %v is the operation's)", round(info.Age(o.retention, o.lock)), o.retention)
+	if o.body && !info.BodyOmitted {
+		fmt.Fprintf(w, "\n%s\n", info.Body())
+	}
+	return nil
+}
+
+// forget deletes the record of key.
+func forget(ctx context.Context, store *redisstore.Store, key string, o options, w, stderr io.Writer) error {
+	err := store.Forget(ctx, key, o.force)
+	if errors.Is(err, redisstore.ErrInProgress) {
+		return fmt.Errorf("not forgotten: %w.\nWith -force, a retry runs the operation again while the original may still run; the original's result is then not stored (its lease is gone), but whatever it did outside the store stays done. Force only once it is known to be dead, or check its lease with idemctl inspect first", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "forgot operation %s, scope %q, key %q: the next request with this key runs the operation again\n", o.op, o.scope, o.key)
+	if o.force {
+		fmt.Fprintln(stderr, "idemctl: -force: if the record was in progress, its handler may still be running; its result will not be stored")
+	}
+	return nil
+}
+
+func present(ok bool) string {
+	if ok {
+		return "present"
+	}
+	return "absent"
+}
+
+// round rounds d to what a person reads.
+func round(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
+}

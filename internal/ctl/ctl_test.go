@@ -1,0 +1,136 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+// backend is a Redis for idemctl to read: its URL, a client of it and the
+// store prefix the test owns there.
+type backend struct {
+	url, prefix string
+	rdb         *redis.Client
+}
+
+// eachBackend runs fn against real Redis (REDIS_URL; skipped without it,
+// unless CI=true) and miniredis.
+func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	t.Run("redis", func(t *testing.T) {
+		rdb, prefix := redistest.Keyspace(t)
+		opt := rdb.Options()
+		fn(t, backend{url: fmt.Sprintf("redis://%s/%d", opt.Addr, opt.DB), prefix: prefix, rdb: rdb})
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		m, rdb := redistest.Mini(t)
+		fn(t, backend{url: "redis://" + m.Addr() + "/0", prefix: "idem", rdb: rdb})
+	})
+}
+
+// run runs idemctl with args plus -redis and -prefix of b.
+func (b backend) run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args = append(args, "-redis", b.url, "-prefix", b.prefix)
+	code = Run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestInspectAndForget(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
+		done := idem.RecordKey("CreatePet", "tenant-1", "done-key")
+		running := idem.RecordKey("CreatePet", "", "running-key")
+		for _, k := range []string{done, running} {
+			if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec := &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/7"}}, Body: []byte(`{"id":7,"secret":"s3"}`)}
+		if err := store.Complete(ctx, done, "owner", rec, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+
+		inspectDone := []string{"inspect", "-op", "CreatePet", "-scope", "tenant-1", "-key", "done-key", "-retention", "1h"}
+		code, out, errOut := b.run(t, inspectDone...)
+		if code != ExitOK {
+			t.Fatalf("inspect completed: exit %d, %s", code, errOut)
+		}
+		for _, want := range []string{"state     completed", "status    201", "headers   Location", "body      22 bytes", "retained  ", "more: replayed to every retry", "age       "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("inspect completed lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "secret") {
+			t.Errorf("inspect printed the body without -body:\n%s", out)
+		}
+		if _, out, _ = b.run(t, append(inspectDone, "-body")...); !strings.Contains(out, `{"id":7,"secret":"s3"}`) {
+			t.Errorf("inspect -body lacks the body:\n%s", out)
+		}
+
+		code, out, errOut = b.run(t, "inspect", "-op", "CreatePet", "-key", "running-key")
+		if code != ExitOK || !strings.Contains(out, "state     in progress") || !strings.Contains(out, "fence     1") ||
+			!strings.Contains(out, "owner     present") || !strings.Contains(out, "left: a retry now is answered 409") {
+			t.Errorf("inspect in progress: exit %d\n%s%s", code, out, errOut)
+		}
+		if strings.Contains(out, "owner\n") || strings.Contains(out, "fp") {
+			t.Errorf("inspect printed the token or fingerprint:\n%s", out)
+		}
+
+		// forget refuses the record in progress, and says what -force risks.
+		code, _, errOut = b.run(t, "forget", "-op", "CreatePet", "-key", "running-key")
+		if code != ExitError || !strings.Contains(errOut, "in progress") || !strings.Contains(errOut, "runs the operation again") {
+			t.Errorf("forget in progress: exit %d, %s", code, errOut)
+		}
+		if _, err := store.Inspect(ctx, running); err != nil {
+			t.Errorf("refused forget deleted the record: %v", err)
+		}
+		if code, _, errOut = b.run(t, "forget", "-op", "CreatePet", "-key", "running-key", "-force"); code != ExitOK {
+			t.Errorf("forget -force: exit %d, %s", code, errOut)
+		}
+		if code, out, errOut = b.run(t, "forget", "-op", "CreatePet", "-scope", "tenant-1", "-key", "done-key"); code != ExitOK || !strings.Contains(out, "forgot") {
+			t.Errorf("forget completed: exit %d, %s%s", code, out, errOut)
+		}
+		for _, k := range []string{done, running} {
+			if _, err := store.Inspect(ctx, k); err != redisstore.ErrNoRecord {
+				t.Errorf("record %s after forget: %v", k, err)
+			}
+		}
+		if code, _, errOut = b.run(t, inspectDone...); code != ExitNoRecord || !strings.Contains(errOut, "no record") {
+			t.Errorf("inspect after forget: exit %d, %s", code, errOut)
+		}
+	})
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"delete"},
+		{"inspect", "-redis", "redis://127.0.0.1:1/0", "-key", "k"},       // no -op
+		{"forget", "-redis", "redis://127.0.0.1:1/0", "-op", "CreatePet"}, // no -key
+		{"inspect", "-redis", "redis://127.0.0.1:1/0", "-op", "o", "-key", "k", "extra"},
+		{"inspect", "-redis", "http://example.com", "-op", "o", "-key", "k"},
+		{"forget", "-body", "-redis", "redis://127.0.0.1:1/0", "-op", "o", "-key", "k"}, // -body is inspect's
+	} {
+		var out, errOut bytes.Buffer
+		if code := Run(context.Background(), args, &out, &errOut); code != ExitUsage || errOut.Len() == 0 {
+			t.Errorf("idemctl %q: exit %d, stderr %q; want %d and a message", args, code, errOut.String(), ExitUsage)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"inspect", "-redis", "redis://127.0.0.1:1/0", "-op", "o", "-key", "k", "-timeout", "1s"}, &out, &errOut)
+	if code != ExitError || !strings.Contains(errOut.String(), "idemctl:") {
+		t.Errorf("unreachable Redis: exit %d, %q", code, errOut.String())
+	}
+}

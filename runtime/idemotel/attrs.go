@@ -1,0 +1,83 @@
+package idemotel
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// Attribute keys. The values of each are bounded: an operation ID from the
+// spec, one of a few fixed words, a status code.
+const (
+	keyOperation  = attribute.Key("idem.operation")
+	keyOutcome    = attribute.Key("idem.outcome")
+	keyStoreCall  = attribute.Key("idem.store.call")
+	keyFence      = attribute.Key("idem.fence") // spans only: it grows
+	keyReplayed   = attribute.Key("idem.replayed")
+	keyRetryCause = attribute.Key("idem.retry.cause")
+	keyRetryAfter = attribute.Key("idem.retry_after")
+	keyStatus     = attribute.Key("http.response.status_code")
+	keyErrorType  = attribute.Key("error.type")
+)
+
+// The values of the idem.outcome attribute.
+const (
+	OutcomeFirstRun   = "first_run"   // the key was new: the handler runs as its owner
+	OutcomeRecovered  = "recovered"   // a stale lease was taken over: the handler runs again
+	OutcomeReplay     = "replay"      // the stored result was answered
+	OutcomeConflict   = "conflict"    // 409: the original still runs
+	OutcomeMismatch   = "mismatch"    // 422: the key was reused with another request
+	OutcomeCompleted  = "completed"   // the result was stored
+	OutcomeReleased   = "released"    // the lease was given back for a retry (5xx, panic, cancellation)
+	OutcomeLeaseLost  = "lease_lost"  // another worker took the lease over
+	OutcomeStoreError = "store_error" // the store failed (503, or fail-open)
+
+	// OutcomeMisconfigured is reserved for a store that refuses to run
+	// misconfigured (an evicting maxmemory-policy, scripts denied); the
+	// runtime does not report it yet.
+	OutcomeMisconfigured = "misconfigured"
+	// OutcomeUnstored is reserved for a result that could not be stored
+	// before the client was answered; the runtime does not report it yet.
+	OutcomeUnstored = "unstored"
+)
+
+// acquireOutcome is the idem.outcome of an acquire's answer.
+func acquireOutcome(o idem.Outcome) string {
+	switch o {
+	case idem.OutcomeProceed:
+		return OutcomeFirstRun
+	case idem.OutcomeRecovered:
+		return OutcomeRecovered
+	case idem.OutcomeReplay:
+		return OutcomeReplay
+	case idem.OutcomeConflict:
+		return OutcomeConflict
+	case idem.OutcomeMismatch:
+		return OutcomeMismatch
+	}
+	return ""
+}
+
+// storeErrorType is the error.type of a failed store call.
+func storeErrorType(err error) string {
+	if errors.Is(err, idem.ErrNotOwner) {
+		return "not_owner"
+	}
+	return "store_unavailable"
+}
+
+// attemptCause is the idem.retry.cause of a client attempt.
+func attemptCause(info idem.AttemptInfo) string {
+	switch {
+	case info.Err == nil:
+		return "status"
+	case errors.Is(info.Err, idem.ErrAttemptTimeout):
+		return "attempt_timeout"
+	case errors.Is(info.Err, context.Canceled), errors.Is(info.Err, context.DeadlineExceeded):
+		return "cancelled"
+	}
+	return "transport"
+}
