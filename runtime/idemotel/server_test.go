@@ -12,6 +12,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemotel"
@@ -35,8 +37,10 @@ func TestServerInstruments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mr, rdb := redistest.Mini(t)
-	rdb.Options().MaxRetries = -1
+	mr, _ := redistest.Mini(t)
+	// No retries: the outage at the end must answer at once.
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
 	store := redisstore.New(rdb)
 
 	entered, release := make(chan struct{}), make(chan struct{})
