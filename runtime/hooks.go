@@ -12,7 +12,8 @@ type Event struct {
 	Fence     int64         // fencing token of the owned lease (Acquired, Recovered, Completed, ...)
 	Remaining time.Duration // remaining lease of the other owner (Conflict)
 	Status    int           // response status (Replayed, Completed, Released)
-	Err       error         // the error (StoreError, LeaseLost, Released after a failure)
+	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored)
+	Response  *Response     // the response that could not be stored (Unstored); read it, do not change it
 }
 
 // Hooks are optional callbacks for metrics and tracing. Each runs
@@ -28,4 +29,14 @@ type Hooks struct {
 	Released   func(ctx context.Context, ev Event) // the lease was released for a retry
 	LeaseLost  func(ctx context.Context, ev Event) // another worker took the lease over
 	StoreError func(ctx context.Context, ev Event) // the store failed
+
+	// Unstored is called when a handler's storable response could not be
+	// stored: completion failed with store errors and was retried until the
+	// lease would lapse. ev.Response is that response, which the client
+	// gets (marked Idempotency-Degraded: true); ctx carries the run's Info
+	// (FromContext: key and fence). Once the lease lapses, a retry with the
+	// key runs the handler again as a recovered lease (the Reconciler, if
+	// set, runs first): keep the response here to answer it from your own
+	// records.
+	Unstored func(ctx context.Context, ev Event)
 }
