@@ -226,8 +226,8 @@ func (s *Store) denied(op string, err error) error {
 }
 
 // grantScripts says what to change when scripts are denied.
-const grantScripts = "grant the store's Redis user EVAL, EVALSHA, SCRIPT LOAD, GET and SET on its keys " +
-	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set ~<prefix>:*) and leave scripting enabled"
+const grantScripts = "grant the store's Redis user EVAL, EVALSHA, SCRIPT LOAD, and GET, SET, PTTL and DEL on its keys " +
+	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set +pttl +del ~<prefix>:*) and leave scripting enabled"
 
 // node is what checkNode needs of one Redis server; *redis.Client has it.
 type node interface {
