@@ -29,52 +29,9 @@ func TestCompletionSurvivesScriptsDenied(t *testing.T) {
 	rdb := appClient(t, srv.Addr())
 
 	t.Run("blip", func(t *testing.T) {
-		op := faultOp
-		op.Lock = 2 * time.Second
-		failed := make(chan struct{}, 1)
-		var mu sync.Mutex // guards completed, unstored
-		completed, unstored := 0, 0
-		hooks := idem.Hooks{
-			StoreError: func(_ context.Context, ev idem.Event) {
-				var se *idem.StoreError
-				if errors.As(ev.Err, &se) && se.Op == "complete" {
-					select {
-					case failed <- struct{}{}:
-					default:
-					}
-				}
-			},
-			Completed: func(context.Context, idem.Event) { mu.Lock(); completed++; mu.Unlock() },
-			Unstored:  func(context.Context, idem.Event) { mu.Lock(); unstored++; mu.Unlock() },
-		}
-		runs := newFaultRuns()
-		eng := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix("blip")), idem.WithHooks(hooks))
-		h := eng.Middleware(op)(faultHandler(runs, func(string, int64) {
-			aclSet(t, admin, "-eval", "-evalsha") // the handler has run; completion will be denied
-		}))
-		start := time.Now()
-		answer := make(chan *faultAnswerRec, 1)
-		go func() { w := faultPost(h, "order-1"); answer <- &faultAnswerRec{w.Code, w.Header(), w.Body.String()} }()
-		faultWait(t, failed, 10*time.Second, "a completion attempt denied")
-		aclSet(t, admin, "+eval", "+evalsha")
-		w := faultWait(t, answer, 10*time.Second, "the answer")
-		if w.code != http.StatusCreated || w.header.Get(idem.HeaderDegraded) != "" {
-			t.Fatalf("answer %d degraded=%q %s; want 201, stored", w.code, w.header.Get(idem.HeaderDegraded), w.body)
-		}
-		mu.Lock()
-		if completed != 1 || unstored != 0 {
-			t.Errorf("Completed %d, Unstored %d; want 1 and 0", completed, unstored)
-		}
-		mu.Unlock()
-		// A retry after the lease would have lapsed is a replay.
-		<-time.After(time.Until(start.Add(op.Lock + 100*time.Millisecond)))
-		retry := faultPost(h, "order-1")
-		if retry.Code != http.StatusCreated || retry.Header().Get(idem.HeaderReplayed) != "true" || retry.Body.String() != w.body {
-			t.Errorf("retry after the lease: %d replayed=%q %s; want the stored 201", retry.Code, retry.Header().Get(idem.HeaderReplayed), retry.Body)
-		}
-		if n := runs.of("order-1"); n != 1 {
-			t.Errorf("the handler ran %d times, want 1", n)
-		}
+		completionBlip(t, redisstore.New(rdb, redisstore.WithPrefix("blip")),
+			func() { aclSet(t, admin, "-eval", "-evalsha") },
+			func() { aclSet(t, admin, "+eval", "+evalsha") })
 	})
 
 	t.Run("longer than the lease", func(t *testing.T) {
@@ -143,4 +100,58 @@ type faultAnswerRec struct {
 	code   int
 	header http.Header
 	body   string
+}
+
+// completionBlip runs one request through an engine on store whose handler
+// calls deny just before it answers; allow is called once a completion
+// attempt has failed. The result must be stored all the same, its client
+// answered normally, and a retry after the lease must be its replay.
+func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
+	t.Helper()
+	op := faultOp
+	op.Lock = 2 * time.Second
+	failed := make(chan struct{}, 1)
+	var mu sync.Mutex // guards completed, unstored
+	completed, unstored := 0, 0
+	hooks := idem.Hooks{
+		StoreError: func(_ context.Context, ev idem.Event) {
+			var se *idem.StoreError
+			if errors.As(ev.Err, &se) && se.Op == "complete" {
+				select {
+				case failed <- struct{}{}:
+				default:
+				}
+			}
+		},
+		Completed: func(context.Context, idem.Event) { mu.Lock(); completed++; mu.Unlock() },
+		Unstored:  func(context.Context, idem.Event) { mu.Lock(); unstored++; mu.Unlock() },
+	}
+	runs := newFaultRuns()
+	eng := idem.NewEngine(store, idem.WithHooks(hooks))
+	h := eng.Middleware(op)(faultHandler(runs, func(string, int64) {
+		deny() // the handler has run; completion will be denied
+	}))
+	start := time.Now()
+	answer := make(chan *faultAnswerRec, 1)
+	go func() { w := faultPost(h, "order-1"); answer <- &faultAnswerRec{w.Code, w.Header(), w.Body.String()} }()
+	faultWait(t, failed, 10*time.Second, "a completion attempt denied")
+	allow()
+	w := faultWait(t, answer, 10*time.Second, "the answer")
+	if w.code != http.StatusCreated || w.header.Get(idem.HeaderDegraded) != "" {
+		t.Fatalf("answer %d degraded=%q %s; want 201, stored", w.code, w.header.Get(idem.HeaderDegraded), w.body)
+	}
+	mu.Lock()
+	if completed != 1 || unstored != 0 {
+		t.Errorf("Completed %d, Unstored %d; want 1 and 0", completed, unstored)
+	}
+	mu.Unlock()
+	// A retry after the lease would have lapsed is a replay.
+	<-time.After(time.Until(start.Add(op.Lock + 100*time.Millisecond)))
+	retry := faultPost(h, "order-1")
+	if retry.Code != http.StatusCreated || retry.Header().Get(idem.HeaderReplayed) != "true" || retry.Body.String() != w.body {
+		t.Errorf("retry after the lease: %d replayed=%q %s; want the stored 201", retry.Code, retry.Header().Get(idem.HeaderReplayed), retry.Body)
+	}
+	if n := runs.of("order-1"); n != 1 {
+		t.Errorf("the handler ran %d times, want 1", n)
+	}
 }
