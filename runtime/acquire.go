@@ -29,7 +29,6 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 	}
 	backoff := waitMinBackoff
 	for {
-		start := time.Now() // the lease runs lock from a moment after this
 		acq, err := e.storeAcquire(ctx, req)
 		if err != nil {
 			ev.Err = err
@@ -55,7 +54,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 				e.report(ctx, k, e.cfg.hooks.Acquired, ev, 0, "")
 			}
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
-			return &lease{e: e, k: k, token: req.Token, info: info, extended: start}, acq, nil
+			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
 		case OutcomeReplay:
 			ev.Status = acq.Record.Status
 			e.report(ctx, k, e.cfg.hooks.Replayed, ev, 0, "")

@@ -17,9 +17,12 @@ type lease struct {
 	info  Info
 	hb    heartbeat // while run runs fn
 
-	// extended is when the lease was last taken or extended, read just
-	// before the store call that did it: the lease runs at least lock from
-	// then. The heartbeat writes it under hb.mu while fn runs.
+	// extended is when the lease was last taken or extended: read just
+	// after the acquire (so a replay or a conflict reads no clock), and
+	// just before each extension. The lease may have begun up to one round
+	// trip before it; completeAgain's bound is that approximate, and safe
+	// either way, since complete checks the owner. The heartbeat writes it
+	// under hb.mu while fn runs.
 	extended time.Time
 }
 
