@@ -39,7 +39,7 @@ const (
 func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, fn func(context.Context) (*Response, error)) outcome {
 	l, acq, err := e.acquire(ctx, k)
 	switch {
-	case err != nil && errors.Is(err, ErrStoreMisconfigured):
+	case errors.Is(err, ErrStoreMisconfigured):
 		// Fail-open covers a store that is down for a moment, not one set
 		// up to lose records or to refuse the scripts: the handler never
 		// runs on it.

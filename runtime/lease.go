@@ -76,7 +76,7 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	}
 	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	err = l.complete(ctx, rec)
-	if err != nil && !errors.Is(err, ErrNotOwner) && errors.Is(err, ErrStoreUnavailable) {
+	if errors.Is(err, ErrStoreUnavailable) {
 		err = l.completeAgain(ctx, rec, err)
 	}
 	switch {
@@ -101,8 +101,10 @@ const (
 // It makes no attempt that would start after the lease lapses, nor one
 // lock period after it began (an attempt that ends after the lapse is still
 // refused if another run took the key over); it returns nil once the
-// result is stored, ErrNotOwner once the lease is lost, else the last
-// error. The client waits meanwhile: it is answered only after this.
+// result is stored, ErrNotOwner once the lease is lost (or once an attempt
+// that failed on the way back had stored it after all: run then answers
+// the stored result, as for a lost lease), else the last error. The client
+// waits meanwhile: it is answered only after this.
 func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error {
 	lock := l.k.op.lock()
 	giveUp := time.Now().Add(lock)
