@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -31,10 +32,17 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 		acq, err := e.storeAcquire(ctx, k, req)
 		if err != nil {
 			ev.Err = err
-			if ctx.Err() == nil {
+			switch {
+			case errors.Is(err, ErrStoreMisconfigured):
+				e.report(ctx, k, e.cfg.hooks.StoreError, ev, 0, "")
+				e.logMisconfigured(ctx, err)
+			case ctx.Err() == nil:
 				e.report(ctx, k, e.cfg.hooks.StoreError, ev, levelError, "idem: acquire failed")
 			}
 			return nil, Acquisition{}, err
+		}
+		if e.misconfigured.Load() != nil {
+			e.logMisconfigured(ctx, nil)
 		}
 		switch acq.Outcome {
 		case OutcomeProceed, OutcomeRecovered:
@@ -46,7 +54,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 				e.report(ctx, k, e.cfg.hooks.Acquired, ev, 0, "")
 			}
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
-			return &lease{e: e, k: k, token: req.Token, info: info}, acq, nil
+			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
 		case OutcomeReplay:
 			ev.Status = acq.Record.Status
 			e.report(ctx, k, e.cfg.hooks.Replayed, ev, 0, "")
@@ -64,6 +72,27 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 		}
 		backoff = min(2*backoff, waitMaxBackoff)
 	}
+}
+
+// logMisconfigured logs, once per change, that the store is misconfigured
+// (err, which says what to change) or, with err nil, that it works again.
+func (e *Engine) logMisconfigured(ctx context.Context, err error) {
+	if err == nil {
+		if e.misconfigured.Swap(nil) != nil {
+			e.cfg.logger.LogAttrs(ctx, levelInfo, "idem: store configuration verified; idempotent requests run again")
+		}
+		return
+	}
+	msg := err.Error()
+	if last := e.misconfigured.Load(); last != nil && *last == msg {
+		return
+	}
+	if last := e.misconfigured.Swap(&msg); last != nil && *last == msg {
+		return // another request logged it meanwhile
+	}
+	e.cfg.logger.LogAttrs(ctx, levelError,
+		"idem: store misconfigured; idempotent requests are answered 503 store-misconfigured and their handlers do not run until it is fixed",
+		slog.Any("err", err))
 }
 
 // storeAcquire calls Store.Acquire bounded by the store timeout and checks

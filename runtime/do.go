@@ -49,7 +49,8 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 // error releases the lease, so a redelivery runs fn again, and is returned
 // as is. Other errors: ErrInvalidKey, ErrFingerprintMismatch, a
 // *InProgressError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
-// unprotected), ErrResultOmitted.
+// unprotected), ErrStoreMisconfigured (fn never runs, fail-open or not),
+// ErrResultOmitted.
 func Do(ctx context.Context, store Store, op *Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error), opts ...Option) (result []byte, replayed bool, err error) {
 	return NewEngine(store, opts...).Do(ctx, op, key, payload, fn)
@@ -83,7 +84,7 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 	case unreconciled:
 		return nil, false, fmt.Errorf("idem: reconcile recovered lease: %w", o.err)
 	}
-	return nil, false, o.err // unavailable, cancelled
+	return nil, false, o.err // unavailable, misconfigured, cancelled
 }
 
 // storedResult is Do's answer to an acquisition that did not give this

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync/atomic"
 )
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
@@ -14,6 +15,11 @@ type Engine struct {
 	cfg       config
 	allow     []string        // canonical names of the headers stored for replay
 	deadlines *storeDeadlines // the contexts of store calls
+
+	// misconfigured is the message of the store misconfiguration logged
+	// last, nil while the store works: the log says why requests are
+	// refused once per change, not once per request.
+	misconfigured atomic.Pointer[string]
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if

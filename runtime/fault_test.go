@@ -35,7 +35,13 @@ import (
 // CI=true).
 func faultServer(t *testing.T, persist bool) *redisproc.Server {
 	t.Helper()
-	srv, err := redisproc.Start(context.Background(), redisproc.Options{Persist: persist})
+	return faultServerWith(t, redisproc.Options{Persist: persist})
+}
+
+// faultServerWith starts redis-server as opts say, for the test.
+func faultServerWith(t *testing.T, opts redisproc.Options) *redisproc.Server {
+	t.Helper()
+	srv, err := redisproc.Start(context.Background(), opts)
 	if errors.Is(err, redisproc.ErrNotFound) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("redis-server is required under CI=true: %v", err)
@@ -54,11 +60,12 @@ func faultServer(t *testing.T, persist bool) *redisproc.Server {
 func faultClient(t *testing.T, addr string) *redis.Client {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{
-		Addr:         addr,
-		DialTimeout:  250 * time.Millisecond,
-		ReadTimeout:  time.Second,
-		WriteTimeout: time.Second,
-		PoolSize:     32,
+		Addr:                  addr,
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
+		PoolSize:              32,
+		ContextTimeoutEnabled: true,
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb

@@ -15,19 +15,20 @@ type outcome struct {
 	kind outcomeKind
 	resp *Response   // ran: the handler's response (stored when storable)
 	acq  Acquisition // answered: a replay, a conflict or a mismatch
-	err  error       // ran: the handler's error; unavailable: the store's; unreconciled: the reconciler's; cancelled: the request's
+	err  error       // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
 }
 
 // outcomeKind tells the outcomes apart.
 type outcomeKind uint8
 
 const (
-	ran          outcomeKind = iota // the handler ran as the lease's owner
-	answered                        // the store answered for the key instead: acq
-	unavailable                     // the store failed, and the engine fails closed
-	degraded                        // the store failed, and fail-open lets the handler run unprotected
-	cancelled                       // the request ended while its key was acquired; the lease was released
-	unreconciled                    // the reconciler refused to let a recovered lease run again
+	ran           outcomeKind = iota // the handler ran as the lease's owner
+	answered                         // the store answered for the key instead: acq
+	unavailable                      // the store failed, and the engine fails closed
+	misconfigured                    // the store cannot keep the promise (ErrStoreMisconfigured): closed even with fail-open
+	degraded                         // the store failed, and fail-open lets the handler run unprotected
+	cancelled                        // the request ended while its key was acquired; the lease was released
+	unreconciled                     // the reconciler refused to let a recovered lease run again
 )
 
 // protect runs the protocol for k: acquire the key, then, as the lease's
@@ -38,6 +39,11 @@ const (
 func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, fn func(context.Context) (*Response, error)) outcome {
 	l, acq, err := e.acquire(ctx, k)
 	switch {
+	case errors.Is(err, ErrStoreMisconfigured):
+		// Fail-open covers a store that is down for a moment, not one set
+		// up to lose records or to refuse the scripts: the handler never
+		// runs on it.
+		return outcome{kind: misconfigured, err: err}
 	case err != nil && e.cfg.failOpen:
 		return outcome{kind: degraded, err: err}
 	case err != nil:
@@ -65,7 +71,10 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 	if errors.As(err, &s) {
 		// The lease was taken over while fn ran: its result is not stored,
 		// so answer what is (see lease.run).
-		if s.err != nil {
+		switch {
+		case errors.Is(s.err, ErrStoreMisconfigured):
+			return outcome{kind: misconfigured, err: s.err}
+		case s.err != nil:
 			return outcome{kind: unavailable, err: s.err}
 		}
 		return outcome{kind: answered, acq: s.acq}
@@ -82,6 +91,8 @@ func (o outcome) problem() *Response {
 		return storedAnswer(o.acq)
 	case unavailable:
 		return storeUnavailableProblem().Response()
+	case misconfigured:
+		return storeMisconfiguredProblem().Response()
 	case cancelled:
 		return cancelledProblem().Response()
 	case unreconciled:

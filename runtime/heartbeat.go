@@ -17,7 +17,7 @@ type heartbeat struct {
 	lock  time.Duration
 	every time.Duration
 
-	mu      sync.Mutex    // guards timer, stopped and running
+	mu      sync.Mutex    // guards timer, stopped and running, and the lease's extended
 	timer   *time.Timer   // nil if the heartbeat never started
 	stopped bool          // stopHeartbeat was called: do not extend or re-arm
 	running chan struct{} // closed when the extension in flight ends; nil if none
@@ -50,12 +50,16 @@ func (l *lease) tick() {
 	h.running = done
 	h.mu.Unlock()
 
-	ok := l.extend(h.ctx, h.lock)
+	start := time.Now()
+	err := l.extend(h.ctx, h.lock)
 
 	h.mu.Lock()
+	if err == nil {
+		l.extended = start
+	}
 	h.running = nil
 	close(done)
-	if ok && !h.stopped {
+	if !errors.Is(err, ErrNotOwner) && !h.stopped {
 		h.timer.Reset(h.every)
 	}
 	h.mu.Unlock()
@@ -78,21 +82,22 @@ func (l *lease) stopHeartbeat() {
 	}
 }
 
-// extend pushes the lease deadline; it reports false once the lease is lost.
-// It runs detached from the request's cancellation and bounded by the store
-// timeout, like completion and release.
-func (l *lease) extend(ctx context.Context, lock time.Duration) bool {
+// extend pushes the lease deadline. It returns nil when extended,
+// ErrNotOwner once the lease is lost, or the store's error; it reports the
+// failures. It runs detached from the request's cancellation and bounded by
+// the store timeout, like completion and release.
+func (l *lease) extend(ctx context.Context, lock time.Duration) error {
 	sctx, s := l.startCall(ctx, "extend")
 	err := l.e.store.Extend(l.e.deadlines.context(sctx), l.k.storageKey, l.token, lock)
 	s.done(Event{Err: err})
 	if err == nil {
-		return true
+		return nil
 	}
 	ev := Event{Fence: l.info.Fence, Err: err}
 	if errors.Is(err, ErrNotOwner) {
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost while the handler runs")
-		return false
+		return err
 	}
 	l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: extend failed")
-	return true
+	return err
 }

@@ -12,9 +12,10 @@ type Event struct {
 	Fence     int64         // fencing token of the owned lease (Acquired, Recovered, Completed, ...)
 	Remaining time.Duration // remaining lease of the other owner (Conflict)
 	Status    int           // response status (Replayed, Completed, Released)
-	Err       error         // the error (StoreError, LeaseLost, Released after a failure)
+	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored)
 	Call      string        // the store call: "acquire", "complete", "release" or "extend" (StoreCall)
 	Outcome   Outcome       // what the store answered an acquire (the end of its StoreCall)
+	Response  *Response     // the response that could not be stored (Unstored); read it, do not change it
 }
 
 // Hooks are optional callbacks for metrics and tracing. Each runs
@@ -51,6 +52,15 @@ type Hooks struct {
 	// without one) and Err (its error; a panic is reported as an error and
 	// then goes on).
 	Handler func(ctx context.Context, ev Event) (context.Context, func(Event))
+	// Unstored is called when a handler's storable response could not be
+	// stored: completion failed with store errors and was retried until the
+	// lease would lapse. ev.Response is that response, which the client
+	// gets (marked Idempotency-Degraded: true); ctx carries the run's Info
+	// (FromContext: key and fence). Once the lease lapses, a retry with the
+	// key runs the handler again as a recovered lease (the Reconciler, if
+	// set, runs first): keep the response here to answer it from your own
+	// records.
+	Unstored func(ctx context.Context, ev Event)
 }
 
 // step is a step that StoreCall or Handler brackets: its end, or a zero

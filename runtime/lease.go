@@ -16,6 +16,14 @@ type lease struct {
 	token string
 	info  Info
 	hb    heartbeat // while run runs fn
+
+	// extended is when the lease was last taken or extended: read just
+	// after the acquire (so a replay or a conflict reads no clock), and
+	// just before each extension. The lease may have begun up to one round
+	// trip before it; completeAgain's bound is that approximate, and safe
+	// either way, since complete checks the owner. The heartbeat writes it
+	// under hb.mu while fn runs.
+	extended time.Time
 }
 
 // reconcile runs the reconciler before a recovered lease runs again; on its
@@ -66,10 +74,83 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.release(ctx, fmt.Errorf("idem: status %d is not stored", resp.Status))
 		return resp, nil
 	}
-	if err := l.complete(ctx, newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)); errors.Is(err, ErrNotOwner) {
+	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	err = l.complete(ctx, rec)
+	if errors.Is(err, ErrStoreUnavailable) {
+		err = l.completeAgain(ctx, rec, err)
+	}
+	switch {
+	case errors.Is(err, ErrNotOwner):
 		return nil, l.superseded(ctx)
+	case err != nil:
+		l.unstored(ctx, resp, err)
 	}
 	return resp, nil
+}
+
+// Bounds of the backoff between completion attempts (completeAgain).
+const (
+	completeMinBackoff = 20 * time.Millisecond
+	completeMaxBackoff = time.Second
+)
+
+// completeAgain retries a completion that failed with a store error (a
+// failover, a timeout, scripts denied for a moment), so that a blip at the
+// end of a run does not leave its key to run again. Between attempts it
+// extends the lease as the heartbeat would (unless the heartbeat is off).
+// It makes no attempt that would start after the lease lapses, nor one
+// lock period after it began (an attempt that ends after the lapse is still
+// refused if another run took the key over); it returns nil once the
+// result is stored, ErrNotOwner once the lease is lost (or once an attempt
+// that failed on the way back had stored it after all: run then answers
+// the stored result, as for a lost lease), else the last error. The client
+// waits meanwhile: it is answered only after this.
+func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error {
+	lock := l.k.op.lock()
+	giveUp := time.Now().Add(lock)
+	backoff := completeMinBackoff
+	for attempt := 2; ; attempt++ {
+		if left := min(time.Until(l.extended.Add(lock)), time.Until(giveUp)); left <= backoff {
+			return err
+		}
+		waitFor(context.Background(), backoff) // the client waits for the result, even one that hung up
+		if !l.e.cfg.noHeartbeat && time.Since(l.extended) >= lock/3 {
+			start := time.Now()
+			switch xerr := l.extend(ctx, lock); {
+			case xerr == nil:
+				l.extended = start
+			case errors.Is(xerr, ErrNotOwner):
+				return xerr
+			}
+		}
+		err = l.e.store.Complete(l.e.deadlines.context(ctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+		ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
+		switch {
+		case err == nil:
+			l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, levelInfo, fmt.Sprintf("idem: result stored at completion attempt %d", attempt))
+			return nil
+		case errors.Is(err, ErrNotOwner):
+			l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
+			return err
+		case !errors.Is(err, ErrStoreUnavailable):
+			return err
+		}
+		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, 0, "")
+		backoff = min(2*backoff, completeMaxBackoff)
+	}
+}
+
+// unstored reports a storable response that could not be stored (the
+// Unstored hook gets it) and marks it Idempotency-Degraded for its client:
+// once the lease lapses, a retry runs the handler again.
+func (l *lease) unstored(ctx context.Context, resp *Response, err error) {
+	ev := Event{Fence: l.info.Fence, Status: resp.Status, Err: err, Response: resp}
+	l.e.report(withInfo(ctx, &l.info), l.k, l.e.cfg.hooks.Unstored, ev, levelError,
+		"idem: result not stored; the client gets it marked Idempotency-Degraded, and a retry after the lease lapses runs the handler again")
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	resp.Header.Set(HeaderDegraded, "true")
 }
 
 // supersededError is returned by lease.run when the store refused the

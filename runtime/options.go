@@ -72,6 +72,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 
 // WithFailOpen makes an unreachable store run the handler unprotected, with
 // the response marked Idempotency-Degraded: true, instead of answering 503.
+// A misconfigured store ([ErrStoreMisconfigured]) is answered 503 all the
+// same: fail-open covers an outage, not a store set up to lose records.
 func WithFailOpen(on bool) Option { return func(c *config) { c.failOpen = on } }
 
 // WithBodyLimit sets the request body limit in bytes (default 1 MiB); a

@@ -18,6 +18,7 @@ const (
 	CodeFingerprintMismatch = "fingerprint-mismatch" // 422: the key was used for another request
 	CodeConflict            = "conflict"             // 409: the original request still runs
 	CodeStoreUnavailable    = "store-unavailable"    // 503: the idempotency store is unreachable
+	CodeStoreMisconfigured  = "store-misconfigured"  // 503: the store may lose records or denies the scripts
 	CodeReconcileFailed     = "reconcile-failed"     // 503: the reconciler of a recovered lease failed
 	CodeScopeFailed         = "scope-failed"         // 500: the scope function failed
 	CodeRequestCancelled    = "request-cancelled"    // 503: the request ended before its handler answered
@@ -127,6 +128,13 @@ func storeUnavailableProblem() *Problem {
 		"the idempotency store is unavailable; retry later")
 	p.RetryAfter = time.Second
 	return p
+}
+
+// storeMisconfiguredProblem answers while the store is misconfigured. It has
+// no Retry-After: the wait is for an operator, not for a blip to pass.
+func storeMisconfiguredProblem() *Problem {
+	return NewProblem(http.StatusServiceUnavailable, CodeStoreMisconfigured,
+		"the idempotency store is misconfigured, so this request cannot be protected from running twice; it was not run")
 }
 
 func tooLargeProblem(limit int64) *Problem {

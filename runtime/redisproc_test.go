@@ -36,7 +36,7 @@ func startRedisProc(t *testing.T) *redisProc {
 
 // client returns a client of the server, closed when the test ends.
 func (p *redisProc) client() *redis.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: p.s.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: p.s.Addr(), ContextTimeoutEnabled: true})
 	p.t.Cleanup(func() { rdb.Close() })
 	return rdb
 }

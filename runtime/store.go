@@ -80,6 +80,14 @@ func (e *StoreError) Error() string { return "idem: store " + e.Op + ": " + e.Er
 // Unwrap returns ErrStoreUnavailable and the cause.
 func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Err} }
 
+// ErrStoreMisconfigured is matched (errors.Is), together with
+// [ErrStoreUnavailable], by the failures of a store that is reachable but set
+// up so that it cannot keep the promise: a Redis that may evict records
+// (maxmemory-policy), or that denies the scripts (ACL, disabled scripting).
+// The engine answers it 503 store-misconfigured and never runs the handler,
+// fail-open or not; its error says what to change.
+var ErrStoreMisconfigured = errors.New("idem: store misconfigured")
+
 // ErrNotOwner is returned by Complete, Release and Extend when the caller's
 // token no longer owns the lease (it expired and another worker took over,
 // or the record is gone).

@@ -50,33 +50,50 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_redis PORT [extra args...]: a redis-server in the foreground of a
-# background job, persistence off, bound to loopback; waits until it answers.
+# start_redis [extra args...]: a redis-server on a free loopback port, in the
+# foreground of a background job, persistence off; waits until it answers and
+# sets STARTED_PORT. free_port's check connects, which misses a port held by a
+# socket that is bound but not listening (or taken meanwhile): redis-server
+# then exits with "Address already in use", and another port is tried. The
+# answer must come from this very process (INFO's process_id), not from a
+# server someone else started on the port.
 start_redis() {
-  local port=$1; shift
-  mkdir -p "$WORKDIR/$port"
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$WORKDIR/$port" --logfile "$WORKDIR/$port/redis.log" "$@" &
-  PIDS+=($!)
-  for _ in $(seq 1 100); do
-    if redis-cli -p "$port" ping >/dev/null 2>&1; then return; fi
-    sleep 0.1 # waiting for an external process to come up, not test synchronisation
+  local port pid
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    mkdir -p "$WORKDIR/$port"
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$WORKDIR/$port" --logfile "$WORKDIR/$port/redis.log" "$@" &
+    pid=$!
+    PIDS+=("$pid")
+    for _ in $(seq 1 100); do
+      if redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$pid"; then
+        STARTED_PORT=$port
+        return
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1 # waiting for an external process to come up, not test synchronisation
+    done
+    if grep -q "Address already in use" "$WORKDIR/$port/redis.log" 2>/dev/null; then
+      log "port $port is taken after all: trying another"
+      continue
+    fi
+    log "redis-server on port $port did not start:"; cat "$WORKDIR/$port/redis.log" >&2; return 1
   done
-  log "redis-server on port $port did not start:"; cat "$WORKDIR/$port/redis.log" >&2; return 1
+  log "redis-server found no free port in 5 tries"; return 1
 }
 
 ensure_redis
-REDIS_PORT=$(free_port)
-start_redis "$REDIS_PORT"
+start_redis
+REDIS_PORT=$STARTED_PORT
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 log "redis-server $(redis-server --version | awk '{print $3}') on $REDIS_URL"
 
 # A three-master Redis Cluster on loopback, for the ClusterClient tests.
 CLUSTER_ADDRS=()
 for _ in 1 2 3; do
-  p=$(free_port)
-  start_redis "$p" --cluster-enabled yes --cluster-config-file "$WORKDIR/$p/nodes.conf" --cluster-node-timeout 2000
-  CLUSTER_ADDRS+=("127.0.0.1:$p")
+  start_redis --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000
+  CLUSTER_ADDRS+=("127.0.0.1:$STARTED_PORT")
 done
 redis-cli --cluster create "${CLUSTER_ADDRS[@]}" --cluster-replicas 0 --cluster-yes >"$WORKDIR/cluster.log" 2>&1 \
   || { cat "$WORKDIR/cluster.log" >&2; exit 1; }

@@ -46,7 +46,7 @@ func memory(ctx context.Context, cfg Config, rdb *redis.Client, child bool, stdo
 			return nil, fmt.Errorf("start redis-server for the memory measurement: %w", err)
 		}
 		defer srv.Stop()
-		rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		rdb = redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 		defer rdb.Close()
 	}
 	// The records go under a prefix as long as the default "idem", so the

@@ -200,7 +200,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		addr = srv.Addr()
 	}
 	conns := max(cfg.Concurrency, cfg.CapacityConcurrency, min(cfg.DupFanout*max(cfg.Concurrency/cfg.DupFanout, 1), 4096)) + 8
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conns, MinIdleConns: min(conns, 64)})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conns, MinIdleConns: min(conns, 64), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis %s: %w", addr, err)

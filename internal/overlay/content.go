@@ -56,8 +56,8 @@ func errorResponses(op Operation) []errorResponse {
 		},
 		{
 			status:     "503",
-			text:       "The idempotency store is unavailable, or an interrupted earlier attempt could not be reconciled, so the request was not processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{"store-unavailable", "reconcile-failed", "request-cancelled"},
+			text:       "The idempotency store is unavailable or misconfigured, or an interrupted earlier attempt could not be reconciled, so the request was not processed. Retry this request, with the same key, after Retry-After seconds.",
+			codes:      []string{"store-unavailable", "store-misconfigured", "reconcile-failed", "request-cancelled"},
 			retryAfter: true,
 		},
 	}

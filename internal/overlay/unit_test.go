@@ -96,7 +96,7 @@ func TestProblemCodes(t *testing.T) {
 	want := []string{
 		idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeConflict,
 		idem.CodePayloadTooLarge, idem.CodeFingerprintMismatch, idem.CodeStoreUnavailable,
-		idem.CodeReconcileFailed, idem.CodeRequestCancelled,
+		idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled,
 	}
 	if got := problemCodes(); !slices.Equal(got, want) {
 		t.Errorf("problemCodes() = %v, want %v", got, want)

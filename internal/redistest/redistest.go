@@ -40,6 +40,7 @@ func Real(t testing.TB) *redis.Client {
 	if err != nil {
 		t.Fatalf("REDIS_URL: %v", err)
 	}
+	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -64,7 +65,7 @@ func Cluster(t testing.TB) (*redis.ClusterClient, string) {
 		}
 		t.Skip("REDIS_CLUSTER_ADDRS not set: run scripts/test.sh")
 	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ContextTimeoutEnabled: true})
 	ctx := context.Background()
 	if err := rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
 		t.Fatalf("REDIS_CLUSTER_ADDRS %s: %v", addrs, err)
@@ -89,7 +90,7 @@ func Cluster(t testing.TB) (*redis.ClusterClient, string) {
 func Mini(t testing.TB) (*miniredis.Miniredis, *redis.Client) {
 	t.Helper()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return m, rdb
 }
@@ -104,7 +105,7 @@ func LiveMini(t testing.TB) (*embedredis.Server, *redis.Client) {
 	if err != nil {
 		t.Fatalf("embedded redis: %v", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() {
 		_ = rdb.Close()
 		s.Stop()

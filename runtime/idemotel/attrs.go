@@ -35,12 +35,12 @@ const (
 	OutcomeLeaseLost  = "lease_lost"  // another worker took the lease over
 	OutcomeStoreError = "store_error" // the store failed (503, or fail-open)
 
-	// OutcomeMisconfigured is reserved for a store that refuses to run
-	// misconfigured (an evicting maxmemory-policy, scripts denied); the
-	// runtime does not report it yet.
+	// OutcomeMisconfigured: the store refuses to run misconfigured (an
+	// evicting maxmemory-policy, scripts denied): 503 store-misconfigured,
+	// the handler does not run.
 	OutcomeMisconfigured = "misconfigured"
-	// OutcomeUnstored is reserved for a result that could not be stored
-	// before the client was answered; the runtime does not report it yet.
+	// OutcomeUnstored: the handler's result could not be stored although
+	// completion was retried while the lease lasted (Hooks.Unstored).
 	OutcomeUnstored = "unstored"
 )
 

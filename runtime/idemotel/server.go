@@ -2,6 +2,7 @@ package idemotel
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -52,11 +53,10 @@ func NewHooks(opts ...Option) (idem.Hooks, error) {
 		Completed:  s.count(OutcomeCompleted),
 		Released:   s.count(OutcomeReleased),
 		LeaseLost:  s.count(OutcomeLeaseLost),
-		StoreError: s.count(OutcomeStoreError),
-		// OutcomeMisconfigured and OutcomeUnstored: count them here once
-		// the engine has their hooks.
-		StoreCall: s.storeCall,
-		Handler:   s.timeHandler,
+		StoreError: s.storeError,
+		Unstored:   s.count(OutcomeUnstored),
+		StoreCall:  s.storeCall,
+		Handler:    s.timeHandler,
 	}, nil
 }
 
@@ -65,6 +65,16 @@ func (s *server) count(outcome string) func(context.Context, idem.Event) {
 	return func(ctx context.Context, ev idem.Event) {
 		s.outcomes.Add(ctx, 1, metric.WithAttributes(keyOperation.String(ev.Operation), keyOutcome.String(outcome)))
 	}
+}
+
+// storeError counts a store failure, as misconfigured when the store
+// refuses to run as it is configured.
+func (s *server) storeError(ctx context.Context, ev idem.Event) {
+	outcome := OutcomeStoreError
+	if errors.Is(ev.Err, idem.ErrStoreMisconfigured) {
+		outcome = OutcomeMisconfigured
+	}
+	s.outcomes.Add(ctx, 1, metric.WithAttributes(keyOperation.String(ev.Operation), keyOutcome.String(outcome)))
 }
 
 // storeCall starts the span of a store call and, at its end, records its

@@ -2,6 +2,8 @@ package idemotel_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -194,4 +196,25 @@ func TestHooksDefaultProviders(t *testing.T) {
 		t.Fatal("StoreCall returned nil")
 	}
 	end(idem.Event{Operation: "op", Call: "acquire", Outcome: idem.OutcomeProceed, Fence: 1})
+}
+
+// TestServerStoreOutcomes: a store that refuses to run as configured counts
+// as misconfigured, not as a store error, and a result the engine could not
+// store counts as unstored.
+func TestServerStoreOutcomes(t *testing.T) {
+	tel := newTelemetry(t)
+	hooks, err := idemotel.NewHooks(tel.options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	misconfigured := &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: maxmemory-policy is allkeys-lru", idem.ErrStoreMisconfigured)}
+	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: misconfigured})
+	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: &idem.StoreError{Op: "acquire", Err: errors.New("dial tcp: connection refused")}})
+	hooks.Unstored(ctx, idem.Event{Operation: "createPet", Status: 201, Response: &idem.Response{Status: 201}})
+	tel.wantCounts(t, "idem.server.outcomes", []countRow{
+		{map[string]string{"idem.outcome": idemotel.OutcomeMisconfigured}, 1},
+		{map[string]string{"idem.outcome": idemotel.OutcomeStoreError}, 1},
+		{map[string]string{"idem.outcome": idemotel.OutcomeUnstored}, 1},
+	})
 }

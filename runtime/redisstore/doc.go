@@ -1,8 +1,11 @@
 // Package redisstore is the Redis implementation of [idem.Store], the
 // per-key state machine behind idemgen's generated servers and [idem.Do]:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 //	store := redisstore.New(rdb)
+//	if err := store.Check(ctx); err != nil { // at startup: reachable, scripts run, no eviction
+//		return err
+//	}
 //	h := api.HandlerFromMux(api.WithIdempotency(impl, store), chi.NewRouter())
 //
 // It is the only runtime package that imports go-redis and the Lua scripts

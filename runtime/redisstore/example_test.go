@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,7 +21,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 
 	store := redisstore.New(rdb, redisstore.WithPrefix("shop"))
@@ -47,4 +48,29 @@ func ExampleNew() {
 	// duplicate while running: true
 	// retry: 201 {"id":42}
 	// other request, same key: true
+}
+
+// ExampleStore_Check is the startup probe: Redis answers, runs the scripts
+// and never evicts a record, and the client honours context deadlines. The
+// in-process miniredis passes (it has no maxmemory); a client built without
+// ContextTimeoutEnabled does not.
+func ExampleStore_Check() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	ctx := context.Background()
+
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	fmt.Println("check:", redisstore.New(rdb).Check(ctx))
+
+	plain := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer plain.Close()
+	err = redisstore.New(plain).Check(ctx)
+	fmt.Println("without ContextTimeoutEnabled, misconfigured:", errors.Is(err, idem.ErrStoreMisconfigured))
+	// Output:
+	// check: <nil>
+	// without ContextTimeoutEnabled, misconfigured: true
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,8 +24,9 @@ import (
 // every command touches exactly one key, and it is safe for concurrent use.
 //
 // A first request costs two round trips (acquire, complete), a replay or a
-// mismatch one, a conflict two. Records must not be evicted: run Redis with
-// a non-evicting maxmemory-policy.
+// mismatch one, a conflict two. Records must not be evicted and the scripts
+// must run: the store refuses a Redis whose maxmemory-policy evicts (unless
+// WithEvictionRunsMayRepeat) or that denies the scripts (see [Store.Check]).
 //
 // Every error it returns, other than [idem.ErrNotOwner] and the argument
 // checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
@@ -36,6 +40,14 @@ type Store struct {
 	abandonedMS  int64         // abandonedTTL in whole ms, rounded up
 
 	acquire, complete, release, extend *redis.Script
+
+	checkEvery       time.Duration // WithCheckInterval
+	evictionAccepted bool          // WithEvictionRunsMayRepeat
+	clientProblem    string        // what is wrong with rdb's options, for Check; "" if nothing
+
+	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
+	mu      sync.Mutex              // guards flight
+	flight  *flight                 // the verification acquires wait for, if one runs
 }
 
 var _ idem.Store = (*Store)(nil)
@@ -85,7 +97,13 @@ const (
 	DefaultCompressOver = 1 << 10 // stored bodies above this many bytes are gzipped (WithCompression)
 )
 
-// New returns a store on rdb configured by opts.
+// New returns a store on rdb configured by opts. Build rdb with
+// ContextTimeoutEnabled: true, so that store calls end with the engine's
+// store timeout (New logs a warning, and [Store.Check] fails, otherwise).
+// Before its first acquire, and every check interval after, the store
+// verifies what Check does of the server (see Check); while the server may
+// evict records or denies the scripts, Acquire fails with an error matching
+// [idem.ErrStoreMisconfigured].
 func New(rdb redis.Scripter, opts ...Option) *Store {
 	s := &Store{
 		rdb:          rdb,
@@ -96,12 +114,17 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 		complete:     redis.NewScript(lua.Complete),
 		release:      redis.NewScript(lua.Release),
 		extend:       redis.NewScript(lua.Extend),
+		checkEvery:   DefaultCheckInterval,
 	}
 	s.pipe, _ = rdb.(pipeliner)
 	for _, opt := range opts {
 		opt(s)
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
+	if s.clientProblem = clientProblem(rdb); s.clientProblem != "" {
+		// Loud, once per store: Check refuses it, but the engine works on.
+		slog.Warn("redisstore: " + s.clientProblem)
+	}
 	return s
 }
 
@@ -139,6 +162,9 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
 		return idem.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
+	if err := s.admit(ctx); err != nil {
+		return idem.Acquisition{}, err
+	}
 	key := s.storageKey(req.Key)
 	// Two commands rather than one SET NX GET: go-redis answers a created
 	// record's nil reply with the error redis.Nil and runs its retry
@@ -153,7 +179,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	}
 	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, req.Fingerprint, lease+s.abandonedMS, s.abandonedMS).Result()
 	if err != nil {
-		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, s.denied("acquire", err)
 	}
 	acq, err := decodeAcquireReply(v)
 	if err != nil {
@@ -179,7 +205,7 @@ func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRe
 	created, err := set.Result()
 	switch {
 	case err != nil:
-		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, true, s.denied("acquire", err)
 	case created:
 		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, true, nil
 	}
@@ -188,7 +214,7 @@ func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRe
 	case err == redis.Nil:
 		return idem.Acquisition{}, false, nil
 	case err != nil:
-		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: err}
+		return idem.Acquisition{}, true, s.denied("acquire", err)
 	}
 	state, rest, _ := strings.Cut(v, "\n")
 	fp, _, ok := strings.Cut(rest, "\n")
@@ -268,7 +294,7 @@ func (s *Store) run(ctx context.Context, op string, script *redis.Script, key st
 	n, err := script.Run(ctx, s.rdb, []string{s.storageKey(key)}, args...).Int64()
 	switch {
 	case err != nil:
-		return &idem.StoreError{Op: op, Err: err}
+		return s.denied(op, err)
 	case n == 1:
 		return nil
 	case n == 0:

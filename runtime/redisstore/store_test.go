@@ -52,6 +52,9 @@ func (b *redisBackend) store(opts ...Option) *Store {
 	if b.scriptOnly {
 		s.pipe = nil
 	}
+	// Verified up front, so that the tests see the transitions' commands
+	// alone; a failure shows again at the first acquire.
+	_ = s.verify(context.Background())
 	return s
 }
 

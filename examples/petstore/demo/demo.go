@@ -105,16 +105,23 @@ func start(cfg Config) (*demo, error) {
 			return nil, fmt.Errorf("start in-process redis: %w", err)
 		}
 		d.mr = mr
-		d.rdb = redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+		d.rdb = redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	} else {
 		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		opt.MaxRetries = -1
+		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
 		d.rdb = redis.NewClient(opt)
 	}
 	store := redisstore.New(d.rdb, redisstore.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
+	if err := store.Check(context.Background()); err != nil { // reachable, scripts run, no eviction
+		d.rdb.Close()
+		if d.mr != nil {
+			d.mr.Stop()
+		}
+		return nil, err
+	}
 	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store, idem.WithHooks(tel.hooks)))
 
 	if d.client, err = newClient(d.srv.URL, http.DefaultTransport, tel.hook); err != nil {

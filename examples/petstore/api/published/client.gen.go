@@ -27,6 +27,7 @@ const (
 	IdempotencyProblemCodePayloadTooLarge     IdempotencyProblemCode = "payload-too-large"
 	IdempotencyProblemCodeReconcileFailed     IdempotencyProblemCode = "reconcile-failed"
 	IdempotencyProblemCodeRequestCancelled    IdempotencyProblemCode = "request-cancelled"
+	IdempotencyProblemCodeStoreMisconfigured  IdempotencyProblemCode = "store-misconfigured"
 	IdempotencyProblemCodeStoreUnavailable    IdempotencyProblemCode = "store-unavailable"
 )
 
@@ -48,6 +49,8 @@ func (e IdempotencyProblemCode) Valid() bool {
 	case IdempotencyProblemCodeReconcileFailed:
 		return true
 	case IdempotencyProblemCodeRequestCancelled:
+		return true
+	case IdempotencyProblemCodeStoreMisconfigured:
 		return true
 	case IdempotencyProblemCodeStoreUnavailable:
 		return true

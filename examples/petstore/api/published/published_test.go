@@ -39,7 +39,7 @@ var (
 func TestTypedProblems(t *testing.T) {
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 
 	// The first createPet is held in the handler until release is closed,

@@ -52,6 +52,14 @@ func run() error {
 		opts = append(opts, idem.WithHooks(hooks))
 	}
 	store := redisstore.New(rdb)
+	// The startup probe: Redis answers, runs the scripts and never evicts a
+	// record; the error says what to change. (The store checks the same by
+	// itself and refuses requests while it is not so.)
+	check, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.Check(check); err != nil {
+		return fmt.Errorf("idempotency store: %w", err)
+	}
 	h := server.NewStrictHandler(shop.New(), store, opts...)
 	if *plain {
 		h = server.NewPlainHandler(shop.New(), store, opts...)
@@ -81,6 +89,7 @@ func connect(url string) (*redis.Client, func(), error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
+		opt.ContextTimeoutEnabled = true // store calls end with the store timeout
 		rdb := redis.NewClient(opt)
 		return rdb, func() { rdb.Close() }, nil
 	}
@@ -88,6 +97,6 @@ func connect(url string) (*redis.Client, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("start in-process redis: %w", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
 	return rdb, func() { rdb.Close(); mr.Stop() }, nil
 }
