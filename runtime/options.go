@@ -97,7 +97,8 @@ func WithStoredBodyLimit(n int64) Option {
 }
 
 // WithReplayHeaders adds response headers to the replay allow-list
-// (Content-Type, Content-Language, Location, ETag, Link). Set-Cookie and
+// (Content-Type, Content-Language, Location, ETag, Link). Authorization,
+// Proxy-Authorization, WWW-Authenticate, Proxy-Authenticate, Set-Cookie and
 // hop-by-hop headers are never stored, even when listed.
 func WithReplayHeaders(names ...string) Option {
 	return func(c *config) { c.replayHeaders = append(c.replayHeaders, names...) }
