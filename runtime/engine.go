@@ -14,6 +14,7 @@ type Engine struct {
 	cfg       config
 	allow     []string        // canonical names of the headers stored for replay
 	deadlines *storeDeadlines // the contexts of store calls
+	runTimes  runTimes        // per operation, for a 409's Retry-After
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if
