@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// Option configures an [Engine] (and [Do]): scope function, hooks, logger,
-// fail-open, limits, replayed headers, heartbeat, reconciler. The zero
-// configuration is the documented default: fail closed, 1 MiB limits, the
-// standard replay allow-list, heartbeat on, no scope, nothing logged.
+// Option configures an [Engine] (and [Do]): key space (scope), hooks,
+// logger, fail-open, limits, replayed headers, heartbeat, reconciler. The
+// zero configuration is the documented default: fail closed, 1 MiB limits,
+// the standard replay allow-list, heartbeat on, nothing logged, and no
+// scope, which an engine for operations that declare security refuses (see
+// [NewEngineFor]).
 type Option func(*config)
 
 // ScopeFunc returns the scope of a request, such as its tenant or
@@ -29,6 +31,10 @@ type Reconciler func(ctx context.Context, info Info, r *http.Request) error
 // config is what Options set; its zero value plus defaults() is the default.
 type config struct {
 	scope           ScopeFunc
+	scopeKind       scopeKind // which option chose the key space
+	scopeErr        string    // contradicting key-space options
+	scopeHeader     string    // WithScopeFromHeader's header
+	scopeSecret     []byte    // WithScopeSecret's key, nil: defaultScopeSecret
 	hooks           Hooks
 	logger          *slog.Logger
 	failOpen        bool
@@ -58,9 +64,6 @@ func newConfig(opts []Option) config {
 	}
 	return c
 }
-
-// WithScope sets the function that scopes keys to a tenant or principal.
-func WithScope(scope ScopeFunc) Option { return func(c *config) { c.scope = scope } }
 
 // WithHooks sets callbacks for the engine's events (metrics, tracing).
 func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
