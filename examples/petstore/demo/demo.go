@@ -6,6 +6,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ func Run(ctx context.Context, out io.Writer, cfg Config) error {
 		{"4. The same key with another body: 422", d.reusedKey},
 		{"5. A payment whose key travels in the JSON body", d.bodyKey},
 		{"6. Redis becomes unreachable: 503, then recovery", d.outage},
+		{"7. Another caller (API key) sends the same key and body: a run of its own", d.otherCaller},
 	} {
 		fmt.Fprintf(out, "\n%s\n", step.title)
 		d.out = out
@@ -72,6 +74,7 @@ type demo struct {
 	client *petclient.IdempotentClient
 	lossy  *lossyTransport
 	lossyC *petclient.IdempotentClient
+	otherC *petclient.IdempotentClient // another caller: another API key
 	hold   atomic.Pointer[gate]
 }
 
@@ -108,21 +111,38 @@ func start(cfg Config) (*demo, error) {
 		d.rdb = redis.NewClient(opt)
 	}
 	store := redisstore.New(d.rdb, redisstore.WithPrefix(fmt.Sprintf("petstore-demo-%d", os.Getpid())))
-	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store))
+	// The demo's records live only as long as it runs, so a random secret
+	// will do; a real deployment reads one shared secret (cmd/petstore).
+	secret := []byte(rand.Text())
+	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store, server.ScopedByAPIKey(secret)...))
 
 	var err error
-	if d.client, err = newClient(d.srv.URL, http.DefaultTransport); err != nil {
+	if d.client, err = newClient(d.srv.URL, http.DefaultTransport, apiKeyAlice); err != nil {
 		return nil, err
 	}
 	d.lossy = &lossyTransport{next: http.DefaultTransport}
-	if d.lossyC, err = newClient(d.srv.URL, d.lossy); err != nil {
+	if d.lossyC, err = newClient(d.srv.URL, d.lossy, apiKeyAlice); err != nil {
+		return nil, err
+	}
+	if d.otherC, err = newClient(d.srv.URL, http.DefaultTransport, apiKeyBob); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newClient(url string, rt http.RoundTripper) (*petclient.IdempotentClient, error) {
-	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}))
+// The API keys of the demo's two callers.
+const (
+	apiKeyAlice = "demo-api-key-alice"
+	apiKeyBob   = "demo-api-key-bob"
+)
+
+// newClient is the generated client of url over rt, sending apiKey.
+func newClient(url string, rt http.RoundTripper, apiKey string) (*petclient.IdempotentClient, error) {
+	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}),
+		petclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set(server.APIKeyHeader, apiKey)
+			return nil
+		}))
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +198,7 @@ func (d *demo) raw(ctx context.Context, method, path, key string, body any) (*ht
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(server.APIKeyHeader, apiKeyAlice)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}

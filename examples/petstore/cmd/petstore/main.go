@@ -1,9 +1,12 @@
 // Command petstore serves the example API. It keeps idempotency records in an
-// in-process Redis (miniredis) unless REDIS_URL names a real one.
+// in-process Redis (miniredis) unless REDIS_URL names a real one, and then
+// needs IDEM_SCOPE_SECRET, the key that hashes callers' API keys (X-API-Key)
+// into Redis key names.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,7 +37,12 @@ func run() error {
 	plain := flag.Bool("plain", false, "serve the plain ServerInterface instead of the strict server")
 	flag.Parse()
 
-	rdb, closeRedis, err := connect(os.Getenv("REDIS_URL"))
+	url := os.Getenv("REDIS_URL")
+	secret, err := scopeSecret(os.Getenv("IDEM_SCOPE_SECRET"), url != "")
+	if err != nil {
+		return err
+	}
+	rdb, closeRedis, err := connect(url)
 	if err != nil {
 		return err
 	}
@@ -42,9 +50,10 @@ func run() error {
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	store := redisstore.New(rdb)
-	h := server.NewStrictHandler(shop.New(), store, idem.WithLogger(logger))
+	opts := append(server.ScopedByAPIKey(secret), idem.WithLogger(logger))
+	h := server.NewStrictHandler(shop.New(), store, opts...)
 	if *plain {
-		h = server.NewPlainHandler(shop.New(), store, idem.WithLogger(logger))
+		h = server.NewPlainHandler(shop.New(), store, opts...)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -61,6 +70,20 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// scopeSecret is the key that hashes API keys into Redis key names: the
+// IDEM_SCOPE_SECRET variable, required on a real Redis (every instance and
+// every restart must use the same one, or retries in flight run again).
+// The in-process Redis dies with the process, so there a random one will do.
+func scopeSecret(env string, realRedis bool) ([]byte, error) {
+	switch {
+	case env != "":
+		return []byte(env), nil
+	case realRedis:
+		return nil, errors.New("IDEM_SCOPE_SECRET is not set: with REDIS_URL, set it to a random string of at least 16 bytes, the same for every instance")
+	}
+	return []byte(rand.Text()), nil
 }
 
 // connect returns a client for url, or for an in-process miniredis when url
