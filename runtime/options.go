@@ -35,6 +35,7 @@ type config struct {
 	scopeErr        string    // contradicting key-space options
 	scopeHeader     string    // WithScopeFromHeader's header
 	scopeSecret     []byte    // WithScopeSecret's key, nil: defaultScopeSecret
+	scopeMACs       *scopeMACs
 	hooks           Hooks
 	logger          *slog.Logger
 	failOpen        bool
@@ -62,6 +63,7 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.scopeMACs = newScopeMACs(c.scopeSecret)
 	return c
 }
 

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"hash"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Security is one security scheme that the spec requires for an
@@ -122,6 +124,8 @@ func (c *config) checkScope() string {
 	switch {
 	case c.scopeErr != "":
 		return c.scopeErr
+	case c.scopeKind == scopeFunc && c.scope == nil:
+		return "idem: WithScope(nil) chooses no scope: pass the function, or say idem.WithSharedKeySpace()"
 	case c.scopeSecret != nil && len(c.scopeSecret) < MinScopeSecret:
 		return fmt.Sprintf("idem: WithScopeSecret: the secret has %d bytes; use at least %d bytes of random data", len(c.scopeSecret), MinScopeSecret)
 	case c.scopeKind == scopeHeader && c.scopeSecret == nil:
@@ -130,17 +134,29 @@ func (c *config) checkScope() string {
 	return ""
 }
 
-// hashScope is the form of a scope in storage keys: HMAC-SHA256 under the
-// scope secret, 128 bits in unpadded base64url (never a ':' or '\').
-func (c *config) hashScope(scope string) string {
-	secret := c.scopeSecret
+// scopeMACs pools the HMACs of one secret: keying one costs more than
+// hashing a scope with it.
+type scopeMACs struct{ pool sync.Pool }
+
+// newScopeMACs returns the pool of HMAC-SHA256 keyed by secret
+// (defaultScopeSecret when nil).
+func newScopeMACs(secret []byte) *scopeMACs {
 	if secret == nil {
 		secret = defaultScopeSecret
 	}
-	m := hmac.New(sha256.New, secret)
+	return &scopeMACs{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+}
+
+// hashScope is the form of a scope in storage keys: HMAC-SHA256 under the
+// scope secret, 128 bits in unpadded base64url (never a ':' or '\').
+func (c *config) hashScope(scope string) string {
+	m := c.scopeMACs.pool.Get().(hash.Hash)
+	m.Reset()
 	m.Write([]byte(scope))
 	var sum [sha256.Size]byte
-	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
+	out := base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
+	c.scopeMACs.pool.Put(m)
+	return out
 }
 
 // unscopedSecured is the start-up failure for operations that declare

@@ -63,6 +63,9 @@ func TestSecuredOperationNeedsScopeChoice(t *testing.T) {
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore(), idem.WithScopeFromHeader("X-API-Key")) }); !strings.Contains(msg, "idem.WithScopeSecret") {
 		t.Errorf("WithScopeFromHeader without a secret: panic %q", msg)
 	}
+	if msg := mustPanic(t, func() { idem.NewEngineFor(ops, newMemStore(), idem.WithScope(nil)) }); !strings.Contains(msg, "WithScope(nil)") {
+		t.Errorf("WithScope(nil): panic %q", msg)
+	}
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore(), idem.WithScopeSecret([]byte("short"))) }); !strings.Contains(msg, "16 bytes") {
 		t.Errorf("short secret: panic %q", msg)
 	}
