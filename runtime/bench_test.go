@@ -184,7 +184,8 @@ func benchKeys(n int) []string {
 // record, complete, write) and a replay, against the bare handler with the
 // same per-request setup. The -no-heartbeat and -raw-body cases take one
 // cost away each (the heartbeat goroutine; the JSON decoding and canonical
-// re-encoding of the body), to attribute the engine's cost.
+// re-encoding of the body), to attribute the engine's cost; -scoped adds
+// one (a scope, hashed with a keyed HMAC).
 func BenchmarkEngine(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		benchRequests(b, benchHandler, benchOneKey, http.StatusCreated)
@@ -204,6 +205,11 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("first-raw-body-no-heartbeat", func(b *testing.B) {
 		h := idem.NewEngine(newForgetfulStore(), idem.WithHeartbeat(false)).Middleware(benchOp)(benchHandler)
 		benchRequestsTyped(b, h, "application/octet-stream", benchOneKey, http.StatusCreated)
+	})
+	b.Run("first-scoped", func(b *testing.B) {
+		scope := idem.WithScope(func(*http.Request) (string, error) { return "tenant-4711", nil })
+		h := idem.NewEngine(newForgetfulStore(), scope, idem.WithScopeSecret([]byte("bench scope secret, 32 bytes ..."))).Middleware(benchOp)(benchHandler)
+		benchRequests(b, h, benchOneKey, http.StatusCreated)
 	})
 	b.Run("first-unique-keys", func(b *testing.B) {
 		h := idem.NewEngine(newBenchStore()).Middleware(benchOp)(benchHandler)

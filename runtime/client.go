@@ -233,8 +233,9 @@ type Call struct {
 	err      error // invalid key or policy, returned by Run
 	result   *CallResult
 
-	attempts int
-	last     *http.Response // response of the last attempt, if it had one
+	attempts   int
+	last       *http.Response // response of the last attempt, if it had one
+	retryAfter time.Duration  // the Retry-After that exceeded the budget
 }
 
 // Key returns the idempotency key used on every attempt of the call.

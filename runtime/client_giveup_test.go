@@ -102,19 +102,22 @@ func TestCallTimeExhausted(t *testing.T) {
 	}
 }
 
+// TestCallRetryAfterBeyondBudget: a Retry-After beyond the remaining budget
+// fails at once with the wait asked for, however small MaxInterval is
+// (it caps the client's own backoff only).
 func TestCallRetryAfterBeyondBudget(t *testing.T) {
 	clock := newFakeClock()
-	srv := newScriptServer(t, answer(429, "Retry-After", "30"))
+	srv := newScriptServer(t, answer(429, "Retry-After", "60"))
 	var log hookLog
 	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithAttemptHook(log.hook)).
-		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxInterval: time.Minute, MaxElapsed: 10 * time.Second}))
+		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxInterval: 5 * time.Second, MaxElapsed: 30 * time.Second}))
 	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil))
 	var re *idem.RetryError
 	if !errors.As(err, &re) || !errors.Is(err, idem.ErrRetryAfterExceedsBudget) || !errors.Is(err, idem.ErrBudgetExceeded) {
 		t.Fatalf("Run = %v, want ErrRetryAfterExceedsBudget", err)
 	}
-	if re.Attempts != 1 || re.LastStatus != 429 || re.Key != call.Key() || len(clock.Waits()) != 0 {
-		t.Errorf("RetryError %+v after %d waits; want 1 attempt, status 429, no wait", re, len(clock.Waits()))
+	if re.Attempts != 1 || re.LastStatus != 429 || re.Key != call.Key() || re.RetryAfter != time.Minute || len(clock.Waits()) != 0 {
+		t.Errorf("RetryError %+v after %d waits; want 1 attempt, status 429, RetryAfter 1m, no wait", re, len(clock.Waits()))
 	}
 	if infos := log.Infos(); len(infos) != 1 || infos[0].Retry || !infos[0].GaveUp {
 		t.Errorf("hook %+v, want one attempt that gave up", infos)

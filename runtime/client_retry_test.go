@@ -36,9 +36,9 @@ func TestCallRetriesUntilSuccess(t *testing.T) {
 		{"503 then 502 then 504, backoff", func(*testing.T, *fakeClock) []step {
 			return []step{answer(503), answer(502), answer(504)}
 		}, []want{{limit: 200 * time.Millisecond}, {limit: 400 * time.Millisecond}, {limit: 800 * time.Millisecond}}},
-		{"Retry-After capped at MaxInterval", func(*testing.T, *fakeClock) []step {
-			return []step{answer(503, "Retry-After", "3600")}
-		}, []want{{wait: 5 * time.Second, retryAfter: true}}},
+		{"Retry-After beyond MaxInterval obeyed", func(*testing.T, *fakeClock) []step {
+			return []step{answer(503, "Retry-After", "8")}
+		}, []want{{wait: 8 * time.Second, retryAfter: true}}},
 		{"connection reset", func(t *testing.T, _ *fakeClock) []step {
 			return []step{reset(t), reset(t)}
 		}, []want{{limit: 200 * time.Millisecond, transport: syscall.ECONNRESET}, {limit: 400 * time.Millisecond, transport: syscall.ECONNRESET}}},

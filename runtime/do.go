@@ -41,8 +41,9 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 // is fingerprinted, fn runs under a lease (heartbeat, Info in its context)
 // and its result is stored for op.Retention.
 //
-// op must not be nil; of it only ID, Lock, Retention and Wait are used. Of opts, WithScope and
-// the HTTP limits do not apply.
+// op must not be nil; of it only ID, Lock, Retention and Wait are used. Of
+// opts, the key-space options (WithScope, WithScopeFromHeader) and the HTTP
+// limits do not apply: put a tenant into key itself.
 //
 // A first call returns fn's result and replayed false; a later call with the
 // same key and payload returns the stored result and replayed true. fn's

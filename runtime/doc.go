@@ -7,9 +7,13 @@
 //
 // Generated code builds an [Engine] over a [Store] (redisstore.New(rdb)) in
 // WithIdempotency (plain ServerInterface) and IdempotencyMiddleware (strict
-// server); both take [Option] values after the store: [WithScope] (tenant or
-// principal), [WithHooks] and [WithLogger] (metrics, logs with redacted
-// keys), [WithFailOpen], [WithBodyLimit], [WithStoredBodyLimit],
+// server), with [NewEngineFor]; both take [Option] values after the store.
+// The key space comes first: [WithScope] (tenant or principal),
+// [WithScopeFromHeader] (an API key) with [WithScopeSecret] (the key of the
+// hash that keeps scopes out of storage keys), or [WithSharedKeySpace]; for
+// operations whose spec requires security one of them is required, and the
+// constructor panics without it. Then [WithHooks] and [WithLogger] (metrics,
+// logs with redacted keys), [WithFailOpen], [WithBodyLimit], [WithStoredBodyLimit],
 // [WithReplayHeaders], [WithHeartbeat], [WithReconciler],
 // [WithStoreTimeout] and [WithStrictKeys]. Routes that are not generated use
 // [Engine.Middleware] with an [Operation] of their own. Every answer the

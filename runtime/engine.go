@@ -15,6 +15,7 @@ type Engine struct {
 	cfg       config
 	allow     []string        // canonical names of the headers stored for replay
 	deadlines *storeDeadlines // the contexts of store calls
+	runTimes  runTimes        // per operation, for a 409's Retry-After
 
 	// misconfigured is the message of the store misconfiguration logged
 	// last, nil while the store works: the log says why requests are
@@ -23,13 +24,33 @@ type Engine struct {
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if
-// store is nil.
+// store is nil, or if opts contradict each other or lack what one of them
+// needs (WithScopeFromHeader without WithScopeSecret), with a message that
+// says what to change: these are start-up failures, like
+// regexp.MustCompile's.
 func NewEngine(store Store, opts ...Option) *Engine {
 	if store == nil {
 		panic("idem: NewEngine: nil store")
 	}
 	cfg := newConfig(opts)
+	if msg := cfg.checkScope(); msg != "" {
+		panic(msg)
+	}
 	return &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
+}
+
+// NewEngineFor is NewEngine for an engine that serves ops, as the generated
+// WithIdempotency and IdempotencyMiddleware build it. Where one of ops
+// declares Security (the spec requires authentication for it), a key space
+// shared by every caller is never the silent default: unless opts choose
+// one with [WithScope], [WithScopeFromHeader] or [WithSharedKeySpace],
+// NewEngineFor panics, naming the operations and the options to add.
+func NewEngineFor(ops []*Operation, store Store, opts ...Option) *Engine {
+	e := NewEngine(store, opts...)
+	if msg := e.cfg.unscopedSecured(ops); msg != "" {
+		panic(msg)
+	}
+	return e
 }
 
 // Serve runs next under the idempotency protocol for op: it reads and bounds
@@ -91,8 +112,13 @@ type bodyReader struct{ bytes.Reader }
 func (*bodyReader) Close() error { return nil }
 
 // Middleware is the hand-wired form of Serve for routes that are not
-// generated: the standard func(http.Handler) http.Handler shape.
+// generated: the standard func(http.Handler) http.Handler shape. Like
+// [NewEngineFor], it panics when op declares Security and the engine's
+// options choose no key space.
 func (e *Engine) Middleware(op Operation) func(http.Handler) http.Handler {
+	if msg := e.cfg.unscopedSecured([]*Operation{&op}); msg != "" {
+		panic(msg)
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.Serve(w, r, &op, next.ServeHTTP)

@@ -13,9 +13,10 @@ import (
 // outcome is how the protocol ended for one identified request.
 type outcome struct {
 	kind outcomeKind
-	resp *Response   // ran: the handler's response (stored when storable)
-	acq  Acquisition // answered: a replay, a conflict or a mismatch
-	err  error       // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
+	resp *Response     // ran: the handler's response (stored when storable)
+	acq  Acquisition   // answered: a replay, a conflict or a mismatch
+	wait time.Duration // answered with a conflict: its Retry-After (Engine.conflictRetryAfter)
+	err  error         // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
 }
 
 // outcomeKind tells the outcomes apart.
@@ -49,7 +50,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 	case err != nil:
 		return outcome{kind: unavailable, err: err}
 	case l == nil:
-		return outcome{kind: answered, acq: acq}
+		return e.answered(k, acq)
 	}
 	if err := ctx.Err(); err != nil {
 		// The request ended while its key was being acquired (acquire is
@@ -66,7 +67,9 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 			return outcome{kind: unreconciled, err: err}
 		}
 	}
+	began := time.Now()
 	resp, err := l.run(ctx, e.timedHandler(k, l.info.Fence, fn))
+	e.runTimes.observe(k.op, time.Since(began))
 	var s *supersededError
 	if errors.As(err, &s) {
 		// The lease was taken over while fn ran: its result is not stored,
@@ -77,9 +80,19 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		case s.err != nil:
 			return outcome{kind: unavailable, err: s.err}
 		}
-		return outcome{kind: answered, acq: s.acq}
+		return e.answered(k, s.acq)
 	}
 	return outcome{kind: ran, resp: resp, err: err}
+}
+
+// answered is the outcome of an acquisition that did not give this attempt
+// the lease.
+func (e *Engine) answered(k *keyedRequest, acq Acquisition) outcome {
+	o := outcome{kind: answered, acq: acq}
+	if acq.Outcome == OutcomeConflict {
+		o.wait = e.conflictRetryAfter(k.op, acq.Remaining)
+	}
+	return o
 }
 
 // problem is the HTTP answer to an outcome in which the handler did not
@@ -88,7 +101,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 func (o outcome) problem() *Response {
 	switch o.kind {
 	case answered:
-		return storedAnswer(o.acq)
+		return storedAnswer(o.acq, o.wait)
 	case unavailable:
 		return storeUnavailableProblem().Response()
 	case misconfigured:
@@ -109,13 +122,13 @@ func (o outcome) problem() *Response {
 }
 
 // storedAnswer is the HTTP answer to an acquisition that did not give this
-// attempt the lease.
-func storedAnswer(acq Acquisition) *Response {
+// attempt the lease; a conflict's Retry-After is wait.
+func storedAnswer(acq Acquisition, wait time.Duration) *Response {
 	switch acq.Outcome {
 	case OutcomeReplay:
 		return replayResponse(acq.Record)
 	case OutcomeMismatch:
 		return mismatchProblem().Response()
 	}
-	return conflictProblem(acq.Remaining).Response()
+	return conflictProblem(wait).Response()
 }

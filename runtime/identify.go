@@ -149,7 +149,7 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 			return nil, NewProblem(http.StatusInternalServerError, CodeScopeFailed,
 				"the request could not be scoped")
 		}
-		scope = s
+		scope = e.cfg.hashScope(s)
 	}
 	return newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
 }

@@ -145,9 +145,10 @@ func isBareItemByte(c byte) bool {
 // RecordKey is the key under which a store keeps the record of a client's
 // key, in scope, for operation (the operation ID): the engine's key, which a
 // store receives as AcquireRequest.Key and prefixes with its own prefix
-// (redisstore keeps the record at prefix + ":" + RecordKey(...)). The
-// inspect tool (cmd/idemctl) and custom stores compose keys with it; it is
-// the only place that does.
+// (redisstore keeps the record at prefix + ":" + RecordKey(...)). scope is
+// "" for a shared key space, else the hashed form of the request's scope
+// ([ScopeKey]). The inspect tool (cmd/idemctl) and custom stores compose
+// keys with it; it is the only place that does.
 //
 // Each part has '\' and ':' escaped, so parts joined by ':' can never
 // collide: "a:b" + "c" differs from "a" + "b:c".

@@ -3,6 +3,7 @@ package idem_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -184,4 +185,11 @@ func cloneRecord(r *idem.Record) *idem.Record {
 	c.Header = http.Header(r.Header).Clone()
 	c.Body = slices.Clone(r.Body)
 	return &c
+}
+
+// keys returns the storage keys the store holds.
+func (s *memStore) keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.recs))
 }

@@ -21,6 +21,11 @@ type Operation struct {
 
 	FingerprintIgnore  []string // JSON Pointers removed from the body before hashing
 	FingerprintHeaders []string // request headers included in the fingerprint
+
+	// Security lists the schemes the spec requires for the operation; an
+	// engine for it refuses a key space shared by every caller unless told
+	// (see NewEngineFor). nil: the spec requires none.
+	Security []Security
 }
 
 // Default values for the zero fields of [Operation].

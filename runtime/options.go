@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// Option configures an [Engine] (and [Do]): scope function, hooks, logger,
-// fail-open, limits, replayed headers, heartbeat, reconciler. The zero
-// configuration is the documented default: fail closed, 1 MiB limits, the
-// standard replay allow-list, heartbeat on, no scope, nothing logged.
+// Option configures an [Engine] (and [Do]): key space (scope), hooks,
+// logger, fail-open, limits, replayed headers, heartbeat, reconciler. The
+// zero configuration is the documented default: fail closed, 1 MiB limits,
+// the standard replay allow-list, heartbeat on, nothing logged, and no
+// scope, which an engine for operations that declare security refuses (see
+// [NewEngineFor]).
 type Option func(*config)
 
 // ScopeFunc returns the scope of a request, such as its tenant or
@@ -29,6 +31,11 @@ type Reconciler func(ctx context.Context, info Info, r *http.Request) error
 // config is what Options set; its zero value plus defaults() is the default.
 type config struct {
 	scope           ScopeFunc
+	scopeKind       scopeKind // which option chose the key space
+	scopeErr        string    // contradicting key-space options
+	scopeHeader     string    // WithScopeFromHeader's header
+	scopeSecret     []byte    // WithScopeSecret's key, nil: defaultScopeSecret
+	scopeMACs       *scopeMACs
 	hooks           Hooks
 	logger          *slog.Logger
 	failOpen        bool
@@ -56,11 +63,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.scopeMACs = newScopeMACs(c.scopeSecret)
 	return c
 }
-
-// WithScope sets the function that scopes keys to a tenant or principal.
-func WithScope(scope ScopeFunc) Option { return func(c *config) { c.scope = scope } }
 
 // WithHooks sets callbacks for the engine's events (metrics, tracing).
 func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
@@ -99,7 +104,8 @@ func WithStoredBodyLimit(n int64) Option {
 }
 
 // WithReplayHeaders adds response headers to the replay allow-list
-// (Content-Type, Content-Language, Location, ETag, Link). Set-Cookie and
+// (Content-Type, Content-Language, Location, ETag, Link). Authorization,
+// Proxy-Authorization, WWW-Authenticate, Proxy-Authenticate, Set-Cookie and
 // hop-by-hop headers are never stored, even when listed.
 func WithReplayHeaders(names ...string) Option {
 	return func(c *config) { c.replayHeaders = append(c.replayHeaders, names...) }

@@ -111,10 +111,12 @@ func retryAfter(d time.Duration) string {
 
 // Problems the engine answers.
 
-func conflictProblem(remaining time.Duration) *Problem {
+// conflictProblem answers a duplicate while the original runs; wait is
+// when the original is expected to finish (Engine.conflictRetryAfter).
+func conflictProblem(wait time.Duration) *Problem {
 	p := NewProblem(http.StatusConflict, CodeConflict,
 		"a request with this idempotency key is still being processed; retry later")
-	p.RetryAfter = max(remaining, time.Second)
+	p.RetryAfter = max(wait, time.Second)
 	return p
 }
 

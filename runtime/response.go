@@ -51,9 +51,11 @@ func Capture(visit func(w http.ResponseWriter) error) (*Response, error) {
 }
 
 // neverStored are response headers that are not stored even when the
-// allow-list names them: cookies, hop-by-hop headers, and headers the
-// engine or net/http computes itself.
+// allow-list names them: credentials and challenges, cookies, hop-by-hop
+// headers, and headers the engine or net/http computes itself.
 var neverStored = map[string]bool{
+	"Authorization":       true,
+	"Www-Authenticate":    true,
 	"Set-Cookie":          true,
 	"Set-Cookie2":         true,
 	"Connection":          true,

@@ -29,3 +29,25 @@ func TestWriteReplayIsReplayResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialHeadersNeverStored: credentials, cookies and hop-by-hop
+// headers are dropped from the stored record even when the allow-list
+// names them.
+func TestCredentialHeadersNeverStored(t *testing.T) {
+	never := []string{"Authorization", "Proxy-Authorization", "WWW-Authenticate", "Proxy-Authenticate",
+		"Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Te", "Trailer"}
+	allow := replayAllowList(append([]string{"X-Request-Id"}, never...))
+	h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}
+	for _, n := range never {
+		h.Set(n, "secret")
+	}
+	rec := newRecord(&Response{Status: 201, Header: h}, allow, 1<<20)
+	for _, n := range never {
+		if v := rec.Header.Values(n); len(v) > 0 {
+			t.Errorf("%s stored as %q", n, v)
+		}
+	}
+	if rec.Header.Get("X-Request-Id") != "r1" || rec.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("allow-listed headers lost: %v", rec.Header)
+	}
+}

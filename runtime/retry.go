@@ -21,11 +21,13 @@ const drainLimit = 64 << 10
 // *RetryError when it gives up. An invalid key or policy (see [Caller.Begin])
 // is returned before any attempt, wrapping ErrInvalidKey or ErrInvalidPolicy.
 //
-// A response whose status is in RetryOn is retried, waiting for its
-// Retry-After (delay-seconds or HTTP-date) capped at MaxInterval, or else a
-// full-jitter backoff. When that wait would end after MaxElapsed or the
-// context's deadline, Run gives up at once (ErrRetryAfterExceedsBudget or
-// ErrTimeExhausted) instead of sleeping. Waits end as soon as ctx does.
+// A response whose status is in RetryOn is retried, waiting exactly its
+// Retry-After (delay-seconds or HTTP-date) when it has one, never less, or
+// else a full-jitter backoff capped at MaxInterval (which caps only that
+// backoff). When that wait would end after MaxElapsed or the context's
+// deadline, Run gives up at once (ErrRetryAfterExceedsBudget, with the wait
+// asked for in RetryError.RetryAfter, or ErrTimeExhausted) instead of
+// sleeping. Waits end as soon as ctx does.
 //
 // With an AttemptTimeout, each attempt gets a context that expires after it;
 // Run cancels that context when attempt returns, so attempt must read what it
@@ -90,7 +92,9 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	wait, fromHeader := time.Duration(0), false
 	if resp != nil {
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-			wait, fromHeader = min(d, p.MaxInterval), true
+			// The server's wait is a floor: MaxInterval caps only the
+			// client's own backoff.
+			wait, fromHeader = d, true
 		}
 	}
 	if !fromHeader {
@@ -102,6 +106,7 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	}
 	if wait >= remaining {
 		if fromHeader && remaining > 0 {
+			c.retryAfter = wait
 			return budgetError(ErrRetryAfterExceedsBudget, err)
 		}
 		return budgetError(ErrTimeExhausted, err)
@@ -136,7 +141,7 @@ func (e *attemptTimeoutError) Error() string {
 func (e *attemptTimeoutError) Unwrap() []error { return []error{ErrAttemptTimeout, e.err} }
 
 func (c *Call) giveUp(cause error) error {
-	e := &RetryError{Op: c.op.ID, Key: c.key, Attempts: c.attempts, LastResponse: c.last, Err: cause}
+	e := &RetryError{Op: c.op.ID, Key: c.key, Attempts: c.attempts, LastResponse: c.last, RetryAfter: c.retryAfter, Err: cause}
 	if c.last != nil {
 		e.LastStatus = c.last.StatusCode
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Causes of a [RetryError]. The three budget errors wrap ErrBudgetExceeded,
@@ -18,9 +19,10 @@ var (
 	// ErrTimeExhausted means the next attempt would have started after
 	// RetryPolicy.MaxElapsed or after the context's deadline.
 	ErrTimeExhausted = fmt.Errorf("%w: no time left for another attempt", ErrBudgetExceeded)
-	// ErrRetryAfterExceedsBudget means the server's Retry-After (capped at
-	// RetryPolicy.MaxInterval) ends after the remaining time budget, so the
-	// call failed at once instead of sleeping.
+	// ErrRetryAfterExceedsBudget means the server's Retry-After ends after
+	// the remaining time budget (MaxElapsed or the context's deadline), so
+	// the call failed at once instead of sleeping; RetryError.RetryAfter
+	// holds the wait the server asked for.
 	ErrRetryAfterExceedsBudget = fmt.Errorf("%w: retry-after exceeds the remaining time", ErrBudgetExceeded)
 	// ErrAttemptTimeout wraps the error of an attempt cut off by
 	// RetryPolicy.AttemptTimeout (such an attempt is retried).
@@ -39,6 +41,9 @@ type RetryError struct {
 	Attempts     int            // attempts made, 0 if the context ended before the first
 	LastStatus   int            // 0 when the last attempt had a transport error
 	LastResponse *http.Response // body already read by oapi-codegen's client
+	// RetryAfter is the wait the server asked for when it exceeded the
+	// remaining budget (Err is ErrRetryAfterExceedsBudget); 0 otherwise.
+	RetryAfter time.Duration
 	// Err is the cause: ErrAttemptsExhausted, ErrTimeExhausted or
 	// ErrRetryAfterExceedsBudget (each joined with the last transport error,
 	// if any), a transport error that is not retried, or ctx.Err().
@@ -59,6 +64,9 @@ func (e *RetryError) Error() string {
 	cause := "unknown cause"
 	if e.Err != nil {
 		cause = strings.TrimPrefix(e.Err.Error(), "idem: ")
+	}
+	if e.RetryAfter > 0 {
+		cause += fmt.Sprintf(" (Retry-After %v)", e.RetryAfter)
 	}
 	return fmt.Sprintf("idem: %s gave up after %d attempt%s (%s): %s", e.Op, e.Attempts, plural, last, cause)
 }

@@ -15,7 +15,7 @@ import (
 type RetryPolicy struct {
 	MaxAttempts     int           // attempts in all, the first included; 1 means no retry
 	InitialInterval time.Duration // backoff cap before the first retry
-	MaxInterval     time.Duration // largest wait, for backoff and for Retry-After
+	MaxInterval     time.Duration // largest backoff wait; a server's Retry-After is obeyed beyond it
 	Multiplier      float64       // growth of the backoff cap per retry, at least 1
 	MaxElapsed      time.Duration // no attempt starts later than this after Run began
 	AttemptTimeout  time.Duration // 0: none; its expiry is retried

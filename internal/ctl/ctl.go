@@ -32,8 +32,13 @@ its handler may still be running, and a retry would run the operation a
 second time beside it.
 
 The key is the client's key; -op and -scope name the operation ID and the
-scope the server computed for the request (empty unless the server uses
-idem.WithScope), as the record is stored under idem.RecordKey(op, scope, key).
+scope the server computed for the request: the tenant or principal its
+idem.WithScope function returns, or the header value of
+idem.WithScopeFromHeader (the API key). Without -scope the record is looked
+up in the shared key space. The server stores a scope only as a keyed hash
+(idem.ScopeKey); give idemctl the server's idem.WithScopeSecret in the
+environment variable that -scope-secret-env names (none for a server that
+uses WithScope without a secret).
 
 `
 
@@ -49,6 +54,8 @@ const (
 type options struct {
 	redisURL, prefix string
 	op, scope, key   string
+	scoped           bool   // -scope was given, even as ""
+	scopeSecretEnv   string // the variable holding the scope secret
 	body, force      bool
 	retention, lock  time.Duration
 	timeout          time.Duration
@@ -72,7 +79,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
 	fs.StringVar(&o.op, "op", "", "operation ID, as in the spec (required)")
-	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal), if the server uses idem.WithScope")
+	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal, API key), if the server scopes keys")
+	fs.StringVar(&o.scopeSecretEnv, "scope-secret-env", "IDEM_SCOPE_SECRET", "environment variable with the server's idem.WithScopeSecret; unset or empty: no secret")
 	fs.StringVar(&o.key, "key", "", "the client's idempotency key (required)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of the Redis call")
 	if cmd == "inspect" {
@@ -88,6 +96,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitUsage
 	}
+	fs.Visit(func(f *flag.Flag) { o.scoped = o.scoped || f.Name == "scope" })
 	if o.redisURL == "" {
 		o.redisURL = os.Getenv("REDIS_URL")
 	}
@@ -109,7 +118,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix))
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	key := idem.RecordKey(o.op, o.scope, o.key)
+	scope := ""
+	if o.scoped {
+		var secret []byte
+		if v := os.Getenv(o.scopeSecretEnv); v != "" {
+			secret = []byte(v)
+		}
+		scope = idem.ScopeKey(secret, o.scope)
+	}
+	key := idem.RecordKey(o.op, scope, o.key)
 	if cmd == "inspect" {
 		err = inspect(ctx, store, key, o, stdout)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestInspectAndForget(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
-		done := idem.RecordKey("CreatePet", "tenant-1", "done-key")
+		done := idem.RecordKey("CreatePet", idem.ScopeKey(nil, "tenant-1"), "done-key")
 		running := idem.RecordKey("CreatePet", "", "running-key")
 		for _, k := range []string{done, running} {
 			if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
@@ -133,4 +134,34 @@ func TestUsage(t *testing.T) {
 	if code != ExitError || !strings.Contains(errOut.String(), "idemctl:") {
 		t.Errorf("unreachable Redis: exit %d, %q", code, errOut.String())
 	}
+}
+
+// TestInspectScopedByAPIKey: a record an engine stored under
+// WithScopeFromHeader and a secret is found by the API key and the secret
+// in the environment, and not without the secret.
+func TestInspectScopedByAPIKey(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		secret := "0123456789abcdef-secret"
+		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
+		h := idem.NewEngine(store, idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret([]byte(secret))).
+			Middleware(idem.Operation{ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+		}))
+		r := httptest.NewRequest("POST", "/pets", strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", "scoped-key")
+		r.Header.Set("X-API-Key", "ak_live_123")
+		w := httptest.NewRecorder()
+		if h.ServeHTTP(w, r); w.Code != http.StatusCreated {
+			t.Fatalf("first request: %d %s", w.Code, w.Body)
+		}
+		t.Setenv("IDEM_TEST_SCOPE_SECRET", secret)
+		args := []string{"inspect", "-op", "CreatePet", "-scope", "ak_live_123", "-key", "scoped-key", "-scope-secret-env", "IDEM_TEST_SCOPE_SECRET"}
+		if code, out, errOut := b.run(t, args...); code != ExitOK || !strings.Contains(out, "201") {
+			t.Fatalf("inspect with the secret = %d\n%s%s", code, out, errOut)
+		}
+		t.Setenv("IDEM_TEST_SCOPE_SECRET", "")
+		if code, out, errOut := b.run(t, args...); code != ExitNoRecord {
+			t.Fatalf("inspect without the secret = %d, want %d (no record)\n%s%s", code, ExitNoRecord, out, errOut)
+		}
+	})
 }

@@ -30,11 +30,7 @@ func testClient(t *testing.T, srv server, b backend) {
 		s := &shop{}
 		ts := httptest.NewServer(srv.handler(s, b.store(t)))
 		t.Cleanup(ts.Close)
-		c, err := clientapi.NewClientWithResponses(ts.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, clientapi.NewIdempotentClient(c)
+		return s, newClient(t, ts.URL, "key-of-tenant-a")
 	}
 	ctx := context.Background()
 	newOrder := clientapi.CreateOrderJSONRequestBody{Item: "pear", Quantity: 1}
@@ -128,4 +124,18 @@ func testClient(t *testing.T, srv server, b backend) {
 		}
 		wantCount(t, "createPayment", s.paid.Load(), 1)
 	})
+}
+
+// newClient is the generated client of the server at url, sending apiKey
+// in X-API-Key on every request, as a real API's client does.
+func newClient(t *testing.T, url, apiKey string) *clientapi.IdempotentClient {
+	t.Helper()
+	c, err := clientapi.NewClientWithResponses(url, clientapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("X-API-Key", apiKey)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clientapi.NewIdempotentClient(c)
 }

@@ -49,12 +49,8 @@ func TestLostResponse(t *testing.T) {
 					drop := &dropFirstAnswer{next: srv.handler(s, b.store(t))}
 					ts := httptest.NewServer(drop)
 					t.Cleanup(ts.Close)
-					c, err := clientapi.NewClientWithResponses(ts.URL)
-					if err != nil {
-						t.Fatal(err)
-					}
 					var res idem.CallResult
-					resp, err := clientapi.NewIdempotentClient(c).CreateOrder(context.Background(), nil,
+					resp, err := newClient(t, ts.URL, "key-of-tenant-a").CreateOrder(context.Background(), nil,
 						clientapi.CreateOrderJSONRequestBody{Item: "plum", Quantity: 2}, idem.WithResult(&res))
 					if err != nil {
 						t.Fatal(err)

@@ -141,14 +141,23 @@ type server struct {
 	handler func(s *shop, store idem.Store) http.Handler
 }
 
-func servers() []server {
+func servers() []server { return serversWith(scoped()...) }
+
+// scoped are the options of a real API over the spec's apiKey scheme: one
+// key space per API key, stored as a keyed hash.
+func scoped() []idem.Option {
+	return []idem.Option{idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret([]byte("e2e scope secret, 32 bytes long!"))}
+}
+
+// serversWith are the generated servers with the engine options opts.
+func serversWith(opts ...idem.Option) []server {
 	return []server{
 		{"strict", func(s *shop, store idem.Store) http.Handler {
-			si := strictapi.NewStrictHandler(strictShop{s}, []strictapi.StrictMiddlewareFunc{strictapi.IdempotencyMiddleware(store)})
+			si := strictapi.NewStrictHandler(strictShop{s}, []strictapi.StrictMiddlewareFunc{strictapi.IdempotencyMiddleware(store, opts...)})
 			return strictapi.HandlerFromMux(si, chi.NewRouter())
 		}},
 		{"plain", func(s *shop, store idem.Store) http.Handler {
-			return plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store), chi.NewRouter())
+			return plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter())
 		}},
 	}
 }

@@ -14,7 +14,7 @@ import (
 // says of it and its resolved x-idempotent, and checks what only the two
 // together can tell: a body key needs a JSON body, the declared key header
 // parameter must agree with required, and so on.
-func build(f model.File, d codegenOp, doc, s extension.Spec) (model.Operation, error) {
+func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Security) (model.Operation, error) {
 	set, err := extension.Resolve(doc, s)
 	if err != nil {
 		return model.Operation{}, err
@@ -42,6 +42,7 @@ func build(f model.File, d codegenOp, doc, s extension.Spec) (model.Operation, e
 			AttemptTimeout:  set.Retry.AttemptTimeout,
 			RetryOn:         set.Retry.RetryOn,
 		},
+		Security:     secured,
 		PathParams:   d.pathArgs,
 		HasParams:    d.hasParams,
 		Bodies:       d.bodies,

@@ -94,7 +94,7 @@ func Load(in Input) (model.File, error) {
 		if !enabled {
 			continue
 		}
-		op, err := build(f, d, doc, s)
+		op, err := build(f, d, doc, s, security(spec, d.op))
 		if err != nil {
 			report(d.path, d.method, name, err)
 			continue

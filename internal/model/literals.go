@@ -59,4 +59,14 @@ func Float(f float64) string {
 	return s
 }
 
+// Literal renders s as the elements of an idem.Security composite literal,
+// without braces.
+func (s Security) Literal() string {
+	lit := "Scheme: " + quote(s.Scheme) + ", Type: " + quote(s.Type)
+	if s.In != "" || s.Name != "" {
+		lit += ", In: " + quote(s.In) + ", Name: " + quote(s.Name)
+	}
+	return lit
+}
+
 func quote(s string) string { return strconv.Quote(s) }

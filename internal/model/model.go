@@ -48,6 +48,11 @@ type Operation struct {
 
 	Retry Retry
 
+	// Security lists the schemes of the operation's effective security
+	// requirements (its own, else the document's), sorted by name; nil
+	// when it requires none.
+	Security []Security
+
 	PathParams []Param // in path order, as oapi-codegen passes them
 	HasParams  bool    // oapi-codegen declares GoName+"Params" (query, header or cookie parameters)
 	// KeyParam is the header parameter that the spec declares for the key
@@ -72,6 +77,15 @@ type Retry struct {
 	MaxElapsed      time.Duration
 	AttemptTimeout  time.Duration
 	RetryOn         []int
+}
+
+// Security is one security scheme an operation requires, as the runtime's
+// idem.Security declares it.
+type Security struct {
+	Scheme string // name under components.securitySchemes
+	Type   string // apiKey, http, oauth2, openIdConnect or mutualTLS
+	In     string // apiKey: header, query or cookie
+	Name   string // apiKey: the header, query parameter or cookie name
 }
 
 // Param is a path parameter as it appears in oapi-codegen's signatures.

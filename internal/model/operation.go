@@ -69,3 +69,21 @@ func (o Operation) HasBody() bool { return len(o.Bodies) > 0 }
 func (o Operation) HasMultipart() bool {
 	return slices.ContainsFunc(o.Bodies, func(b Body) bool { return b.Kind == BodyMultipart })
 }
+
+// SecurityNote is the paragraph of ctor's doc comment that says which
+// operations require security and which options choose their key space;
+// "" when none requires security.
+func (f File) SecurityNote(ctor string) string {
+	var names []string
+	for _, op := range f.Operations {
+		if len(op.Security) > 0 {
+			names = append(names, op.GoName)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "The spec requires security for " + strings.Join(names, ", ") + ", so opts must choose a key space: " +
+		"idem.WithScope, idem.WithScopeFromHeader (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one, " +
+		ctor + " panics, saying what to add."
+}

@@ -6,6 +6,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,7 +53,8 @@ func Run(ctx context.Context, out io.Writer, cfg Config) error {
 		{"4. The same key with another body: 422", d.reusedKey},
 		{"5. A payment whose key travels in the JSON body", d.bodyKey},
 		{"6. Redis becomes unreachable: 503, then recovery", d.outage},
-		{"7. What the OpenTelemetry metrics saw (read from the SDK's manual reader)", d.metrics},
+		{"7. Another caller (API key) sends the same key and body: a run of its own", d.otherCaller},
+		{"8. What the OpenTelemetry metrics saw (read from the SDK's manual reader)", d.metrics},
 	} {
 		fmt.Fprintf(out, "\n%s\n", step.title)
 		d.out = out
@@ -74,6 +76,7 @@ type demo struct {
 	client *petclient.IdempotentClient
 	lossy  *lossyTransport
 	lossyC *petclient.IdempotentClient
+	otherC *petclient.IdempotentClient // another caller: another API key
 	hold   atomic.Pointer[gate]
 	tel    *telemetry // metrics of the server and the clients
 }
@@ -122,20 +125,39 @@ func start(cfg Config) (*demo, error) {
 		}
 		return nil, err
 	}
-	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store, idem.WithHooks(tel.hooks)))
+	// The demo's records live only as long as it runs, so a random secret
+	// will do; a real deployment reads one shared secret (cmd/petstore).
+	secret := []byte(rand.Text())
+	d.srv = httptest.NewServer(server.NewStrictHandler(d.shop, store,
+		append(server.ScopedByAPIKey(secret), idem.WithHooks(tel.hooks))...))
 
-	if d.client, err = newClient(d.srv.URL, http.DefaultTransport, tel.hook); err != nil {
+	if d.client, err = newClient(d.srv.URL, http.DefaultTransport, apiKeyAlice, tel.hook); err != nil {
 		return nil, err
 	}
 	d.lossy = &lossyTransport{next: http.DefaultTransport}
-	if d.lossyC, err = newClient(d.srv.URL, d.lossy, tel.hook); err != nil {
+	if d.lossyC, err = newClient(d.srv.URL, d.lossy, apiKeyAlice, tel.hook); err != nil {
+		return nil, err
+	}
+	if d.otherC, err = newClient(d.srv.URL, http.DefaultTransport, apiKeyBob, tel.hook); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newClient(url string, rt http.RoundTripper, hook func(idem.AttemptInfo)) (*petclient.IdempotentClient, error) {
-	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}))
+// The API keys of the demo's two callers.
+const (
+	apiKeyAlice = "demo-api-key-alice"
+	apiKeyBob   = "demo-api-key-bob"
+)
+
+// newClient is the generated client of url over rt, sending apiKey; hook
+// sees every attempt.
+func newClient(url string, rt http.RoundTripper, apiKey string, hook func(idem.AttemptInfo)) (*petclient.IdempotentClient, error) {
+	c, err := petclient.NewClientWithResponses(url, petclient.WithHTTPClient(&http.Client{Transport: rt}),
+		petclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set(server.APIKeyHeader, apiKey)
+			return nil
+		}))
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +214,7 @@ func (d *demo) raw(ctx context.Context, method, path, key string, body any) (*ht
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(server.APIKeyHeader, apiKeyAlice)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}

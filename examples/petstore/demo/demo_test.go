@@ -15,7 +15,7 @@ func TestDemo(t *testing.T) {
 	if err := demo.Run(context.Background(), &out, demo.Config{}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"-> 409", "-> 422", "-> 503", "replayed", "idem.server.outcomes: first_run 5,", "checked: 5 first runs"} {
+	for _, want := range []string{"-> 409", "-> 422", "-> 503", "replayed", "idem.server.outcomes: first_run 6,", "checked: 6 first runs", "not a replay of step 3"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("narration lacks %q:\n%s", want, out.String())
 		}

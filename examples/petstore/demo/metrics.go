@@ -125,7 +125,7 @@ func (d *demo) metrics(ctx context.Context) error {
 		{"first runs", outcomes[idemotel.OutcomeFirstRun], runs},
 		{"handler runs", handler.total(), runs},
 		{"completions", outcomes[idemotel.OutcomeCompleted], runs},
-		{"replays", outcomes[idemotel.OutcomeReplay], 4},     // step 2's retry, step 3's, both attempts of step 5's second call
+		{"replays", outcomes[idemotel.OutcomeReplay], 5},     // step 2's retry, step 3's, both attempts of step 5's second call, step 7's first caller
 		{"conflicts", outcomes[idemotel.OutcomeConflict], 1}, // the concurrent duplicate
 		{"mismatches", outcomes[idemotel.OutcomeMismatch], 2},
 		{"store errors", outcomes[idemotel.OutcomeStoreError], storeErrors},
@@ -136,6 +136,6 @@ func (d *demo) metrics(ctx context.Context) error {
 			return fmt.Errorf("%w: the metrics count %d %s, the demo saw %d", errUnexpected, c.got, c.what, c.want)
 		}
 	}
-	d.say("checked: %d first runs and handler runs, as the shop's counters; 4 replays, 1 conflict, 2 mismatches, 2 retried lost answers", runs)
+	d.say("checked: %d first runs and handler runs, as the shop's counters; 5 replays, 1 conflict, 2 mismatches, 2 retried lost answers", runs)
 	return nil
 }

@@ -162,6 +162,29 @@ func (d *demo) outage(ctx context.Context) error {
 	return d.expectRuns("createPet", 4)
 }
 
+func (d *demo) otherCaller(ctx context.Context) error {
+	const key = "demo-concurrent-0001" // step 3's key, with step 3's pet
+	runs := d.shop.Runs("createPet")
+	var res idem.CallResult
+	resp, err := d.otherC.CreatePet(ctx, petclient.NewPet{Name: "Polly", Species: "parrot"}, idem.WithKey(key), idem.WithResult(&res))
+	if err != nil {
+		return err
+	}
+	if resp.JSON201 == nil || res.Replayed {
+		return fmt.Errorf("%w: another caller answered %d, replayed %v", errUnexpected, resp.StatusCode(), res.Replayed)
+	}
+	d.say("client of another API key: POST /pets with key %s -> %d, not a replay of step 3's pet: pet #%d", key, resp.StatusCode(), resp.JSON201.Id)
+	mine, err := d.client.CreatePet(ctx, petclient.NewPet{Name: "Polly", Species: "parrot"}, idem.WithKey(key), idem.WithResult(&res))
+	if err != nil {
+		return err
+	}
+	if mine.JSON201 == nil || !res.Replayed || mine.JSON201.Id == resp.JSON201.Id {
+		return fmt.Errorf("%w: the first caller's retry answered %d, replayed %v", errUnexpected, mine.StatusCode(), res.Replayed)
+	}
+	d.say("client: the first caller's retry with that key -> %d, replayed, still its own pet #%d", mine.StatusCode(), mine.JSON201.Id)
+	return d.expectRuns("createPet", runs+1)
+}
+
 // problemCode returns the code member of an RFC 9457 problem body.
 func problemCode(data []byte) string {
 	var p struct {

@@ -11,6 +11,17 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
+// APIKeyHeader carries the caller's API key: the spec's apiKey scheme.
+const APIKeyHeader = "X-API-Key"
+
+// ScopedByAPIKey are the engine options of the petstore's key space: one
+// per API key, each stored as an HMAC-SHA256 under secret (at least 16
+// bytes, the same in every instance and across restarts), so one caller
+// never replays another's response and no API key reaches Redis.
+func ScopedByAPIKey(secret []byte) []idem.Option {
+	return []idem.Option{idem.WithScopeFromHeader(APIKeyHeader), idem.WithScopeSecret(secret)}
+}
+
 // NewStrictHandler serves the shop through oapi-codegen's strict server with
 // idemgen's generated middleware in front of every x-idempotent operation.
 func NewStrictHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {

@@ -14,13 +14,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 1 of the idem runtime's API for
+// This file is generated for version 2 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 1
-	_ uint = 1 - idem.GenVersion
+	_ uint = idem.GenVersion - 2
+	_ uint = 2 - idem.GenVersion
 )
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
@@ -150,7 +150,13 @@ var uploadDocumentIdempotencyClientOp = idem.ClientOperation{
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngine(store, opts...)}
+	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+		&addNoteIdempotencyOp,
+		&patchDocumentIdempotencyOp,
+		&putBlobIdempotencyOp,
+		&putSettingsIdempotencyOp,
+		&uploadDocumentIdempotencyOp,
+	}, store, opts...)}
 }
 
 // idempotentServer embeds the user's implementation and overrides exactly
@@ -208,7 +214,13 @@ func (s *idempotentServer) UploadDocument(w http.ResponseWriter, r *http.Request
 // invalid keys (400) are answered with a response object, never an error;
 // the other operations pass through unchanged. Give it to NewStrictHandler.
 func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
-	engine := idem.NewEngine(store, opts...)
+	engine := idem.NewEngineFor([]*idem.Operation{
+		&addNoteIdempotencyOp,
+		&patchDocumentIdempotencyOp,
+		&putBlobIdempotencyOp,
+		&putSettingsIdempotencyOp,
+		&uploadDocumentIdempotencyOp,
+	}, store, opts...)
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "AddNote":

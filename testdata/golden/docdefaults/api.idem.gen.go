@@ -13,13 +13,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 1 of the idem runtime's API for
+// This file is generated for version 2 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 1
-	_ uint = 1 - idem.GenVersion
+	_ uint = idem.GenVersion - 2
+	_ uint = 2 - idem.GenVersion
 )
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
@@ -80,7 +80,10 @@ var createTransferIdempotencyClientOp = idem.ClientOperation{
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngine(store, opts...)}
+	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+		&createRefundIdempotencyOp,
+		&createTransferIdempotencyOp,
+	}, store, opts...)}
 }
 
 // idempotentServer embeds the user's implementation and overrides exactly
@@ -114,7 +117,10 @@ func (s *idempotentServer) CreateTransfer(w http.ResponseWriter, r *http.Request
 // invalid keys (400) are answered with a response object, never an error;
 // the other operations pass through unchanged. Give it to NewStrictHandler.
 func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
-	engine := idem.NewEngine(store, opts...)
+	engine := idem.NewEngineFor([]*idem.Operation{
+		&createRefundIdempotencyOp,
+		&createTransferIdempotencyOp,
+	}, store, opts...)
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CreateRefund":

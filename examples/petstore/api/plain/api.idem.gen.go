@@ -10,13 +10,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 1 of the idem runtime's API for
+// This file is generated for version 2 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 1
-	_ uint = 1 - idem.GenVersion
+	_ uint = idem.GenVersion - 2
+	_ uint = 2 - idem.GenVersion
 )
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
@@ -28,6 +28,9 @@ var adoptPetIdempotencyOp = idem.Operation{
 	Retention:          24 * time.Hour,
 	Lock:               5 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
@@ -39,6 +42,9 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Retention:         24 * time.Hour,
 	Lock:              10 * time.Second,
 	FingerprintIgnore: []string{"/metadata/trace_id"},
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
 }
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
@@ -49,6 +55,9 @@ var createPetIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      10 * time.Second,
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
 }
 
 // WithIdempotency returns si with its idempotent operations (those marked
@@ -57,8 +66,17 @@ var createPetIdempotencyOp = idem.Operation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
+//
+// The spec requires security for AdoptPet, CreatePayment, CreatePet, so
+// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
+// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
+// WithIdempotency panics, saying what to add.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngine(store, opts...)}
+	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+		&adoptPetIdempotencyOp,
+		&createPaymentIdempotencyOp,
+		&createPetIdempotencyOp,
+	}, store, opts...)}
 }
 
 // idempotentServer embeds the user's implementation and overrides exactly

@@ -55,7 +55,7 @@ func TestTypedProblems(t *testing.T) {
 			})
 		}
 	}
-	ts := httptest.NewServer(server.NewStrictHandler(s, redisstore.New(rdb)))
+	ts := httptest.NewServer(server.NewStrictHandler(s, redisstore.New(rdb), server.ScopedByAPIKey([]byte("published test scope secret"))...))
 	t.Cleanup(ts.Close)
 	unblock := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(unblock) // before ts.Close, which waits for the held request

@@ -1,9 +1,12 @@
 // Command petstore serves the example API. It keeps idempotency records in an
-// in-process Redis (miniredis) unless REDIS_URL names a real one.
+// in-process Redis (miniredis) unless REDIS_URL names a real one, and then
+// needs IDEM_SCOPE_SECRET, the key that hashes callers' API keys (X-API-Key)
+// into Redis key names.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,14 +38,19 @@ func run() error {
 	metricsEvery := flag.Duration("metrics", 0, "print the OpenTelemetry metrics to stdout this often (and at exit); 0: off")
 	flag.Parse()
 
-	rdb, closeRedis, err := connect(os.Getenv("REDIS_URL"))
+	url := os.Getenv("REDIS_URL")
+	secret, err := scopeSecret(os.Getenv("IDEM_SCOPE_SECRET"), url != "")
+	if err != nil {
+		return err
+	}
+	rdb, closeRedis, err := connect(url)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts := []idem.Option{idem.WithLogger(logger)}
+	opts := append(server.ScopedByAPIKey(secret), idem.WithLogger(logger))
 	if *metricsEvery > 0 {
 		hooks, flush, err := stdoutMetrics(*metricsEvery)
 		if err != nil {
@@ -79,6 +87,20 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// scopeSecret is the key that hashes API keys into Redis key names: the
+// IDEM_SCOPE_SECRET variable, required on a real Redis (every instance and
+// every restart must use the same one, or retries in flight run again).
+// The in-process Redis dies with the process, so there a random one will do.
+func scopeSecret(env string, realRedis bool) ([]byte, error) {
+	switch {
+	case env != "":
+		return []byte(env), nil
+	case realRedis:
+		return nil, errors.New("IDEM_SCOPE_SECRET is not set: with REDIS_URL, set it to a random string of at least 16 bytes, the same for every instance")
+	}
+	return []byte(rand.Text()), nil
 }
 
 // connect returns a client for url, or for an in-process miniredis when url

@@ -1,0 +1,224 @@
+package idem
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"hash"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Security is one security scheme that the spec requires for an
+// operation: its own security requirement, else the document's. Generated
+// code fills it in [Operation.Security]; an engine refuses to start with a
+// shared key space for such an operation unless told to (see
+// [NewEngineFor]).
+type Security struct {
+	Scheme string // the scheme's name under components.securitySchemes
+	Type   string // apiKey, http, oauth2, openIdConnect or mutualTLS
+	In     string // apiKey: header, query or cookie
+	Name   string // apiKey: the header, query parameter or cookie that carries it
+}
+
+// MinScopeSecret is the shortest secret [WithScopeSecret] accepts, in bytes.
+const MinScopeSecret = 16
+
+// scopeKind is the key-space choice the options made.
+type scopeKind uint8
+
+const (
+	scopeUnset  scopeKind = iota // no choice: one shared key space, refused for secured operations
+	scopeFunc                    // WithScope
+	scopeHeader                  // WithScopeFromHeader
+	scopeShared                  // WithSharedKeySpace
+)
+
+// String names the option behind the choice.
+func (k scopeKind) String() string {
+	return [...]string{"no scope", "idem.WithScope", "idem.WithScopeFromHeader", "idem.WithSharedKeySpace()"}[k]
+}
+
+// choose records a key-space choice; a second, different one is an error
+// NewEngine reports.
+func (c *config) choose(k scopeKind) {
+	if c.scopeKind != scopeUnset && c.scopeKind != k && c.scopeErr == "" {
+		c.scopeErr = fmt.Sprintf("idem: %s and %s contradict each other: choose one key space", c.scopeKind, k)
+	}
+	c.scopeKind = k
+}
+
+// WithScope scopes keys by fn's answer for each request: a tenant, or the
+// authenticated principal. Keys of different scopes never meet, so one
+// caller can never replay another's response by guessing or reusing its
+// key. The scope is stored hashed (see [WithScopeSecret]).
+//
+// For a bearer token or OAuth, return the principal the token stands for
+// (its subject), not the token: a token refreshed between a request and its
+// retry would otherwise turn the retry into a second run. For an API key,
+// use [WithScopeFromHeader].
+func WithScope(fn ScopeFunc) Option {
+	return func(c *config) {
+		c.choose(scopeFunc)
+		c.scope = fn
+	}
+}
+
+// WithScopeFromHeader scopes keys by the value of the request header name,
+// such as the API key of an apiKey security scheme: each API key has a key
+// space of its own, and a request without the header shares one with the
+// others that lack it. The value is a credential, so it is stored only as
+// a keyed hash: WithScopeFromHeader requires [WithScopeSecret], and the
+// engine panics at construction without it.
+func WithScopeFromHeader(name string) Option {
+	name = http.CanonicalHeaderKey(name)
+	return func(c *config) {
+		c.choose(scopeHeader)
+		c.scopeHeader = name
+		c.scope = func(r *http.Request) (string, error) {
+			return strings.Join(r.Header[name], "\x00"), nil // NUL never occurs in a header value
+		}
+	}
+}
+
+// WithSharedKeySpace says, explicitly, that every caller shares one key
+// space: a key sent by one caller replays the response stored for another.
+// It is the behaviour without any scope option, but an engine for
+// operations whose spec requires security refuses to start without a
+// scope choice, and this is one.
+func WithSharedKeySpace() Option {
+	return func(c *config) {
+		c.choose(scopeShared)
+		c.scope = nil
+	}
+}
+
+// WithScopeSecret sets the key of the HMAC-SHA256 that hashes every scope
+// before it becomes part of a storage key, so that key names in the store
+// (and the key hashes in logs and events) reveal nothing about tenants or
+// credentials to whoever lacks the secret. It must be at least
+// MinScopeSecret bytes (the engine panics otherwise) and the same in every
+// process that shares the store, and across restarts: another secret gives
+// every scope another key space, so retries in flight would run again.
+// Keep it with your other secrets; rotate it only with that in mind.
+//
+// Without it, [WithScope]'s scopes are hashed with a fixed, public key: the
+// key names do not show a tenant in the clear, but whoever can read the
+// store can test guesses. [WithScopeFromHeader] requires it.
+func WithScopeSecret(secret []byte) Option {
+	secret = append([]byte(nil), secret...)
+	return func(c *config) { c.scopeSecret = secret }
+}
+
+// defaultScopeSecret hashes WithScope's scopes when no secret is set. It is
+// public: it hides a scope from a casual reader of key names, not from
+// someone who guesses it.
+var defaultScopeSecret = []byte("idemgen scope v1")
+
+// checkScope reports the problems of the key-space options alone: a
+// contradiction, a short secret, a credential without a secret.
+func (c *config) checkScope() string {
+	switch {
+	case c.scopeErr != "":
+		return c.scopeErr
+	case c.scopeKind == scopeFunc && c.scope == nil:
+		return "idem: WithScope(nil) chooses no scope: pass the function, or say idem.WithSharedKeySpace()"
+	case c.scopeSecret != nil && len(c.scopeSecret) < MinScopeSecret:
+		return fmt.Sprintf("idem: WithScopeSecret: the secret has %d bytes; use at least %d bytes of random data", len(c.scopeSecret), MinScopeSecret)
+	case c.scopeKind == scopeHeader && c.scopeSecret == nil:
+		return fmt.Sprintf("idem: WithScopeFromHeader(%q) hashes a credential into storage keys and needs a key for that hash: add idem.WithScopeSecret(secret), at least %d random bytes shared by every instance", c.scopeHeader, MinScopeSecret)
+	}
+	return ""
+}
+
+// scopeMACs pools the HMACs of one secret: keying one costs more than
+// hashing a scope with it.
+type scopeMACs struct{ pool sync.Pool }
+
+// newScopeMACs returns the pool of HMAC-SHA256 keyed by secret
+// (defaultScopeSecret when nil).
+func newScopeMACs(secret []byte) *scopeMACs {
+	if secret == nil {
+		secret = defaultScopeSecret
+	}
+	return &scopeMACs{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+}
+
+// hashScope is the form of a scope in storage keys (see ScopeKey), with a
+// pooled HMAC.
+func (c *config) hashScope(scope string) string {
+	m := c.scopeMACs.pool.Get().(hash.Hash)
+	out := scopeKey(m, scope)
+	c.scopeMACs.pool.Put(m)
+	return out
+}
+
+// ScopeKey is the form a request's scope takes in its record's key (the
+// scope argument of [RecordKey]) for an engine configured with
+// WithScopeSecret(secret), or with no secret when secret is nil: HMAC-SHA256
+// of the scope, 128 bits in unpadded base64url. Tools that look a record up
+// by tenant, such as idemctl, compute it; the engine does so itself.
+func ScopeKey(secret []byte, scope string) string {
+	if secret == nil {
+		secret = defaultScopeSecret
+	}
+	return scopeKey(hmac.New(sha256.New, secret), scope)
+}
+
+// scopeKey hashes scope with the HMAC m, which it resets first; the result
+// never holds a ':' or a '\'.
+func scopeKey(m hash.Hash, scope string) string {
+	m.Reset()
+	m.Write([]byte(scope))
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
+}
+
+// unscopedSecured is the start-up failure for operations that declare
+// security while the options choose no key space; "" when there is none.
+func (c *config) unscopedSecured(ops []*Operation) string {
+	if c.scopeKind != scopeUnset {
+		return ""
+	}
+	var names []string
+	var schemes []string
+	header := ""
+	for _, op := range ops {
+		if op == nil || len(op.Security) == 0 {
+			continue
+		}
+		names = append(names, op.ID)
+		for _, s := range op.Security {
+			d := s.Scheme + ": " + s.Type
+			if s.Type == "apiKey" {
+				d += " in " + s.In + " " + s.Name
+				if s.In == "header" && header == "" {
+					header = s.Name
+				}
+			}
+			if !slices.Contains(schemes, d) {
+				schemes = append(schemes, d)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	verb, their := "declare", "their"
+	if len(names) == 1 {
+		verb, their = "declares", "its"
+	}
+	fmt.Fprintf(&b, "idem: %s %s security (%s), so %s idempotency keys must not be shared by every caller, "+
+		"or one caller could replay another's response by sending its key. Choose a key space with one option:\n",
+		strings.Join(names, ", "), verb, strings.Join(schemes, "; "), their)
+	if header != "" {
+		fmt.Fprintf(&b, "\tidem.WithScopeFromHeader(%q), idem.WithScopeSecret(secret) // one key space per API key, stored as a keyed hash\n", header)
+	}
+	b.WriteString("\tidem.WithScope(func(r *http.Request) (string, error) { ... }) // your tenant or authenticated principal (for OAuth, the subject, not the token)\n")
+	b.WriteString("\tidem.WithSharedKeySpace() // every caller shares one key space")
+	return b.String()
+}
