@@ -10,7 +10,9 @@ import (
 // TestClientLinksNoDriver: a program that only uses a generated client (the
 // petstore's) links package idem but neither go-redis nor the Lua scripts,
 // which only runtime/redisstore imports, nor OpenTelemetry, which only
-// runtime/idemotel imports.
+// runtime/idemotel imports, nor a web framework (echo, gin), which only
+// runtime/idemecho and runtime/idemgin import. The same holds for a chi
+// server (the petstore's plain one).
 func TestClientLinksNoDriver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -18,6 +20,7 @@ func TestClientLinksNoDriver(t *testing.T) {
 	for _, pkg := range []string{
 		"github.com/idemgen/idemgen/runtime",
 		"github.com/idemgen/idemgen/examples/petstore/api/client",
+		"github.com/idemgen/idemgen/examples/petstore/api/plain",
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
@@ -30,6 +33,7 @@ func TestClientLinksNoDriver(t *testing.T) {
 		for _, dep := range deps {
 			if strings.HasPrefix(dep, "github.com/redis/") || dep == "github.com/idemgen/idemgen/lua" ||
 				strings.HasPrefix(dep, "go.opentelemetry.io/") ||
+				strings.HasPrefix(dep, "github.com/labstack/") || strings.HasPrefix(dep, "github.com/gin-gonic/") ||
 				strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
