@@ -72,10 +72,16 @@ func Load(in Input) (model.File, error) {
 	f := model.File{
 		Package:     in.Codegen.PackageName,
 		Source:      in.Source,
-		Server:      router,
+		Server:      router || g.EchoServer || g.GinServer,
 		Strict:      router && g.Strict,
 		Client:      g.Client,
 		TypeImports: map[string]string{},
+	}
+	switch {
+	case g.EchoServer:
+		f.Framework = model.Echo
+	case g.GinServer:
+		f.Framework = model.Gin
 	}
 	for _, d := range cg.ops {
 		v, ok := d.op.Extensions[extension.Name]

@@ -19,12 +19,37 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // so that the generator and the runtime it is built with cannot disagree.
 func (File) RuntimeVersion() int { return idem.GenVersion }
 
+// Import paths of the web frameworks oapi-codegen's echo-server and
+// gin-server target, and of the runtime's adapters to them.
+const (
+	EchoImport     = "github.com/labstack/echo/v4"
+	GinImport      = "github.com/gin-gonic/gin"
+	IdemEchoImport = RuntimeImport + "/idemecho"
+	IdemGinImport  = RuntimeImport + "/idemgin"
+)
+
+// frameworkPkgs are the packages of a framework's decorator: the
+// framework's and the runtime's adapter to it, names and import paths.
+type frameworkPkgs struct{ name, path, adapterName, adapterPath string }
+
+// frameworkPkgs returns the packages of f's framework; none for the net/http
+// routers.
+func (f File) frameworkPkgs() frameworkPkgs {
+	switch f.Framework {
+	case Echo:
+		return frameworkPkgs{"echo", EchoImport, "idemecho", IdemEchoImport}
+	case Gin:
+		return frameworkPkgs{"gin", GinImport, "idemgin", IdemGinImport}
+	}
+	return frameworkPkgs{}
+}
+
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.Server || f.Strict || f.Client {
+	if f.NetHTTPServer() || f.Strict || f.Client {
 		add("net/http")
 	}
 	if f.Strict || f.Client {
@@ -48,6 +73,10 @@ func (f File) Imports() []string {
 		need[name+" "+strconv.Quote(p)] = true
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
+	if f.EchoServer() || f.GinServer() {
+		p := f.frameworkPkgs()
+		other = append(other, strconv.Quote(p.path), strconv.Quote(p.adapterPath))
+	}
 	for name, p := range f.TypeImports {
 		if !f.Server && !f.Strict && !f.Client {
 			break

@@ -14,9 +14,13 @@ type File struct {
 	Package string // Go package name, from the oapi-codegen config
 	Source  string // the spec as named on the command line, for the header
 
-	Server bool // emit the ServerInterface decorator (chi, std-http, gorilla)
-	Strict bool // emit the strict-server middleware
+	Server bool // emit the ServerInterface decorator, for Framework
+	Strict bool // emit the strict-server middleware (net/http routers only, so far)
 	Client bool // emit the client helpers
+
+	// Framework is the web framework of oapi-codegen's ServerInterface;
+	// the zero value is the net/http routers'.
+	Framework Framework
 
 	Operations []Operation // sorted by GoName
 
@@ -27,6 +31,17 @@ type File struct {
 	// (path parameters such as openapi_types.UUID) to their import paths.
 	TypeImports map[string]string
 }
+
+// Framework is the web framework whose ServerInterface shape oapi-codegen
+// generates.
+type Framework int
+
+// The frameworks idemgen generates for.
+const (
+	NetHTTP Framework = iota // chi, std-http and gorilla: one net/http ServerInterface shape
+	Echo                     // echo v4: methods take an echo.Context and return an error
+	Gin                      // gin: methods take a *gin.Context
+)
 
 // Operation is one idempotent operation.
 type Operation struct {

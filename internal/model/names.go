@@ -39,7 +39,10 @@ type OpNames struct {
 // where its path parameters are in scope.
 type ServerLocals struct {
 	W, R, Params string // parameters besides the path parameters
+	Ctx          string // the echo.Context or *gin.Context parameter
 	HTTP         string // package net/http
+	Framework    string // package echo or gin
+	Adapter      string // package idemecho or idemgin
 }
 
 // ClientLocals are the names in the client helper's method of the
@@ -116,7 +119,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
 	}
-	imports := []string{"bytes", "context", "fmt", "http", "idem", "io", "time"}
+	imports := []string{"bytes", "context", "echo", "fmt", "gin", "http", "idem", "idemecho", "idemgin", "io", "time"}
 	for name := range f.TypeImports {
 		imports = append(imports, name)
 	}
@@ -149,6 +152,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 		f.Names.Aliases[a] = path
 		return a
 	}
+	fw := f.frameworkPkgs()
 	for i := range f.Operations {
 		op := &f.Operations[i]
 		if f.Strict {
@@ -161,10 +165,17 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 		hidden := op.paramNames()
 		body := newScope(hidden, imports, []string{f.Names.ServerReceiver})
 		op.Names.Server = ServerLocals{
-			W:      body.fresh("w"),
-			R:      body.fresh("r"),
-			Params: body.fresh("params"),
-			HTTP:   alias(hidden, f.Server, "http", "net/http"),
+			W:         body.fresh("w"),
+			R:         body.fresh("r"),
+			Params:    body.fresh("params"),
+			HTTP:      alias(hidden, f.NetHTTPServer(), "http", "net/http"),
+			Framework: alias(hidden, f.EchoServer() || f.GinServer(), fw.name, fw.path),
+			Adapter:   alias(hidden, f.EchoServer() || f.GinServer(), fw.adapterName, fw.adapterPath),
+		}
+		if f.Framework == Gin {
+			op.Names.Server.Ctx = body.fresh("c")
+		} else {
+			op.Names.Server.Ctx = body.fresh("ctx")
 		}
 		body = newScope(hidden, imports, []string{f.Names.ClientReceiver})
 		op.Names.Client = ClientLocals{

@@ -87,3 +87,22 @@ func (f File) SecurityNote(ctor string) string {
 		"idem.WithScope, idem.WithScopeFromHeader (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one, " +
 		ctor + " panics, saying what to add."
 }
+
+// NetHTTPServer reports whether the file has the ServerInterface decorator
+// of the net/http routers (chi, std-http, gorilla).
+func (f File) NetHTTPServer() bool { return f.Server && f.Framework == NetHTTP }
+
+// EchoServer reports whether the file has the echo ServerInterface decorator.
+func (f File) EchoServer() bool { return f.Server && f.Framework == Echo }
+
+// GinServer reports whether the file has the gin ServerInterface decorator.
+func (f File) GinServer() bool { return f.Server && f.Framework == Gin }
+
+// RegisterFuncs names the oapi-codegen functions that take the
+// ServerInterface, for WithIdempotency's doc comment.
+func (f File) RegisterFuncs() string {
+	if f.Framework == NetHTTP {
+		return "HandlerFromMux or its variants"
+	}
+	return "RegisterHandlers or its variants"
+}
