@@ -75,8 +75,9 @@ const (
 	order2 = `{"item":"apple","quantity":3}`
 )
 
-// TestServer runs every scenario against the strict and the plain
-// generated servers, over miniredis and real Redis.
+// TestServer is the behaviour every generated server promises, one table
+// of scenarios run against each server style (servers: chi strict and
+// plain, echo and gin), over miniredis and real Redis.
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -212,6 +213,52 @@ func TestServer(t *testing.T) {
 			wantStatus(t, do(t, h, "POST", "/payments", `{"idempotency_key":"pay-key","amount":6}`), http.StatusUnprocessableEntity)
 			wantCount(t, "createPayment", s.paid.Load(), 1)
 		}},
+		{"a body over the limit is 413 and the handler does not run", func(t *testing.T, h http.Handler, s *shop) {
+			big := `{"item":"` + strings.Repeat("a", 1<<20) + `","quantity":1}`
+			a := do(t, h, "POST", "/orders", big, "Idempotency-Key", "k1")
+			wantStatus(t, a, http.StatusRequestEntityTooLarge)
+			if code := problemCode(t, a); code != "payload-too-large" {
+				t.Errorf("code = %q, want payload-too-large", code)
+			}
+			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 0)
+		}},
+		{"a panic releases the key: the retry runs again", func(t *testing.T, h http.Handler, s *shop) {
+			s.panicFirst.Store(1)
+			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusInternalServerError)
+			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusCreated)
+			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 2)
+			wantCount(t, "createOrder", s.created.Load(), 1)
+		}},
+		{"Set-Cookie reaches the first client and is never replayed", func(t *testing.T, h http.Handler, s *shop) {
+			first := do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1")
+			wantStatus(t, first, http.StatusCreated)
+			if first.header.Get("Set-Cookie") == "" {
+				t.Fatal("the first answer has no Set-Cookie")
+			}
+			again := do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1")
+			wantStatus(t, again, http.StatusCreated)
+			if again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("Location") == "" {
+				t.Errorf("second answer replayed %q, Location %q: want a replay with Location", again.header.Get("Idempotent-Replayed"), again.header.Get("Location"))
+			}
+			if c := again.header.Values("Set-Cookie"); len(c) > 0 {
+				t.Errorf("the replay carries Set-Cookie %q", c)
+			}
+			wantCount(t, "createOrder", s.created.Load(), 1)
+		}},
+		{"a store outage is 503 store-unavailable and runs nothing", func(t *testing.T, h http.Handler, s *shop) {
+			s.store.fail.Store(true)
+			a := do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1")
+			wantStatus(t, a, http.StatusServiceUnavailable)
+			if code := problemCode(t, a); code != "store-unavailable" {
+				t.Errorf("code = %q, want store-unavailable", code)
+			}
+			if ra := a.header.Get("Retry-After"); ra != "1" {
+				t.Errorf("Retry-After = %q, want 1", ra)
+			}
+			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 0)
+			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusCreated)
+			wantCount(t, "createOrder", s.created.Load(), 1)
+		}},
 		{"other operations pass through", func(t *testing.T, h http.Handler, _ *shop) {
 			a := do(t, h, "GET", "/orders", "")
 			wantStatus(t, a, http.StatusOK)
@@ -226,8 +273,8 @@ func TestServer(t *testing.T) {
 				t.Run(srv.name, func(t *testing.T) {
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
-							s := &shop{}
-							sc.run(t, srv.handler(s, b.store(t)), s)
+							s := &shop{store: &failingStore{Store: b.store(t)}}
+							sc.run(t, srv.handler(s, s.store), s)
 						})
 					}
 				})

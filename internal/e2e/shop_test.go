@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
+	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
+	"github.com/labstack/echo/v4"
 
+	"github.com/idemgen/idemgen/internal/e2e/echoapi"
+	"github.com/idemgen/idemgen/internal/e2e/ginapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -28,8 +33,12 @@ type shop struct {
 	created, shipped, paid atomic.Int64  // executions that did the work
 	createCalls            atomic.Int64  // createOrder executions, including refused ones
 	failFirst              atomic.Int64  // createOrder answers 503 while positive (and decrements)
+	panicFirst             atomic.Int64  // createOrder panics while positive (and decrements)
 	entered                chan struct{} // when set, createOrder signals here, then waits for gate
 	gate                   chan struct{}
+
+	// store is the store under the server, which a test can make fail.
+	store *failingStore
 }
 
 type order struct {
@@ -51,9 +60,16 @@ func (s *shop) create(ctx context.Context, item string, qty int) (order, int) {
 	if s.failFirst.Add(-1) >= 0 {
 		return order{}, http.StatusServiceUnavailable
 	}
+	if s.panicFirst.Add(-1) >= 0 {
+		panic("createOrder: test panic")
+	}
 	n := s.created.Add(1)
 	return order{ID: "ord-" + strconv.FormatInt(n, 10), Item: item, Quantity: qty}, http.StatusCreated
 }
+
+// cookie is the session cookie a created order answers with; a replay
+// never carries it.
+func (s *shop) cookie() string { return "session=s" + strconv.FormatInt(s.created.Load(), 10) }
 
 func (s *shop) ship(id string) order {
 	s.shipped.Add(1)
@@ -78,7 +94,7 @@ func (s strictShop) CreateOrder(ctx context.Context, req strictapi.CreateOrderRe
 	}
 	return strictapi.CreateOrder201JSONResponse{
 		Body:    strictapi.Order{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "placed"},
-		Headers: strictapi.CreateOrder201ResponseHeaders{Location: ptr("/orders/" + o.ID)},
+		Headers: strictapi.CreateOrder201ResponseHeaders{Location: ptr("/orders/" + o.ID), SetCookie: ptr(s.cookie())},
 	}, nil
 }
 
@@ -112,6 +128,7 @@ func (s plainShop) CreateOrder(w http.ResponseWriter, r *http.Request, _ plainap
 		return
 	}
 	w.Header().Set("Location", "/orders/"+o.ID)
+	w.Header().Set("Set-Cookie", s.cookie())
 	writeJSON(w, http.StatusCreated, plainapi.Order{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "placed"})
 }
 
@@ -149,17 +166,57 @@ func scoped() []idem.Option {
 	return []idem.Option{idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret([]byte("e2e scope secret, 32 bytes long!"))}
 }
 
-// serversWith are the generated servers with the engine options opts.
+// serversWith are the generated servers with the engine options opts, each
+// behind its framework's way of turning a panic into a 500.
 func serversWith(opts ...idem.Option) []server {
 	return []server{
-		{"strict", func(s *shop, store idem.Store) http.Handler {
+		{"chi strict", func(s *shop, store idem.Store) http.Handler {
 			si := strictapi.NewStrictHandler(strictShop{s}, []strictapi.StrictMiddlewareFunc{strictapi.IdempotencyMiddleware(store, opts...)})
-			return strictapi.HandlerFromMux(si, chi.NewRouter())
+			return recoverer(strictapi.HandlerFromMux(si, chi.NewRouter()))
 		}},
-		{"plain", func(s *shop, store idem.Store) http.Handler {
-			return plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter())
+		{"chi plain", func(s *shop, store idem.Store) http.Handler {
+			return recoverer(plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter()))
+		}},
+		{"echo plain", func(s *shop, store idem.Store) http.Handler {
+			e := echo.New()
+			e.Use(echoRecover)
+			echoapi.RegisterHandlers(e, echoapi.WithIdempotency(echoShop{s}, store, opts...))
+			return e
+		}},
+		{"gin plain", func(s *shop, store idem.Store) http.Handler {
+			r := gin.New()
+			r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) { c.AbortWithStatus(http.StatusInternalServerError) }))
+			ginapi.RegisterHandlers(r, ginapi.WithIdempotency(ginShop{s}, store, opts...))
+			return r
 		}},
 	}
+}
+
+// echoRecover answers 500 for a handler that panics, as echo's Recover
+// middleware does, through c's response: the decorator must have restored
+// it, uncommitted.
+func echoRecover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = echo.NewHTTPError(http.StatusInternalServerError)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// recoverer answers 500 for a handler that panics, as a net/http router's
+// recovery middleware does.
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // backend is a Redis for the store: the real server or miniredis.

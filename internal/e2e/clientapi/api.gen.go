@@ -586,7 +586,8 @@ func (r ListOrdersResponse) ContentType() string {
 
 // CreateOrderResponse201Headers the declared response headers of an HTTP 201 response for CreateOrder
 type CreateOrderResponse201Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
 }
 
 type CreateOrderResponse struct {
@@ -867,6 +868,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
 		}
 		response.Headers201 = &headers
 	}

@@ -418,7 +418,8 @@ type CreateOrderResponseObject interface {
 }
 
 type CreateOrder201ResponseHeaders struct {
-	Location *string
+	Location  *string
+	SetCookie *string
 }
 
 type CreateOrder201JSONResponse struct {
@@ -435,6 +436,9 @@ func (response CreateOrder201JSONResponse) VisitCreateOrderResponse(w http.Respo
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.Location != nil {
 		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
 	}
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
