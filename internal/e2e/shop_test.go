@@ -15,7 +15,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/idemgen/idemgen/internal/e2e/echoapi"
+	"github.com/idemgen/idemgen/internal/e2e/echostrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/ginapi"
+	"github.com/idemgen/idemgen/internal/e2e/ginstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -183,13 +185,30 @@ func serversWith(opts ...idem.Option) []server {
 			echoapi.RegisterHandlers(e, echoapi.WithIdempotency(echoShop{s}, store, opts...))
 			return e
 		}},
+		{"echo strict", func(s *shop, store idem.Store) http.Handler {
+			e := echo.New()
+			e.Use(echoRecover)
+			echostrictapi.RegisterHandlers(e, echostrictapi.WithIdempotency(echostrictapi.NewStrictHandler(echoStrictShop{s}, nil), store, opts...))
+			return e
+		}},
 		{"gin plain", func(s *shop, store idem.Store) http.Handler {
-			r := gin.New()
-			r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) { c.AbortWithStatus(http.StatusInternalServerError) }))
+			r := ginRouter()
 			ginapi.RegisterHandlers(r, ginapi.WithIdempotency(ginShop{s}, store, opts...))
 			return r
 		}},
+		{"gin strict", func(s *shop, store idem.Store) http.Handler {
+			r := ginRouter()
+			ginstrictapi.RegisterHandlers(r, ginstrictapi.WithIdempotency(ginstrictapi.NewStrictHandler(ginStrictShop{s}, nil), store, opts...))
+			return r
+		}},
 	}
+}
+
+// ginRouter is a gin engine whose recovery answers 500, quietly.
+func ginRouter() *gin.Engine {
+	r := gin.New()
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) { c.AbortWithStatus(http.StatusInternalServerError) }))
+	return r
 }
 
 // echoRecover answers 500 for a handler that panics, as echo's Recover
