@@ -1,8 +1,8 @@
 // Package templates holds idemgen's code templates, one file per concern of
 // the generated file: header and imports, operation settings, the
 // ServerInterface decorator (its constructor and net/http methods, then its
-// echo and gin methods), the strict-server middleware and the client
-// helpers. They read only the model (internal/model); internal/render, their
+// echo and gin methods), the strict-server middleware (net/http routers,
+// then echo and gin) and the client helpers. They read only the model (internal/model); internal/render, their
 // only importer, parses them once and executes them. It is an implementation
 // detail of the generator, a package of its own only because //go:embed
 // cannot reach a parent folder; it is not an API.
@@ -18,5 +18,5 @@ var FS embed.FS
 // Order lists the templates in the order their output appears in a
 // generated file.
 func Order() []string {
-	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "echo.tmpl", "gin.tmpl", "strict.tmpl", "client.tmpl"}
+	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "echo.tmpl", "gin.tmpl", "strict.tmpl", "strictfw.tmpl", "client.tmpl"}
 }

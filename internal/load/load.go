@@ -77,6 +77,7 @@ func Load(in Input) (model.File, error) {
 		Client:      g.Client,
 		TypeImports: map[string]string{},
 	}
+	f.FrameworkStrict = g.Strict && (g.EchoServer || g.GinServer)
 	switch {
 	case g.EchoServer:
 		f.Framework = model.Echo

@@ -49,17 +49,17 @@ func (f File) frameworkPkgs() frameworkPkgs {
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.Strict || f.Client {
+	if f.NetHTTPServer() || f.AnyStrict() || f.Client {
 		add("net/http")
 	}
 	if f.Strict || f.Client {
 		add("context")
 	}
-	if len(f.Operations) > 0 && (f.Server || f.Strict || f.Client) {
+	if len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) {
 		add("time")
 	}
 	for _, op := range f.Operations {
-		if f.Strict {
+		if f.AnyStrict() {
 			add("fmt")
 		}
 		if f.Client && op.HasBody() {
@@ -73,12 +73,12 @@ func (f File) Imports() []string {
 		need[name+" "+strconv.Quote(p)] = true
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
-	if f.EchoServer() || f.GinServer() {
+	if f.EchoServer() || f.GinServer() || f.FrameworkStrict {
 		p := f.frameworkPkgs()
 		other = append(other, strconv.Quote(p.path), strconv.Quote(p.adapterPath))
 	}
 	for name, p := range f.TypeImports {
-		if !f.Server && !f.Strict && !f.Client {
+		if !f.Server && !f.AnyStrict() && !f.Client {
 			break
 		}
 		spec := strconv.Quote(p)

@@ -15,8 +15,11 @@ type File struct {
 	Source  string // the spec as named on the command line, for the header
 
 	Server bool // emit the ServerInterface decorator, for Framework
-	Strict bool // emit the strict-server middleware (net/http routers only, so far)
-	Client bool // emit the client helpers
+	Strict bool // emit the strict-server middleware of the net/http routers
+	// FrameworkStrict: emit the strict-server middleware of Framework,
+	// echo or gin.
+	FrameworkStrict bool
+	Client          bool // emit the client helpers
 
 	// Framework is the web framework of oapi-codegen's ServerInterface;
 	// the zero value is the net/http routers'.

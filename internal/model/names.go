@@ -107,7 +107,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	if f.Server {
 		exported(-1, "WithIdempotency")
 	}
-	if f.Strict {
+	if f.AnyStrict() {
 		exported(-1, "IdempotencyMiddleware")
 	}
 	if f.Client {
@@ -155,7 +155,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	fw := f.frameworkPkgs()
 	for i := range f.Operations {
 		op := &f.Operations[i]
-		if f.Strict {
+		if f.AnyStrict() {
 			exported(i, op.GoName+"IdempotentResponse")
 		}
 		op.Names.OpVar = pkg.fresh(unexported(op.GoName) + "IdempotencyOp")

@@ -98,6 +98,23 @@ func (f File) EchoServer() bool { return f.Server && f.Framework == Echo }
 // GinServer reports whether the file has the gin ServerInterface decorator.
 func (f File) GinServer() bool { return f.Server && f.Framework == Gin }
 
+// AnyStrict reports whether the file has a strict-server middleware, for
+// the net/http routers or for echo or gin.
+func (f File) AnyStrict() bool { return f.Strict || f.FrameworkStrict }
+
+// FrameworkCtxType is the type of the context echo's or gin's strict
+// handler functions take.
+func (f File) FrameworkCtxType() string {
+	if f.Framework == Gin {
+		return "*gin.Context"
+	}
+	return "echo.Context"
+}
+
+// AdapterPkg is the package name of the runtime's adapter to the
+// framework, idemecho or idemgin.
+func (f File) AdapterPkg() string { return f.frameworkPkgs().adapterName }
+
 // RegisterFuncs names the oapi-codegen functions that take the
 // ServerInterface, for WithIdempotency's doc comment.
 func (f File) RegisterFuncs() string {

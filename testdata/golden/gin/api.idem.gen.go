@@ -4,6 +4,8 @@
 package ginserver
 
 import (
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -82,4 +84,108 @@ func (s *idempotentServer) RefundOrder(c *gin.Context, storeId string, orderId o
 	idemgin.Serve(s.engine, c, &refundOrderIdempotencyOp, func(c *gin.Context) {
 		s.ServerInterface.RefundOrder(c, storeId, orderId, params)
 	})
+}
+
+// IdempotencyMiddleware returns a strict-server middleware that runs the
+// idempotent operations (those marked x-idempotent in the spec) at most once
+// per idempotency key. Replays, conflicts (409), mismatches (422) and
+// invalid keys (400) are answered with a response object, never an error;
+// the other operations pass through unchanged. Give it to NewStrictHandler.
+func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+	engine := idem.NewEngineFor([]*idem.Operation{
+		&closeStoreIdempotencyOp,
+		&refundOrderIdempotencyOp,
+	}, store, opts...)
+	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
+		switch operationID {
+		case "CloseStore":
+			return closeStoreIdempotencyStrict(engine, f)
+		case "RefundOrder":
+			return refundOrderIdempotencyStrict(engine, f)
+		}
+		return f
+	}
+}
+
+// closeStoreIdempotencyStrict wraps the strict handler of CloseStore (POST /stores/{storeId}/close).
+func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx *gin.Context, request any) (any, error) {
+		req, ok := request.(CloseStoreRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		body := idem.NoBody()
+		resp, err := idemgin.ServeStrict(engine, ctx, &closeStoreIdempotencyOp, body, func(ctx *gin.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(CloseStoreResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
+			}
+			return idem.Capture(obj.VisitCloseStoreResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return CloseStoreIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// CloseStoreIdempotentResponse is what IdempotencyMiddleware answers for
+// CloseStore (POST /stores/{storeId}/close): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type CloseStoreIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ CloseStoreResponseObject = CloseStoreIdempotentResponse{}
+
+// VisitCloseStoreResponse writes the response.
+func (resp CloseStoreIdempotentResponse) VisitCloseStoreResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
+}
+
+// refundOrderIdempotencyStrict wraps the strict handler of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
+// The spec declares Idempotency-Key a required parameter, so oapi-codegen's
+// wrapper answers 400 to a request without it before the idempotency layer
+// runs.
+func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx *gin.Context, request any) (any, error) {
+		req, ok := request.(RefundOrderRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		body := idem.JSONBody(req.Body)
+		resp, err := idemgin.ServeStrict(engine, ctx, &refundOrderIdempotencyOp, body, func(ctx *gin.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(RefundOrderResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
+			}
+			return idem.Capture(obj.VisitRefundOrderResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return RefundOrderIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// RefundOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type RefundOrderIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ RefundOrderResponseObject = RefundOrderIdempotentResponse{}
+
+// VisitRefundOrderResponse writes the response.
+func (resp RefundOrderIdempotentResponse) VisitRefundOrderResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
 }
