@@ -93,9 +93,7 @@ func (s ginShop) CreatePayment(c *gin.Context) {
 	c.JSON(http.StatusCreated, ginapi.Payment{Id: s.pay(), Amount: in.Amount})
 }
 
-// echoStrictShop is the shop as echo's strict server, which the tests
-// serve through WithIdempotency wrapped around NewStrictHandler (the strict
-// middleware for echo is not generated yet).
+// echoStrictShop is the shop as echo's strict server.
 type echoStrictShop struct{ *shop }
 
 var _ echostrictapi.StrictServerInterface = echoStrictShop{}
@@ -124,8 +122,7 @@ func (s echoStrictShop) CreatePayment(_ context.Context, req echostrictapi.Creat
 	return echostrictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
 }
 
-// ginStrictShop is the shop as gin's strict server, served like
-// echoStrictShop.
+// ginStrictShop is the shop as gin's strict server.
 type ginStrictShop struct{ *shop }
 
 var _ ginstrictapi.StrictServerInterface = ginStrictShop{}

@@ -77,8 +77,8 @@ const (
 
 // TestServer is the behaviour every generated server promises, one table
 // of scenarios run against each server style (servers: chi strict and
-// plain, echo and gin plain, and echo and gin strict through
-// WithIdempotency), over miniredis and real Redis.
+// plain, echo strict and plain, gin plain and strict), over miniredis and
+// real Redis.
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string

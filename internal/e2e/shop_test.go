@@ -188,7 +188,7 @@ func serversWith(opts ...idem.Option) []server {
 		{"echo strict", func(s *shop, store idem.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
-			echostrictapi.RegisterHandlers(e, echostrictapi.WithIdempotency(echostrictapi.NewStrictHandler(echoStrictShop{s}, nil), store, opts...))
+			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandler(echoStrictShop{s}, []echostrictapi.StrictMiddlewareFunc{echostrictapi.IdempotencyMiddleware(store, opts...)}))
 			return e
 		}},
 		{"gin plain", func(s *shop, store idem.Store) http.Handler {
@@ -198,7 +198,7 @@ func serversWith(opts ...idem.Option) []server {
 		}},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
 			r := ginRouter()
-			ginstrictapi.RegisterHandlers(r, ginstrictapi.WithIdempotency(ginstrictapi.NewStrictHandler(ginStrictShop{s}, nil), store, opts...))
+			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandler(ginStrictShop{s}, []ginstrictapi.StrictMiddlewareFunc{ginstrictapi.IdempotencyMiddleware(store, opts...)}))
 			return r
 		}},
 	}

@@ -4,6 +4,8 @@
 package ginstrictapi
 
 import (
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -114,4 +116,156 @@ func (s *idempotentServer) ShipOrder(c *gin.Context, orderId string, params Ship
 	idemgin.Serve(s.engine, c, &shipOrderIdempotencyOp, func(c *gin.Context) {
 		s.ServerInterface.ShipOrder(c, orderId, params)
 	})
+}
+
+// IdempotencyMiddleware returns a strict-server middleware that runs the
+// idempotent operations (those marked x-idempotent in the spec) at most once
+// per idempotency key. Replays, conflicts (409), mismatches (422) and
+// invalid keys (400) are answered with a response object, never an error;
+// the other operations pass through unchanged. Give it to NewStrictHandler.
+//
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
+// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
+// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
+// IdempotencyMiddleware panics, saying what to add.
+func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+	engine := idem.NewEngineFor([]*idem.Operation{
+		&createOrderIdempotencyOp,
+		&createPaymentIdempotencyOp,
+		&shipOrderIdempotencyOp,
+	}, store, opts...)
+	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
+		switch operationID {
+		case "CreateOrder":
+			return createOrderIdempotencyStrict(engine, f)
+		case "CreatePayment":
+			return createPaymentIdempotencyStrict(engine, f)
+		case "ShipOrder":
+			return shipOrderIdempotencyStrict(engine, f)
+		}
+		return f
+	}
+}
+
+// createOrderIdempotencyStrict wraps the strict handler of CreateOrder (POST /orders).
+func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx *gin.Context, request any) (any, error) {
+		req, ok := request.(CreateOrderRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		body := idem.JSONBody(req.Body)
+		resp, err := idemgin.ServeStrict(engine, ctx, &createOrderIdempotencyOp, body, func(ctx *gin.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(CreateOrderResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
+			}
+			return idem.Capture(obj.VisitCreateOrderResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return CreateOrderIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// CreateOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// CreateOrder (POST /orders): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type CreateOrderIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ CreateOrderResponseObject = CreateOrderIdempotentResponse{}
+
+// VisitCreateOrderResponse writes the response.
+func (resp CreateOrderIdempotentResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
+}
+
+// createPaymentIdempotencyStrict wraps the strict handler of CreatePayment (POST /payments).
+func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx *gin.Context, request any) (any, error) {
+		req, ok := request.(CreatePaymentRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		body := idem.JSONBody(req.Body)
+		resp, err := idemgin.ServeStrict(engine, ctx, &createPaymentIdempotencyOp, body, func(ctx *gin.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(CreatePaymentResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
+			}
+			return idem.Capture(obj.VisitCreatePaymentResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return CreatePaymentIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// CreatePaymentIdempotentResponse is what IdempotencyMiddleware answers for
+// CreatePayment (POST /payments): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type CreatePaymentIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ CreatePaymentResponseObject = CreatePaymentIdempotentResponse{}
+
+// VisitCreatePaymentResponse writes the response.
+func (resp CreatePaymentIdempotentResponse) VisitCreatePaymentResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
+}
+
+// shipOrderIdempotencyStrict wraps the strict handler of ShipOrder (POST /orders/{orderId}/ship).
+// The spec declares Idempotency-Key a required parameter, so oapi-codegen's
+// wrapper answers 400 to a request without it before the idempotency layer
+// runs.
+func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx *gin.Context, request any) (any, error) {
+		req, ok := request.(ShipOrderRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		body := idem.NoBody()
+		resp, err := idemgin.ServeStrict(engine, ctx, &shipOrderIdempotencyOp, body, func(ctx *gin.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(ShipOrderResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("ShipOrder: strict handler answered %T; want ShipOrderResponseObject", out)
+			}
+			return idem.Capture(obj.VisitShipOrderResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return ShipOrderIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// ShipOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// ShipOrder (POST /orders/{orderId}/ship): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type ShipOrderIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ ShipOrderResponseObject = ShipOrderIdempotentResponse{}
+
+// VisitShipOrderResponse writes the response.
+func (resp ShipOrderIdempotentResponse) VisitShipOrderResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
 }
