@@ -27,6 +27,7 @@ require (
 
 require (
 	github.com/gin-gonic/gin v1.12.0
+	github.com/gorilla/mux v1.8.1
 	github.com/labstack/echo/v4 v4.16.0
 )
 

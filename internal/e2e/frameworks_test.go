@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -9,9 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/idemgen/idemgen/internal/e2e/echoapi"
-	"github.com/idemgen/idemgen/internal/e2e/echostrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/ginapi"
-	"github.com/idemgen/idemgen/internal/e2e/ginstrictapi"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) } // no debug banner per route
@@ -91,62 +88,4 @@ func (s ginShop) CreatePayment(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, ginapi.Payment{Id: s.pay(), Amount: in.Amount})
-}
-
-// echoStrictShop is the shop as echo's strict server.
-type echoStrictShop struct{ *shop }
-
-var _ echostrictapi.StrictServerInterface = echoStrictShop{}
-
-func (s echoStrictShop) ListOrders(context.Context, echostrictapi.ListOrdersRequestObject) (echostrictapi.ListOrdersResponseObject, error) {
-	return echostrictapi.ListOrders200JSONResponse{}, nil
-}
-
-func (s echoStrictShop) CreateOrder(ctx context.Context, req echostrictapi.CreateOrderRequestObject) (echostrictapi.CreateOrderResponseObject, error) {
-	o, status := s.create(ctx, req.Body.Item, req.Body.Quantity)
-	if status != http.StatusCreated {
-		return echostrictapi.CreateOrder503Response{}, nil
-	}
-	return echostrictapi.CreateOrder201JSONResponse{
-		Body:    echostrictapi.Order{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "placed"},
-		Headers: echostrictapi.CreateOrder201ResponseHeaders{Location: ptr("/orders/" + o.ID), SetCookie: ptr(s.cookie())},
-	}, nil
-}
-
-func (s echoStrictShop) ShipOrder(_ context.Context, req echostrictapi.ShipOrderRequestObject) (echostrictapi.ShipOrderResponseObject, error) {
-	o := s.ship(req.OrderId)
-	return echostrictapi.ShipOrder202JSONResponse{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "shipping"}, nil
-}
-
-func (s echoStrictShop) CreatePayment(_ context.Context, req echostrictapi.CreatePaymentRequestObject) (echostrictapi.CreatePaymentResponseObject, error) {
-	return echostrictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
-}
-
-// ginStrictShop is the shop as gin's strict server.
-type ginStrictShop struct{ *shop }
-
-var _ ginstrictapi.StrictServerInterface = ginStrictShop{}
-
-func (s ginStrictShop) ListOrders(context.Context, ginstrictapi.ListOrdersRequestObject) (ginstrictapi.ListOrdersResponseObject, error) {
-	return ginstrictapi.ListOrders200JSONResponse{}, nil
-}
-
-func (s ginStrictShop) CreateOrder(ctx context.Context, req ginstrictapi.CreateOrderRequestObject) (ginstrictapi.CreateOrderResponseObject, error) {
-	o, status := s.create(ctx, req.Body.Item, req.Body.Quantity)
-	if status != http.StatusCreated {
-		return ginstrictapi.CreateOrder503Response{}, nil
-	}
-	return ginstrictapi.CreateOrder201JSONResponse{
-		Body:    ginstrictapi.Order{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "placed"},
-		Headers: ginstrictapi.CreateOrder201ResponseHeaders{Location: ptr("/orders/" + o.ID), SetCookie: ptr(s.cookie())},
-	}, nil
-}
-
-func (s ginStrictShop) ShipOrder(_ context.Context, req ginstrictapi.ShipOrderRequestObject) (ginstrictapi.ShipOrderResponseObject, error) {
-	o := s.ship(req.OrderId)
-	return ginstrictapi.ShipOrder202JSONResponse{Id: o.ID, Item: o.Item, Quantity: o.Quantity, Status: "shipping"}, nil
-}
-
-func (s ginStrictShop) CreatePayment(_ context.Context, req ginstrictapi.CreatePaymentRequestObject) (ginstrictapi.CreatePaymentResponseObject, error) {
-	return ginstrictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
 }

@@ -76,9 +76,9 @@ const (
 )
 
 // TestServer is the behaviour every generated server promises, one table
-// of scenarios run against each server style (servers: chi strict and
-// plain, echo strict and plain, gin plain and strict), over miniredis and
-// real Redis.
+// of scenarios run against each of the ten server forms (servers: chi,
+// std-http, gorilla, echo and gin, each strict and plain), over miniredis
+// and real Redis.
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string

@@ -12,13 +12,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/mux"
 	"github.com/labstack/echo/v4"
 
 	"github.com/idemgen/idemgen/internal/e2e/echoapi"
 	"github.com/idemgen/idemgen/internal/e2e/echostrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/ginapi"
 	"github.com/idemgen/idemgen/internal/e2e/ginstrictapi"
+	"github.com/idemgen/idemgen/internal/e2e/gorillaapi"
+	"github.com/idemgen/idemgen/internal/e2e/gorillastrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
+	"github.com/idemgen/idemgen/internal/e2e/stdapi"
+	"github.com/idemgen/idemgen/internal/e2e/stdstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
@@ -179,6 +184,20 @@ func serversWith(opts ...idem.Option) []server {
 		{"chi plain", func(s *shop, store idem.Store) http.Handler {
 			return recoverer(plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter()))
 		}},
+		{"std-http strict", func(s *shop, store idem.Store) http.Handler {
+			si := stdstrictapi.NewStrictHandler(stdStrictShop{strictShop{s}}, []stdstrictapi.StrictMiddlewareFunc{stdstrictapi.IdempotencyMiddleware(store, opts...)})
+			return recoverer(stdstrictapi.HandlerFromMux(si, http.NewServeMux()))
+		}},
+		{"std-http plain", func(s *shop, store idem.Store) http.Handler {
+			return recoverer(stdapi.HandlerFromMux(stdapi.WithIdempotency(stdShop{plainShop{s}}, store, opts...), http.NewServeMux()))
+		}},
+		{"gorilla strict", func(s *shop, store idem.Store) http.Handler {
+			si := gorillastrictapi.NewStrictHandler(gorillaStrictShop{strictShop{s}}, []gorillastrictapi.StrictMiddlewareFunc{gorillastrictapi.IdempotencyMiddleware(store, opts...)})
+			return recoverer(gorillastrictapi.HandlerFromMux(si, mux.NewRouter()))
+		}},
+		{"gorilla plain", func(s *shop, store idem.Store) http.Handler {
+			return recoverer(gorillaapi.HandlerFromMux(gorillaapi.WithIdempotency(gorillaShop{plainShop{s}}, store, opts...), mux.NewRouter()))
+		}},
 		{"echo plain", func(s *shop, store idem.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
@@ -188,7 +207,7 @@ func serversWith(opts ...idem.Option) []server {
 		{"echo strict", func(s *shop, store idem.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
-			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandler(echoStrictShop{s}, []echostrictapi.StrictMiddlewareFunc{echostrictapi.IdempotencyMiddleware(store, opts...)}))
+			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandler(echoStrictShop{strictShop{s}}, []echostrictapi.StrictMiddlewareFunc{echostrictapi.IdempotencyMiddleware(store, opts...)}))
 			return e
 		}},
 		{"gin plain", func(s *shop, store idem.Store) http.Handler {
@@ -198,7 +217,7 @@ func serversWith(opts ...idem.Option) []server {
 		}},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
 			r := ginRouter()
-			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandler(ginStrictShop{s}, []ginstrictapi.StrictMiddlewareFunc{ginstrictapi.IdempotencyMiddleware(store, opts...)}))
+			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandler(ginStrictShop{strictShop{s}}, []ginstrictapi.StrictMiddlewareFunc{ginstrictapi.IdempotencyMiddleware(store, opts...)}))
 			return r
 		}},
 	}
