@@ -19,9 +19,12 @@
 //
 //   - What is emitted follows the oapi-codegen config: WithIdempotency for
 //     chi-server, std-http-server and gorilla-server (their ServerInterface
-//     has the same shape); IdempotencyMiddleware when strict-server is
-//     generated with one of them; IdempotentClient for client. Other
-//     frameworks (echo, gin, fiber, iris) get nothing yet.
+//     has the same shape), and for echo-server and gin-server with their
+//     signatures (over runtime/idemecho and runtime/idemgin);
+//     IdempotencyMiddleware when strict-server is generated with one of
+//     them; IdempotentClient for client. fiber-server, fiber-v3-server,
+//     iris-server and echo5-server are errors (Config.Validate), not a file
+//     that protects nothing.
 //   - Strict bodies: JSON and form bodies reach the runtime decoded
 //     (idem.JSONBody, canonically re-encoded for the fingerprint), text/plain
 //     as bytes (idem.RawBody), other media types as the io.Reader the strict
