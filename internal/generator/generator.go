@@ -80,7 +80,7 @@ func unsupportedServer(g codegen.GenerateOptions) error {
 		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"
 	case g.Echo5Server:
 		flag = "echo5-server"
-		why = "echo v5 is not supported yet; echo-server (echo v4) is"
+		why = "echo v5 handlers take a *echo.Context, for which idemgen has no adapter yet (echo-server, echo v4, has one)"
 	default:
 		return nil
 	}
