@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // answer is what a test sees of a response.
@@ -106,6 +108,13 @@ func TestServer(t *testing.T) {
 				}
 			}
 			wantCount(t, "createOrder", s.created.Load(), 1)
+		}},
+		{"the handler reads its key and fence from its context", func(t *testing.T, h http.Handler, s *shop) {
+			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusCreated)
+			info, _ := s.seen.Load().(idem.Info)
+			if info.Key != "k1" || info.Operation != "CreateOrder" || info.Fence != 1 {
+				t.Errorf("idem.FromContext in the handler = %+v, want key k1, operation CreateOrder, fence 1", info)
+			}
 		}},
 		{"another key runs again", func(t *testing.T, h http.Handler, s *shop) {
 			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusCreated)

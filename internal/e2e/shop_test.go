@@ -41,6 +41,7 @@ type shop struct {
 	createCalls            atomic.Int64  // createOrder executions, including refused ones
 	failFirst              atomic.Int64  // createOrder answers 503 while positive (and decrements)
 	panicFirst             atomic.Int64  // createOrder panics while positive (and decrements)
+	seen                   atomic.Value  // the idem.Info of createOrder's last run (nil when it had none)
 	entered                chan struct{} // when set, createOrder signals here, then waits for gate
 	gate                   chan struct{}
 
@@ -56,6 +57,9 @@ type order struct {
 // create places an order, or answers 503 while failFirst is positive.
 func (s *shop) create(ctx context.Context, item string, qty int) (order, int) {
 	s.createCalls.Add(1)
+	if info, ok := idem.FromContext(ctx); ok {
+		s.seen.Store(info)
+	}
 	if s.entered != nil {
 		s.entered <- struct{}{}
 		select {
@@ -217,6 +221,10 @@ func serversWith(opts ...idem.Option) []server {
 		}},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
 			r := ginRouter()
+			// gin's strict server hands the typed handler the *gin.Context
+			// as its context.Context, which reaches the request's context
+			// (idem.FromContext, cancellation) only with this set.
+			r.ContextWithFallback = true
 			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandler(ginStrictShop{strictShop{s}}, []ginstrictapi.StrictMiddlewareFunc{ginstrictapi.IdempotencyMiddleware(store, opts...)}))
 			return r
 		}},
