@@ -6,15 +6,17 @@
 // # Server wiring
 //
 // Generated code builds an [Engine] over a [Store] (redisstore.New(rdb)) in
-// WithIdempotency (plain ServerInterface) and IdempotencyMiddleware (strict
-// server); both take [Option] values after the store: [WithScope] (tenant or
+// WithIdempotency (plain ServerInterface) and NewStrictHandlerWithIdempotency
+// (strict server); both take [Option] values after the store: [WithScope] (tenant or
 // principal), [WithHooks] and [WithLogger] (metrics, logs with redacted
 // keys), [WithFailOpen], [WithBodyLimit], [WithStoredBodyLimit],
 // [WithReplayHeaders], [WithHeartbeat], [WithReconciler],
 // [WithStoreTimeout] and [WithStrictKeys]. Routes that are not generated use
 // [Engine.Middleware] with an [Operation] of their own. Every answer the
 // engine gives instead of the handler's is a [Problem] (RFC 9457) with a
-// stable code ([CodeConflict], [CodeFingerprintMismatch], ...).
+// stable code ([CodeConflict], [CodeFingerprintMismatch], ...); so is the
+// generated IdempotencyErrorHandler's answer to a request oapi-codegen's
+// router cannot bind ([RequestProblem], [KeyHeaderProblem]).
 //
 // # In a handler
 //
@@ -37,8 +39,8 @@
 //
 // # Called by generated code only
 //
-// [Engine.Serve], [Engine.ServeStrict], [Capture], [JSONBody],
-// [ReaderBody], [RawBody], [NoBody], [Caller.Begin] and the methods of
+// [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [Capture],
+// [Caller.Begin] and the methods of
 // [Call] are the entry points generated files call; [GenVersion]
 // makes a file generated for another runtime version fail to compile.
 //

@@ -8,7 +8,7 @@ import (
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
 // concurrent use. Generated code creates one per WithIdempotency or
-// IdempotencyMiddleware call.
+// NewStrictHandlerWithIdempotency call.
 type Engine struct {
 	store     Store
 	cfg       config

@@ -166,25 +166,3 @@ func TestOperationText(t *testing.T) {
 		t.Errorf("ClientRetryDoc without statuses %q", doc)
 	}
 }
-
-func TestStrictBody(t *testing.T) {
-	o := op("A")
-	if got := o.StrictBodyExpr(); got != "idem.NoBody()" {
-		t.Errorf("no body: %q", got)
-	}
-	o.Bodies = []Body{{ContentType: "application/json", Kind: BodyJSON, Field: "Body"}}
-	if got := o.StrictBodyExpr(); got != "idem.JSONBody(req.Body)" {
-		t.Errorf("one JSON body: %q", got)
-	}
-	o.Bodies = []Body{{ContentType: "text/plain", Kind: BodyText, Field: "Body"}}
-	if c := o.StrictBodyIf(); c == nil || c.Cond != "req.Body != nil" || c.Expr != "idem.RawBody([]byte(*req.Body))" {
-		t.Errorf("one text body: %+v", c)
-	}
-	o.Bodies = []Body{
-		{ContentType: "application/json", Kind: BodyJSON, Field: "JSONBody"},
-		{ContentType: "application/octet-stream", Kind: BodyReader, Field: "Body"},
-	}
-	if got := o.StrictBody(); len(got) != 2 || got[1].Expr != "idem.ReaderBody(&req.Body)" || o.StrictBodyExpr() != "" || o.StrictBodyIf() != nil {
-		t.Errorf("two bodies: %+v", got)
-	}
-}

@@ -4,19 +4,20 @@
 package plainapi
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 1 of the idem runtime's API for
+// This file is generated for version 2 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 1
-	_ uint = 1 - idem.GenVersion
+	_ uint = idem.GenVersion - 2
+	_ uint = 2 - idem.GenVersion
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
@@ -46,6 +47,16 @@ var shipOrderIdempotencyOp = idem.Operation{
 	ID:        "ShipOrder",
 	Method:    "POST",
 	Path:      "/orders/{orderId}/ship",
+	KeyHeader: "Idempotency-Key",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+}
+
+// uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
+var uploadFileIdempotencyOp = idem.Operation{
+	ID:        "UploadFile",
+	Method:    "POST",
+	Path:      "/files",
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
@@ -90,9 +101,36 @@ func (s *idempotentServer) CreatePayment(w http.ResponseWriter, r *http.Request)
 // It runs the embedded implementation at most once per idempotency key.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) ShipOrder(w http.ResponseWriter, r *http.Request, orderId string, params ShipOrderParams) {
 	s.engine.Serve(w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.ShipOrder(w, r, orderId, params)
 	})
+}
+
+// UploadFile is POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+// It runs the embedded implementation at most once per idempotency key.
+func (s *idempotentServer) UploadFile(w http.ResponseWriter, r *http.Request) {
+	s.engine.Serve(w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.UploadFile(w, r)
+	})
+}
+
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
 }
