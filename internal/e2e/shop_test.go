@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
+	"mime/multipart"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -26,6 +29,7 @@ var _ = flag.Bool("update", false, "unused here: the generated files of this pac
 // really ran, which is what the tests assert on.
 type shop struct {
 	created, shipped, paid atomic.Int64  // executions that did the work
+	uploaded               atomic.Int64  // uploadFile executions
 	createCalls            atomic.Int64  // createOrder executions, including refused ones
 	failFirst              atomic.Int64  // createOrder answers 503 while positive (and decrements)
 	entered                chan struct{} // when set, createOrder signals here, then waits for gate
@@ -62,6 +66,30 @@ func (s *shop) ship(id string) order {
 
 func (s *shop) pay() string { return "pay-" + strconv.FormatInt(s.paid.Add(1), 10) }
 
+// upload stores a file from a multipart body (parts file and purpose).
+func (s *shop) upload(mr *multipart.Reader) (id, purpose string, size int, err error) {
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", 0, err
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return "", "", 0, err
+		}
+		switch p.FormName() {
+		case "file":
+			size = len(b)
+		case "purpose":
+			purpose = string(b)
+		}
+	}
+	return "file-" + strconv.FormatInt(s.uploaded.Add(1), 10), purpose, size, nil
+}
+
 // strictShop is the shop as a strict server.
 type strictShop struct{ *shop }
 
@@ -89,6 +117,14 @@ func (s strictShop) ShipOrder(_ context.Context, req strictapi.ShipOrderRequestO
 
 func (s strictShop) CreatePayment(_ context.Context, req strictapi.CreatePaymentRequestObject) (strictapi.CreatePaymentResponseObject, error) {
 	return strictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+}
+
+func (s strictShop) UploadFile(_ context.Context, req strictapi.UploadFileRequestObject) (strictapi.UploadFileResponseObject, error) {
+	id, purpose, size, err := s.upload(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return strictapi.UploadFile201JSONResponse{Id: id, Purpose: purpose, Size: size}, nil
 }
 
 // plainShop is the shop as a plain ServerInterface.
@@ -129,6 +165,20 @@ func (s plainShop) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, plainapi.Payment{Id: s.pay(), Amount: in.Amount})
 }
 
+func (s plainShop) UploadFile(w http.ResponseWriter, r *http.Request) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, plainapi.Error{Message: err.Error()})
+		return
+	}
+	id, purpose, size, err := s.upload(mr)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, plainapi.Error{Message: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusCreated, plainapi.File{Id: id, Purpose: purpose, Size: size})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -138,7 +188,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // server is one of the generated servers over a shop and a store.
 type server struct {
 	name    string
-	handler func(s *shop, store idem.Store) http.Handler
+	handler func(s *shop, store idem.Store, opts ...idem.Option) http.Handler
 }
 
 func servers() []server { return serversWith(scoped()...) }
@@ -152,12 +202,14 @@ func scoped() []idem.Option {
 // serversWith are the generated servers with the engine options opts.
 func serversWith(opts ...idem.Option) []server {
 	return []server{
-		{"strict", func(s *shop, store idem.Store) http.Handler {
-			si := strictapi.NewStrictHandler(strictShop{s}, []strictapi.StrictMiddlewareFunc{strictapi.IdempotencyMiddleware(store, opts...)})
-			return strictapi.HandlerFromMux(si, chi.NewRouter())
+		{"strict", func(s *shop, store idem.Store, more ...idem.Option) http.Handler {
+			si := strictapi.NewStrictHandlerWithIdempotency(strictShop{s}, nil, store, append(slices.Clone(opts), more...)...)
+			return strictapi.HandlerWithOptions(si, strictapi.ChiServerOptions{
+				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: strictapi.IdempotencyErrorHandler})
 		}},
-		{"plain", func(s *shop, store idem.Store) http.Handler {
-			return plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter())
+		{"plain", func(s *shop, store idem.Store, more ...idem.Option) http.Handler {
+			return plainapi.HandlerWithOptions(plainapi.WithIdempotency(plainShop{s}, store, append(slices.Clone(opts), more...)...), plainapi.ChiServerOptions{
+				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler})
 		}},
 	}
 }

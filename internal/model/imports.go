@@ -30,6 +30,9 @@ func (f File) Imports() []string {
 	if f.Strict || f.Client {
 		add("context")
 	}
+	if f.Server && len(f.KeyParamNames()) > 0 {
+		add("errors")
+	}
 	if len(f.Operations) > 0 && (f.Server || f.Strict || f.Client) {
 		add("time")
 	}

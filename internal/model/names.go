@@ -19,6 +19,8 @@ import (
 // FileNames are the names of a generated file that idemgen chooses itself.
 type FileNames struct {
 	ServerType     string // the ServerInterface decorator type (idempotentServer)
+	StrictType     string // the strict server's router step, a ServerInterface decorator (idempotentStrictServer)
+	StrictMW       string // the function returning the strict middleware (idempotencyStrictMiddleware)
 	ServerReceiver string // the receiver of its methods (s)
 	ClientReceiver string // the receiver of IdempotentClient's methods (c)
 	// Aliases are the extra imports (name -> path) that give a package a
@@ -103,9 +105,11 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	}
 	if f.Server {
 		exported(-1, "WithIdempotency")
+		exported(-1, "IdempotencyErrorHandler")
 	}
 	if f.Strict {
-		exported(-1, "IdempotencyMiddleware")
+		exported(-1, "NewStrictHandlerWithIdempotency")
+		exported(-1, "NewStrictHandlerWithIdempotencyOptions")
 	}
 	if f.Client {
 		exported(-1, "IdempotentClient")
@@ -116,7 +120,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
 	}
-	imports := []string{"bytes", "context", "fmt", "http", "idem", "io", "time"}
+	imports := []string{"bytes", "context", "errors", "fmt", "http", "idem", "io", "time"}
 	for name := range f.TypeImports {
 		imports = append(imports, name)
 	}
@@ -128,6 +132,8 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	}
 	f.Names = FileNames{
 		ServerType: pkg.fresh("idempotentServer"),
+		StrictType: pkg.fresh("idempotentStrictServer"),
+		StrictMW:   pkg.fresh("idempotencyStrictMiddleware"),
 		Aliases:    map[string]string{},
 	}
 	// Receivers are in scope with every operation's path parameters.
