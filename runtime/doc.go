@@ -52,14 +52,15 @@
 // # Called by generated code only
 //
 // [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [Capture],
-// [Caller.Begin] and the methods of
-// [Call] are the entry points generated files call; [GenVersion]
-// makes a file generated for another runtime version fail to compile.
+// [Caller.Begin] and the methods of [Call] are the entry points generated
+// files call; [GenVersion] makes a file generated for another runtime
+// version fail to compile.
 //
 // # Stores
 //
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
-// [RecordKey] composes the key a record is kept under, for tools that
-// inspect one key and for stores of one's own.
+// [RecordKey] composes the key a record is kept under, and [ScopeKey] the
+// hashed scope in it, for tools that inspect one key and for stores of
+// one's own.
 package idem
