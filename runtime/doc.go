@@ -6,9 +6,9 @@
 // # Server wiring
 //
 // Generated code builds an [Engine] over a [Store] (redisstore.New(rdb)) in
-// WithIdempotency (plain ServerInterface) and IdempotencyMiddleware (strict
-// server), with [NewEngineFor]; both take [Option] values after the store.
-// The key space comes first: [WithScope] (tenant or principal),
+// WithIdempotency (plain ServerInterface) and NewStrictHandlerWithIdempotency
+// (strict server), with [NewEngineFor]; both take [Option] values after the
+// store. The key space comes first: [WithScope] (tenant or principal),
 // [WithScopeFromHeader] (an API key) with [WithScopeSecret] (the key of the
 // hash that keeps scopes out of storage keys), or [WithSharedKeySpace]; for
 // operations whose spec requires security one of them is required, and the
@@ -18,7 +18,9 @@
 // [WithStoreTimeout] and [WithStrictKeys]. Routes that are not generated use
 // [Engine.Middleware] with an [Operation] of their own. Every answer the
 // engine gives instead of the handler's is a [Problem] (RFC 9457) with a
-// stable code ([CodeConflict], [CodeFingerprintMismatch], ...).
+// stable code ([CodeConflict], [CodeFingerprintMismatch], ...); so is the
+// generated IdempotencyErrorHandler's answer to a request oapi-codegen's
+// router cannot bind ([RequestProblem], [KeyHeaderProblem]).
 //
 // # Metrics and traces
 //
@@ -49,15 +51,16 @@
 //
 // # Called by generated code only
 //
-// [Engine.Serve], [Engine.ServeStrict], [Capture], [JSONBody],
-// [ReaderBody], [RawBody], [NoBody], [Caller.Begin] and the methods of
-// [Call] are the entry points generated files call; [GenVersion]
-// makes a file generated for another runtime version fail to compile.
+// [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [Capture],
+// [Caller.Begin] and the methods of [Call] are the entry points generated
+// files call; [GenVersion] makes a file generated for another runtime
+// version fail to compile.
 //
 // # Stores
 //
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
-// [RecordKey] composes the key a record is kept under, for tools that
-// inspect one key and for stores of one's own.
+// [RecordKey] composes the key a record is kept under, and [ScopeKey] the
+// hashed scope in it, for tools that inspect one key and for stores of
+// one's own.
 package idem

@@ -9,7 +9,7 @@ import (
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
 // concurrent use. Generated code creates one per WithIdempotency or
-// IdempotencyMiddleware call.
+// NewStrictHandlerWithIdempotency call.
 type Engine struct {
 	store     Store
 	cfg       config
@@ -40,7 +40,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 }
 
 // NewEngineFor is NewEngine for an engine that serves ops, as the generated
-// WithIdempotency and IdempotencyMiddleware build it. Where one of ops
+// WithIdempotency and NewStrictHandlerWithIdempotency build it. Where one of ops
 // declares Security (the spec requires authentication for it), a key space
 // shared by every caller is never the silent default: unless opts choose
 // one with [WithScope], [WithScopeFromHeader] or [WithSharedKeySpace],

@@ -2,6 +2,7 @@ package idem_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -100,9 +101,10 @@ func ExampleDo() {
 	// charges: 1
 }
 
-// ExampleEngine_ServeStrict is what a generated strict-server middleware
-// does: hand the decoded body to the engine and capture the response
-// object's Visit method.
+// ExampleEngine_ServeStrict is what generated strict-server code does, in
+// two steps: ServeBody reads the body in front of the strict handler's
+// decoder, and ServeStrict, in the strict middleware, identifies the
+// request by those bytes and captures the response object's Visit method.
 func ExampleEngine_ServeStrict() {
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -126,16 +128,22 @@ func ExampleEngine_ServeStrict() {
 		})
 	}
 	for range 2 {
-		r := httptest.NewRequest("POST", "/pets", nil)
+		r := httptest.NewRequest("POST", "/pets", strings.NewReader(`{"name":"rex"}`))
+		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Idempotency-Key", "k-1")
-		body := &newPet{Name: "rex"}
-		resp, err := engine.ServeStrict(r.Context(), r, op, idem.JSONBody(body),
-			func(ctx context.Context) (*idem.Response, error) { return strictHandler(ctx, body) })
-		if err != nil {
-			panic(err)
-		}
 		w := httptest.NewRecorder()
-		_ = resp.Write(w)
+		engine.ServeBody(w, r, op, func(w http.ResponseWriter, r *http.Request) {
+			var body newPet // the strict handler decodes the restored body
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				panic(err)
+			}
+			resp, err := engine.ServeStrict(r.Context(), r, op,
+				func(ctx context.Context) (*idem.Response, error) { return strictHandler(ctx, &body) })
+			if err != nil {
+				panic(err)
+			}
+			_ = resp.Write(w)
+		})
 		fmt.Println(w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
 	}
 	// Output:

@@ -13,7 +13,7 @@ import (
 
 // payload is a request body as the fingerprint sees it.
 type payload struct {
-	raw    []byte // the bytes as sent (or as encoded, for a strict JSON body)
+	raw    []byte // the bytes as sent
 	isJSON bool   // raw is exactly one JSON value
 	canon  []byte // when isJSON: its canonical form, without ignored members and body key
 	key    []byte // when isJSON and the operation has a body key: the JSON value at its pointer, nil if none

@@ -29,20 +29,39 @@ func newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedReques
 // problem to answer. A nil target without a problem means the key is
 // optional and absent: the request runs unprotected.
 func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []byte, *Problem) {
+	key, protect, raw, prob := e.readRequest(r, op)
+	if prob != nil || !protect {
+		return nil, nil, prob
+	}
+	k, prob := e.identifyBody(r, op, key, raw)
+	return k, raw, prob
+}
+
+// readRequest is the part of identifyHTTP that reads the request: the key
+// header, then the body, bounded by the body limit (nil when there is
+// none). protect is false, and the body is not read, when an optional key
+// header is absent.
+func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protect bool, raw []byte, prob *Problem) {
 	key, hasKey, prob := e.headerKey(r, op)
 	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
-		return nil, nil, prob
+		return "", false, nil, prob
 	}
-	raw, prob := readBody(r, e.cfg.bodyLimit)
+	raw, prob = readBody(r, e.cfg.bodyLimit)
 	if prob != nil {
-		return nil, nil, prob
+		return "", false, nil, prob
 	}
+	return key, true, raw, nil
+}
+
+// identifyBody is the part of identifyHTTP that follows reading: a JSON
+// body (any body, for a body key) is canonicalised, any other is kept raw;
+// then identify.
+func (e *Engine) identifyBody(r *http.Request, op *Operation, key string, raw []byte) (*keyedRequest, *Problem) {
 	body := payload{raw: raw}
 	if op.keyHeader() == "" || isJSONContentType(r.Header.Get("Content-Type")) {
 		body = jsonPayload(op, raw)
 	}
-	k, prob := e.identify(r, op, key, body)
-	return k, raw, prob
+	return e.identify(r, op, key, body)
 }
 
 // headerKey returns the key from the key header, when the operation uses
@@ -58,10 +77,10 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 		if op.Optional {
 			return "", false, nil
 		}
-		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "the %s header is required", name)
+		return "", false, KeyHeaderProblem(name, 0)
 	}
 	if len(vals) > 1 {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header was sent more than once", name)
+		return "", false, KeyHeaderProblem(name, len(vals))
 	}
 	key, err := parseKeyHeader(vals[0], e.cfg.strictKeys)
 	if err != nil {

@@ -123,7 +123,7 @@ func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error
 				return xerr
 			}
 		}
-		err = l.e.store.Complete(l.e.deadlines.context(ctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+		err = l.storeResult(ctx, rec)
 		ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 		switch {
 		case err == nil:
@@ -207,9 +207,7 @@ var (
 // complete stores rec. A lost lease (ErrNotOwner) or a store error is
 // reported through hooks and the logger, and returned.
 func (l *lease) complete(ctx context.Context, rec *Record) error {
-	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.context(sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
-	s.done(Event{Status: rec.Status, Err: err})
+	err := l.storeResult(ctx, rec)
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
 	case err == nil:
@@ -219,6 +217,15 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 	default:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: complete failed")
 	}
+	return err
+}
+
+// storeResult is one Complete call of the store, bracketed by the
+// StoreCall hook.
+func (l *lease) storeResult(ctx context.Context, rec *Record) error {
+	sctx, s := l.startCall(ctx, "complete")
+	err := l.e.store.Complete(l.e.deadlines.context(sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }
 

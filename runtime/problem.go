@@ -22,6 +22,8 @@ const (
 	CodeReconcileFailed     = "reconcile-failed"     // 503: the reconciler of a recovered lease failed
 	CodeScopeFailed         = "scope-failed"         // 500: the scope function failed
 	CodeRequestCancelled    = "request-cancelled"    // 503: the request ended before its handler answered
+	CodeBadRequest          = "bad-request"          // 400: a parameter or body the generated router could not bind or decode
+	CodeServerMisconfigured = "server-misconfigured" // 500: the strict server was built without its router step
 )
 
 // ProblemTypePrefix prefixes a problem code to form its "type" URI.

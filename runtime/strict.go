@@ -1,48 +1,81 @@
 package idem
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"reflect"
 )
 
-// ServeStrict is Serve for oapi-codegen's strict server, where the body was
-// already decoded. run calls the strict handler with the given context and
-// captures its response object with [Capture]. The returned Response is what
-// the wrapper must write (fresh, replayed, or a problem); a non-nil error is
-// the handler's own error, returned after the lease was released.
+// oapi-codegen's strict handler decodes the request body before any strict
+// middleware runs, so the strict server is served in two steps: ServeBody
+// runs first, in front of the decoder, and reads the body as the client
+// sent it; ServeStrict runs in the strict middleware and takes those bytes
+// from the context. Both answer exactly what Serve answers for the same
+// request: the fingerprint and a body key come from the same bytes, never
+// from the decoded, re-encoded body.
+
+// strictBodyKey is the context key under which ServeBody leaves a
+// *strictBody for ServeStrict.
+type strictBodyKey struct{}
+
+// strictBody is what ServeBody read of a request.
+type strictBody struct {
+	op      *Operation
+	protect bool   // false: an optional key header is absent, the request runs unprotected
+	key     string // the key header's key ("" for a body key)
+	raw     []byte // the body as sent (nil when not read)
+}
+
+// ServeBody is the first step of the strict server for op, in front of
+// oapi-codegen's strict handler (the generated strict constructor puts it
+// there). Before anything is decoded, it checks the key header and reads
+// the body, bounded by the body limit, then calls next with r's body
+// restored and the bytes in its context for [Engine.ServeStrict]. It
+// answers 400 (missing or malformed key, unreadable body) and 413 itself,
+// without reading past the limit.
+func (e *Engine) ServeBody(w http.ResponseWriter, r *http.Request, op *Operation, next http.HandlerFunc) {
+	key, protect, raw, prob := e.readRequest(r, op)
+	if prob != nil {
+		_ = prob.Response().Write(w)
+		return
+	}
+	ctx := context.WithValue(r.Context(), strictBodyKey{}, &strictBody{op: op, protect: protect, key: key, raw: raw})
+	next(w, withBody(ctx, r, raw))
+}
+
+// ServeStrict is Serve for oapi-codegen's strict server, in its middleware.
+// It identifies the request from what [Engine.ServeBody] read (ctx or r's
+// context must carry it) and runs the protocol. run calls the strict
+// handler with the given context and captures its response object with
+// [Capture]. The returned Response is what the wrapper must write (fresh,
+// replayed, or a problem); a non-nil error is the handler's own error,
+// returned after the lease was released.
 //
-// r supplies the key header, method, path, query and fingerprint headers;
-// its body is not read. A typed JSON body is bounded by the body limit once
-// re-encoded.
-func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation, body Body, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+// Without ServeBody in front it never guesses the body from the decoded
+// one: it answers 500 with code server-misconfigured and logs the call that
+// is missing.
+func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
 	run = requireResponse(op, run)
-	key, hasKey, prob := e.headerKey(r, op)
-	switch {
-	case prob != nil:
-		return prob.Response(), nil
-	case op.keyHeader() != "" && !hasKey: // optional key absent: unprotected
+	sb, ok := ctx.Value(strictBodyKey{}).(*strictBody)
+	if !ok {
+		sb, ok = r.Context().Value(strictBodyKey{}).(*strictBody)
+	}
+	if !ok || sb.op.ID != op.ID {
+		e.cfg.logger.ErrorContext(ctx, "idem: the strict middleware ran without the request body read before decoding; "+
+			"build the strict handler with the generated NewStrictHandlerWithIdempotency (its router step calls Engine.ServeBody)", "op", op.ID)
+		return missingBodyProblem(op).Response(), nil
+	}
+	if !sb.protect {
 		return run(ctx)
 	}
-	pl, prob, err := body.payload(op, e.cfg.bodyLimit)
-	switch {
-	case err != nil:
-		return nil, err
-	case prob != nil:
-		return prob.Response(), nil
-	}
-	k, prob := e.identify(r, op, key, pl)
+	k, prob := e.identifyBody(r, op, sb.key, sb.raw)
 	switch {
 	case prob != nil:
 		return prob.Response(), nil
 	case k == nil:
 		return run(ctx)
 	}
-	o := e.protect(ctx, k, r, nil, run)
+	o := e.protect(ctx, k, r, sb.raw, run)
 	switch o.kind {
 	case ran:
 		return o.resp, o.err
@@ -59,30 +92,12 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	return o.problem(), nil
 }
 
-// Body is what a strict wrapper knows of the request body, for fingerprinting
-// and body keys.
-type Body struct {
-	json   any
-	reader *io.Reader
-	raw    []byte
-	isJSON bool
-	isSet  bool
+// missingBodyProblem answers a strict request that reached ServeStrict
+// without ServeBody in front of the decoder: the server is wired wrong.
+func missingBodyProblem(op *Operation) *Problem {
+	return problemf(http.StatusInternalServerError, CodeServerMisconfigured,
+		"operation %s: the idempotency layer's router step did not run (the server must be built with NewStrictHandlerWithIdempotency)", op.ID)
 }
-
-// JSONBody is a decoded JSON body (a typed request body, usually a pointer);
-// it is re-encoded canonically for the fingerprint. A nil pointer means no body.
-func JSONBody(v any) Body { return Body{json: v, isJSON: true, isSet: true} }
-
-// ReaderBody is a streamed body (application/octet-stream and other raw
-// types): the engine reads it, bounded by the body limit, and replaces *r
-// with a reader over the same bytes so the handler still sees them.
-func ReaderBody(r *io.Reader) Body { return Body{reader: r, isSet: true} }
-
-// RawBody is a body already held as bytes (text/plain), hashed as is.
-func RawBody(b []byte) Body { return Body{raw: b, isSet: true} }
-
-// NoBody is an operation without a request body.
-func NoBody() Body { return Body{} }
 
 // requireResponse makes run's (nil, nil), which no response can be
 // written from, an error: the lease is released and the wrapper answers 500.
@@ -94,55 +109,4 @@ func requireResponse(op *Operation, run func(ctx context.Context) (*Response, er
 		}
 		return resp, err
 	}
-}
-
-// payload reads the body as the fingerprint sees it, bounded by limit. An
-// error means a typed body that does not encode as JSON.
-func (b Body) payload(op *Operation, limit int64) (payload, *Problem, error) {
-	switch {
-	case !b.isSet:
-		return payload{}, nil, nil
-	case b.isJSON:
-		if isNil(b.json) {
-			return payload{}, nil, nil
-		}
-		raw, err := json.Marshal(b.json)
-		if err != nil {
-			return payload{}, nil, fmt.Errorf("idem: encode request body for the fingerprint: %w", err)
-		}
-		if int64(len(raw)) > limit {
-			return payload{}, tooLargeProblem(limit), nil
-		}
-		return jsonPayload(op, raw), nil, nil
-	case b.reader != nil:
-		if *b.reader == nil {
-			return payload{}, nil, nil
-		}
-		raw, err := readAtMost(*b.reader, limit+1, -1)
-		if err != nil {
-			return payload{}, problemf(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: %v", err), nil
-		}
-		if int64(len(raw)) > limit {
-			return payload{}, tooLargeProblem(limit), nil
-		}
-		*b.reader = bytes.NewReader(raw)
-		return payload{raw: raw}, nil, nil
-	default:
-		if int64(len(b.raw)) > limit {
-			return payload{}, tooLargeProblem(limit), nil
-		}
-		return payload{raw: b.raw}, nil, nil
-	}
-}
-
-// isNil reports whether v is nil or a nil pointer, map, slice or interface.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }

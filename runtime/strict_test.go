@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,12 +14,6 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 )
-
-type petBody struct {
-	Name string         `json:"name"`
-	Key  string         `json:"idempotency_key,omitempty"`
-	Meta map[string]any `json:"meta,omitempty"`
-}
 
 // strictRun returns a run function that counts its calls and captures a
 // 201 JSON response, the way generated strict wrappers do.
@@ -36,25 +31,50 @@ func strictRun(runs *atomic.Int64) func(ctx context.Context) (*idem.Response, er
 	}
 }
 
+// strictServe runs r through both steps of the strict server, the way the
+// generated code does: ServeBody in front of the (here absent) decoder, then
+// ServeStrict with run in the strict middleware. It returns what either
+// answered.
+func strictServe(e *idem.Engine, r *http.Request, op *idem.Operation, run func(ctx context.Context) (*idem.Response, error)) (*idem.Response, error) {
+	var resp *idem.Response
+	var err error
+	w := httptest.NewRecorder()
+	next := false
+	e.ServeBody(w, r, op, func(_ http.ResponseWriter, r *http.Request) {
+		next = true
+		resp, err = e.ServeStrict(r.Context(), r, op, run)
+	})
+	if !next {
+		return &idem.Response{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}, nil
+	}
+	return resp, err
+}
+
 func TestServeStrict(t *testing.T) {
 	e := idem.NewEngine(newMemStore())
 	op := &idem.Operation{ID: "CreatePet"}
 	var runs atomic.Int64
-	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-	resp, err := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
+	req := func(body string, headers ...string) *http.Request {
+		return engineReq("POST", "/pets", body, headers...)
+	}
+	resp, err := strictServe(e, req(`{"name":"rex"}`, "Idempotency-Key", "k"), op, strictRun(&runs))
 	if err != nil || resp.Status != http.StatusCreated || string(resp.Body) != `{"run":1,"fence":1}` {
 		t.Fatalf("first = %+v, %v", resp, err)
 	}
-	resp, err = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "rex"}), strictRun(&runs))
+	resp, err = strictServe(e, req(`{ "name": "rex" }`, "Idempotency-Key", "k"), op, strictRun(&runs))
 	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderReplayed) != "true" ||
 		string(resp.Body) != `{"run":1,"fence":1}` || resp.Header.Get("Set-Cookie") != "" {
 		t.Fatalf("replay = %+v, %v", resp, err)
 	}
-	resp, err = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "fido"}), strictRun(&runs))
-	if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != idem.ProblemContentType {
-		t.Fatalf("mismatch = %+v, %v", resp, err)
+	// Members a typed body would drop, or fold by case, are part of the
+	// body as sent.
+	for _, body := range []string{`{"name":"fido"}`, `{"name":"rex","junk":1}`, `{"NAME":"rex"}`} {
+		resp, err = strictServe(e, req(body, "Idempotency-Key", "k"), op, strictRun(&runs))
+		if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != idem.ProblemContentType {
+			t.Fatalf("%s: mismatch = %+v, %v", body, resp, err)
+		}
 	}
-	resp, err = e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, idem.JSONBody(&petBody{}), strictRun(&runs))
+	resp, err = strictServe(e, req(`{}`), op, strictRun(&runs))
 	if err != nil || resp.Status != http.StatusBadRequest {
 		t.Fatalf("missing key = %+v, %v", resp, err)
 	}
@@ -63,13 +83,42 @@ func TestServeStrict(t *testing.T) {
 	}
 }
 
+// TestServeStrictWithoutServeBody: a strict middleware that runs without
+// the router step in front does not guess the body from the decoded one: it
+// answers 500 and logs the call that is missing.
+func TestServeStrictWithoutServeBody(t *testing.T) {
+	var log bytes.Buffer
+	e := idem.NewEngine(newMemStore(), idem.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	op := &idem.Operation{ID: "CreatePet"}
+	var runs atomic.Int64
+	r := engineReq("POST", "/pets", `{"name":"rex"}`, "Idempotency-Key", "k")
+	resp, err := e.ServeStrict(r.Context(), r, op, strictRun(&runs))
+	if err != nil || resp.Status != http.StatusInternalServerError || !strings.Contains(string(resp.Body), `"code":"server-misconfigured"`) ||
+		!strings.Contains(string(resp.Body), "NewStrictHandlerWithIdempotency") {
+		t.Fatalf("got %+v (%s), %v; want 500 server-misconfigured naming the constructor", resp, resp.Body, err)
+	}
+	if !strings.Contains(log.String(), "NewStrictHandlerWithIdempotency") || !strings.Contains(log.String(), "level=ERROR") {
+		t.Errorf("log %q does not name the missing call", log.String())
+	}
+	// The body ServeBody read for another operation is not this one's.
+	other := &idem.Operation{ID: "AdoptPet"}
+	e.ServeBody(httptest.NewRecorder(), r, other, func(_ http.ResponseWriter, r *http.Request) {
+		resp, err = e.ServeStrict(r.Context(), r, op, strictRun(&runs))
+	})
+	if err != nil || resp.Status != http.StatusInternalServerError {
+		t.Fatalf("another operation's body: %+v, %v", resp, err)
+	}
+	if runs.Load() != 0 {
+		t.Errorf("the handler ran %d times", runs.Load())
+	}
+}
+
 func TestServeStrictErrorReleases(t *testing.T) {
 	store := newMemStore()
 	e := idem.NewEngine(store)
 	op := &idem.Operation{ID: "CreatePet"}
-	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
 	boom := errors.New("boom")
-	resp, err := e.ServeStrict(context.Background(), r, op, idem.NoBody(), func(context.Context) (*idem.Response, error) { return nil, boom })
+	resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), op, func(context.Context) (*idem.Response, error) { return nil, boom })
 	if err != boom || resp != nil {
 		t.Fatalf("got %+v, %v; want the handler's error unchanged", resp, err)
 	}
@@ -77,69 +126,76 @@ func TestServeStrictErrorReleases(t *testing.T) {
 		t.Fatal("the lease was not released")
 	}
 	var runs atomic.Int64
-	if resp, err := e.ServeStrict(context.Background(), r, op, idem.NoBody(), strictRun(&runs)); err != nil || resp.Status != http.StatusCreated {
+	if resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), op, strictRun(&runs)); err != nil || resp.Status != http.StatusCreated {
 		t.Fatalf("retry = %+v, %v", resp, err)
 	}
 }
 
 func TestServeStrictBodies(t *testing.T) {
 	var runs atomic.Int64
-	t.Run("body key in typed body", func(t *testing.T) {
+	t.Run("body key", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
 		op := &idem.Operation{ID: "Pay", KeyPointer: "/idempotency_key"}
-		r := engineReq("POST", "/pay", "")
-		resp, _ := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
-		if resp.Status != http.StatusCreated {
+		pay := func(body string) *idem.Response {
+			resp, _ := strictServe(e, engineReq("POST", "/pay", body), op, strictRun(&runs))
+			return resp
+		}
+		if resp := pay(`{"name":"a","idempotency_key":"k"}`); resp.Status != http.StatusCreated {
 			t.Fatalf("first = %+v", resp)
 		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Key: "k"}), strictRun(&runs))
-		if resp.Header.Get(idem.HeaderReplayed) != "true" {
+		if resp := pay(`{"idempotency_key":"k","name":"a"}`); resp.Header.Get(idem.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a"}), strictRun(&runs))
-		if resp.Status != http.StatusBadRequest {
-			t.Fatalf("missing body key = %+v", resp)
-		}
-		resp, _ = e.ServeStrict(context.Background(), r, op, idem.JSONBody((*petBody)(nil)), strictRun(&runs))
-		if resp.Status != http.StatusBadRequest {
-			t.Fatalf("nil body = %+v", resp)
+		for _, body := range []string{`{"name":"a"}`, `{"name":"a","IDEMPOTENCY_KEY":"k"}`, ""} {
+			if resp := pay(body); resp.Status != http.StatusBadRequest {
+				t.Fatalf("%q: missing body key = %+v", body, resp)
+			}
 		}
 	})
-	t.Run("ignored pointer in typed body", func(t *testing.T) {
+	t.Run("ignored pointer", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
 		op := &idem.Operation{ID: "CreatePet", FingerprintIgnore: []string{"/meta/trace"}}
-		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 1}}), strictRun(&runs))
-		resp, _ := e.ServeStrict(context.Background(), r, op, idem.JSONBody(&petBody{Name: "a", Meta: map[string]any{"trace": 2}}), strictRun(&runs))
+		strictServe(e, engineReq("POST", "/pets", `{"name":"a","meta":{"trace":1}}`, "Idempotency-Key", "k"), op, strictRun(&runs))
+		resp, _ := strictServe(e, engineReq("POST", "/pets", `{"name":"a","meta":{"trace":2}}`, "Idempotency-Key", "k"), op, strictRun(&runs))
 		if resp.Header.Get(idem.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
 	})
-	t.Run("reader body is restored", func(t *testing.T) {
+	t.Run("the body is restored for the decoder and bounded", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore(), idem.WithBodyLimit(8))
 		op := &idem.Operation{ID: "Upload"}
-		r := engineReq("POST", "/upload", "", "Idempotency-Key", "k")
-		var body io.Reader = strings.NewReader("12345678")
-		resp, err := e.ServeStrict(context.Background(), r, op, idem.ReaderBody(&body), func(ctx context.Context) (*idem.Response, error) {
-			b, _ := io.ReadAll(body)
-			return &idem.Response{Status: http.StatusCreated, Body: b}, nil
-		})
-		if err != nil || string(resp.Body) != "12345678" {
-			t.Fatalf("got %+v, %v", resp, err)
+		upload := func(body string) (*idem.Response, string, bool) {
+			r := engineReq("POST", "/upload", "", "Idempotency-Key", "k")
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(body)), -1
+			r.Header.Set("Content-Type", "application/octet-stream")
+			w := httptest.NewRecorder()
+			var seen string
+			next := false
+			e.ServeBody(w, r, op, func(_ http.ResponseWriter, r *http.Request) {
+				next = true
+				b, _ := io.ReadAll(r.Body) // oapi-codegen's decoder
+				seen = string(b)
+			})
+			return &idem.Response{Status: w.Code, Body: w.Body.Bytes()}, seen, next
 		}
-		body = strings.NewReader("123456789")
-		resp, _ = e.ServeStrict(context.Background(), r, op, idem.ReaderBody(&body), strictRun(&runs))
-		if resp.Status != http.StatusRequestEntityTooLarge {
-			t.Fatalf("over the limit = %+v", resp)
+		if _, seen, next := upload("12345678"); !next || seen != "12345678" {
+			t.Fatalf("the decoder read %q (next called: %v)", seen, next)
+		}
+		if resp, _, next := upload("123456789"); next || resp.Status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("over the limit = %+v (next called: %v)", resp, next)
 		}
 	})
 	t.Run("raw body", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
 		op := &idem.Operation{ID: "Note"}
-		r := engineReq("POST", "/notes", "", "Idempotency-Key", "k")
-		e.ServeStrict(context.Background(), r, op, idem.RawBody([]byte("a b")), strictRun(&runs))
-		resp, _ := e.ServeStrict(context.Background(), r, op, idem.RawBody([]byte("a  b")), strictRun(&runs))
-		if resp.Status != http.StatusUnprocessableEntity {
+		note := func(body string) *idem.Response {
+			r := engineReq("POST", "/notes", body, "Idempotency-Key", "k")
+			r.Header.Set("Content-Type", "text/plain")
+			resp, _ := strictServe(e, r, op, strictRun(&runs))
+			return resp
+		}
+		note("a b")
+		if resp := note("a  b"); resp.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("other raw body = %+v", resp)
 		}
 	})
@@ -147,7 +203,7 @@ func TestServeStrictBodies(t *testing.T) {
 		store := newMemStore()
 		e := idem.NewEngine(store)
 		op := &idem.Operation{ID: "CreatePet", Optional: true}
-		resp, err := e.ServeStrict(context.Background(), engineReq("POST", "/pets", ""), op, idem.NoBody(), strictRun(&runs))
+		resp, err := strictServe(e, engineReq("POST", "/pets", `{}`), op, strictRun(&runs))
 		if err != nil || resp.Status != http.StatusCreated || store.count("acquire") != 0 {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -156,8 +212,7 @@ func TestServeStrictBodies(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
 		e := idem.NewEngine(store, idem.WithFailOpen(true))
-		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(), strictRun(&runs))
+		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idem.Operation{ID: "CreatePet"}, strictRun(&runs))
 		if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderDegraded) != "true" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -166,8 +221,7 @@ func TestServeStrictBodies(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
 		e := idem.NewEngine(store)
-		r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-		resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(), strictRun(&runs))
+		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idem.Operation{ID: "CreatePet"}, strictRun(&runs))
 		if err != nil || resp.Status != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -203,7 +257,7 @@ func TestServeStrictNoResponse(t *testing.T) {
 	store := newMemStore()
 	e := idem.NewEngine(store)
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-	resp, err := e.ServeStrict(context.Background(), r, &idem.Operation{ID: "CreatePet"}, idem.NoBody(),
+	resp, err := strictServe(e, r, &idem.Operation{ID: "CreatePet"},
 		func(context.Context) (*idem.Response, error) { return nil, nil })
 	if resp != nil || err == nil || store.count("release") != 1 {
 		t.Fatalf("got %+v, %v; want an error and a released lease", resp, err)

@@ -1,6 +1,7 @@
 // Command idemload is idemgen's load harness. On loopback only, it serves
-// one trivial handler five ways (bare, naive check-then-set, naive SET NX
-// lock, idemgen's engine, and a floor of two trivial EVALSHA calls), and
+// one trivial handler six ways (bare, naive check-then-set, naive SET NX
+// lock, idemgen's engine, idemgen's generated strict server, and a floor of
+// two trivial EVALSHA calls), and
 // prints markdown tables of throughput, latency, duplicate executions,
 // Redis memory per record and operations per Redis shard. Without -redis it
 // starts its own redis-server on a free loopback port and kills it at exit.

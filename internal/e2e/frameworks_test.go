@@ -51,6 +51,18 @@ func (s echoShop) CreatePayment(ctx echo.Context) error {
 	return ctx.JSON(http.StatusCreated, echoapi.Payment{Id: s.pay(), Amount: in.Amount})
 }
 
+func (s echoShop) UploadFile(ctx echo.Context) error {
+	mr, err := ctx.Request().MultipartReader()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	id, purpose, size, err := s.upload(mr)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	return ctx.JSON(http.StatusCreated, echoapi.File{Id: id, Purpose: purpose, Size: size})
+}
+
 // ginShop is the shop as a gin ServerInterface. It answers a failure with a
 // status and no body, which gin sends only when the request ends: the
 // generated decorator must send it to its recorder before storing.
@@ -88,4 +100,18 @@ func (s ginShop) CreatePayment(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, ginapi.Payment{Id: s.pay(), Amount: in.Amount})
+}
+
+func (s ginShop) UploadFile(c *gin.Context) {
+	mr, err := c.Request.MultipartReader()
+	if err != nil {
+		c.JSON(http.StatusBadRequest, ginapi.Error{Message: err.Error()})
+		return
+	}
+	id, purpose, size, err := s.upload(mr)
+	if err != nil {
+		c.JSON(http.StatusBadRequest, ginapi.Error{Message: err.Error()})
+		return
+	}
+	c.JSON(http.StatusCreated, ginapi.File{Id: id, Purpose: purpose, Size: size})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -38,12 +39,14 @@ var _ = flag.Bool("update", false, "unused here: the generated files of this pac
 // really ran, which is what the tests assert on.
 type shop struct {
 	created, shipped, paid atomic.Int64  // executions that did the work
+	uploaded               atomic.Int64  // uploadFile executions
 	createCalls            atomic.Int64  // createOrder executions, including refused ones
 	failFirst              atomic.Int64  // createOrder answers 503 while positive (and decrements)
 	panicFirst             atomic.Int64  // createOrder panics while positive (and decrements)
 	seen                   atomic.Value  // the idem.Info of createOrder's last run (nil when it had none)
 	entered                chan struct{} // when set, createOrder signals here, then waits for gate
 	gate                   chan struct{}
+	routerProblems         bool // the server answers its router's 400s as problems (server.routerProblems)
 
 	// store is the store under the server, which a test can make fail.
 	store *failingStore
@@ -89,6 +92,30 @@ func (s *shop) ship(id string) order {
 
 func (s *shop) pay() string { return "pay-" + strconv.FormatInt(s.paid.Add(1), 10) }
 
+// upload stores a file from a multipart body (parts file and purpose).
+func (s *shop) upload(mr *multipart.Reader) (id, purpose string, size int, err error) {
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", 0, err
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return "", "", 0, err
+		}
+		switch p.FormName() {
+		case "file":
+			size = len(b)
+		case "purpose":
+			purpose = string(b)
+		}
+	}
+	return "file-" + strconv.FormatInt(s.uploaded.Add(1), 10), purpose, size, nil
+}
+
 // strictShop is the shop as a strict server.
 type strictShop struct{ *shop }
 
@@ -116,6 +143,14 @@ func (s strictShop) ShipOrder(_ context.Context, req strictapi.ShipOrderRequestO
 
 func (s strictShop) CreatePayment(_ context.Context, req strictapi.CreatePaymentRequestObject) (strictapi.CreatePaymentResponseObject, error) {
 	return strictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+}
+
+func (s strictShop) UploadFile(_ context.Context, req strictapi.UploadFileRequestObject) (strictapi.UploadFileResponseObject, error) {
+	id, purpose, size, err := s.upload(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return strictapi.UploadFile201JSONResponse{Id: id, Purpose: purpose, Size: size}, nil
 }
 
 // plainShop is the shop as a plain ServerInterface.
@@ -157,6 +192,20 @@ func (s plainShop) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, plainapi.Payment{Id: s.pay(), Amount: in.Amount})
 }
 
+func (s plainShop) UploadFile(w http.ResponseWriter, r *http.Request) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, plainapi.Error{Message: err.Error()})
+		return
+	}
+	id, purpose, size, err := s.upload(mr)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, plainapi.Error{Message: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusCreated, plainapi.File{Id: id, Purpose: purpose, Size: size})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -167,6 +216,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type server struct {
 	name    string
 	handler func(s *shop, store idem.Store) http.Handler
+	// routerProblems: the router's own 400s (a required key header
+	// parameter missing) are problem documents, through the generated
+	// IdempotencyErrorHandler; echo and gin have none yet and answer in
+	// their own format.
+	routerProblems bool
 }
 
 func servers() []server { return serversWith(scoped()...) }
@@ -182,52 +236,58 @@ func scoped() []idem.Option {
 func serversWith(opts ...idem.Option) []server {
 	return []server{
 		{"chi strict", func(s *shop, store idem.Store) http.Handler {
-			si := strictapi.NewStrictHandler(strictShop{s}, []strictapi.StrictMiddlewareFunc{strictapi.IdempotencyMiddleware(store, opts...)})
-			return recoverer(strictapi.HandlerFromMux(si, chi.NewRouter()))
-		}},
+			si := strictapi.NewStrictHandlerWithIdempotency(strictShop{s}, nil, store, opts...)
+			return recoverer(strictapi.HandlerWithOptions(si, strictapi.ChiServerOptions{
+				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: strictapi.IdempotencyErrorHandler}))
+		}, true},
 		{"chi plain", func(s *shop, store idem.Store) http.Handler {
-			return recoverer(plainapi.HandlerFromMux(plainapi.WithIdempotency(plainShop{s}, store, opts...), chi.NewRouter()))
-		}},
+			return recoverer(plainapi.HandlerWithOptions(plainapi.WithIdempotency(plainShop{s}, store, opts...), plainapi.ChiServerOptions{
+				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler}))
+		}, true},
 		{"std-http strict", func(s *shop, store idem.Store) http.Handler {
-			si := stdstrictapi.NewStrictHandler(stdStrictShop{strictShop{s}}, []stdstrictapi.StrictMiddlewareFunc{stdstrictapi.IdempotencyMiddleware(store, opts...)})
-			return recoverer(stdstrictapi.HandlerFromMux(si, http.NewServeMux()))
-		}},
+			si := stdstrictapi.NewStrictHandlerWithIdempotency(stdStrictShop{strictShop{s}}, nil, store, opts...)
+			return recoverer(stdstrictapi.HandlerWithOptions(si, stdstrictapi.StdHTTPServerOptions{
+				BaseRouter: http.NewServeMux(), ErrorHandlerFunc: stdstrictapi.IdempotencyErrorHandler}))
+		}, true},
 		{"std-http plain", func(s *shop, store idem.Store) http.Handler {
-			return recoverer(stdapi.HandlerFromMux(stdapi.WithIdempotency(stdShop{plainShop{s}}, store, opts...), http.NewServeMux()))
-		}},
+			return recoverer(stdapi.HandlerWithOptions(stdapi.WithIdempotency(stdShop{plainShop{s}}, store, opts...), stdapi.StdHTTPServerOptions{
+				BaseRouter: http.NewServeMux(), ErrorHandlerFunc: stdapi.IdempotencyErrorHandler}))
+		}, true},
 		{"gorilla strict", func(s *shop, store idem.Store) http.Handler {
-			si := gorillastrictapi.NewStrictHandler(gorillaStrictShop{strictShop{s}}, []gorillastrictapi.StrictMiddlewareFunc{gorillastrictapi.IdempotencyMiddleware(store, opts...)})
-			return recoverer(gorillastrictapi.HandlerFromMux(si, mux.NewRouter()))
-		}},
+			si := gorillastrictapi.NewStrictHandlerWithIdempotency(gorillaStrictShop{strictShop{s}}, nil, store, opts...)
+			return recoverer(gorillastrictapi.HandlerWithOptions(si, gorillastrictapi.GorillaServerOptions{
+				BaseRouter: mux.NewRouter(), ErrorHandlerFunc: gorillastrictapi.IdempotencyErrorHandler}))
+		}, true},
 		{"gorilla plain", func(s *shop, store idem.Store) http.Handler {
-			return recoverer(gorillaapi.HandlerFromMux(gorillaapi.WithIdempotency(gorillaShop{plainShop{s}}, store, opts...), mux.NewRouter()))
-		}},
+			return recoverer(gorillaapi.HandlerWithOptions(gorillaapi.WithIdempotency(gorillaShop{plainShop{s}}, store, opts...), gorillaapi.GorillaServerOptions{
+				BaseRouter: mux.NewRouter(), ErrorHandlerFunc: gorillaapi.IdempotencyErrorHandler}))
+		}, true},
 		{"echo plain", func(s *shop, store idem.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
 			echoapi.RegisterHandlers(e, echoapi.WithIdempotency(echoShop{s}, store, opts...))
 			return e
-		}},
+		}, false},
 		{"echo strict", func(s *shop, store idem.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
-			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandler(echoStrictShop{strictShop{s}}, []echostrictapi.StrictMiddlewareFunc{echostrictapi.IdempotencyMiddleware(store, opts...)}))
+			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandlerWithIdempotency(echoStrictShop{strictShop{s}}, nil, store, opts...))
 			return e
-		}},
+		}, false},
 		{"gin plain", func(s *shop, store idem.Store) http.Handler {
 			r := ginRouter()
 			ginapi.RegisterHandlers(r, ginapi.WithIdempotency(ginShop{s}, store, opts...))
 			return r
-		}},
+		}, false},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
 			r := ginRouter()
 			// gin's strict server hands the typed handler the *gin.Context
 			// as its context.Context, which reaches the request's context
 			// (idem.FromContext, cancellation) only with this set.
 			r.ContextWithFallback = true
-			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandler(ginStrictShop{strictShop{s}}, []ginstrictapi.StrictMiddlewareFunc{ginstrictapi.IdempotencyMiddleware(store, opts...)}))
+			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandlerWithIdempotency(ginStrictShop{strictShop{s}}, nil, store, opts...))
 			return r
-		}},
+		}, false},
 	}
 }
 

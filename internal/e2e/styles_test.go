@@ -129,3 +129,19 @@ func (s ginStrictShop) ShipOrder(ctx context.Context, req ginstrictapi.ShipOrder
 func (s ginStrictShop) CreatePayment(ctx context.Context, req ginstrictapi.CreatePaymentRequestObject) (ginstrictapi.CreatePaymentResponseObject, error) {
 	return s.strictShop.CreatePayment(ctx, strictapi.CreatePaymentRequestObject{Body: (*strictapi.NewPayment)(req.Body)})
 }
+
+func (s stdStrictShop) UploadFile(ctx context.Context, req stdstrictapi.UploadFileRequestObject) (stdstrictapi.UploadFileResponseObject, error) {
+	return s.strictShop.UploadFile(ctx, strictapi.UploadFileRequestObject{Body: req.Body})
+}
+
+func (s gorillaStrictShop) UploadFile(ctx context.Context, req gorillastrictapi.UploadFileRequestObject) (gorillastrictapi.UploadFileResponseObject, error) {
+	return s.strictShop.UploadFile(ctx, strictapi.UploadFileRequestObject{Body: req.Body})
+}
+
+func (s echoStrictShop) UploadFile(ctx context.Context, req echostrictapi.UploadFileRequestObject) (echostrictapi.UploadFileResponseObject, error) {
+	return s.strictShop.UploadFile(ctx, strictapi.UploadFileRequestObject{Body: req.Body})
+}
+
+func (s ginStrictShop) UploadFile(ctx context.Context, req ginstrictapi.UploadFileRequestObject) (ginstrictapi.UploadFileResponseObject, error) {
+	return s.strictShop.UploadFile(ctx, strictapi.UploadFileRequestObject{Body: req.Body})
+}

@@ -19,20 +19,23 @@
 //
 //   - What is emitted follows the oapi-codegen config: WithIdempotency for
 //     chi-server, std-http-server and gorilla-server (their ServerInterface
-//     has the same shape), and for echo-server and gin-server with their
-//     signatures (over runtime/idemecho and runtime/idemgin);
-//     IdempotencyMiddleware when strict-server is generated with one of
-//     them; IdempotentClient for client. fiber-server, fiber-v3-server,
-//     iris-server and echo5-server are errors (Config.Validate), not a file
-//     that protects nothing.
-//   - Strict bodies: JSON and form bodies reach the runtime decoded
-//     (idem.JSONBody, canonically re-encoded for the fingerprint), text/plain
-//     as bytes (idem.RawBody), other media types as the io.Reader the strict
-//     handler holds (idem.ReaderBody, which puts the bytes back). A multipart
-//     body cannot be fingerprinted there (the strict handler has already
-//     wrapped the stream in a *multipart.Reader), so x-idempotent on a
-//     multipart operation is a generator error when strict-server is
-//     generated; the ServerInterface decorator hashes its raw bytes fine.
+//     has the same shape, and IdempotencyErrorHandler answers its request
+//     errors), and for echo-server and gin-server with their signatures
+//     (over runtime/idemecho and runtime/idemgin);
+//     NewStrictHandlerWithIdempotency when strict-server is generated with
+//     one of them; IdempotentClient for client. fiber-server,
+//     fiber-v3-server, iris-server and echo5-server are errors
+//     (Config.Validate), not a file that protects nothing.
+//   - Strict bodies: oapi-codegen's strict handler decodes the body before
+//     any strict middleware runs, so NewStrictHandlerWithIdempotency puts a
+//     ServerInterface decorator in front of it that reads the body as sent
+//     (idem.Engine.ServeBody, or idemecho/idemgin.ServeBody: bounded,
+//     restored for the decoder) and a middleware behind it that
+//     fingerprints those bytes (idem.Engine.ServeStrict), whatever the
+//     media type: JSON, form, text, octet and multipart bodies count
+//     exactly as in the plain server. The two share one engine, which is
+//     why the strict server has one constructor rather than a middleware to
+//     add by hand.
 //   - A key header that the spec also declares as a header parameter is
 //     filled by the client helper (when its Go type is a string type). When
 //     that parameter is required, oapi-codegen's generated wrapper rejects a

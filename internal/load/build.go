@@ -71,9 +71,6 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 		errs = append(errs, &extension.Error{Field: "required", Msg: fmt.Sprintf(
 			"false contradicts the key header parameter %s, which is declared required: oapi-codegen's wrapper answers 400 when it is missing; declare the parameter required: false, or drop required: false", p.Name)})
 	}
-	if f.AnyStrict() && op.HasMultipart() {
-		errs = append(errs, &extension.Error{Msg: "the strict-server middleware cannot fingerprint a multipart request body (the strict handler hands it over as a stream); generate the server without strict-server and use WithIdempotency, or leave this operation out of x-idempotent"})
-	}
 	if len(errs) > 0 {
 		return model.Operation{}, errors.Join(errs...)
 	}

@@ -45,7 +45,8 @@ func TestRunAllModes(t *testing.T) {
 	report := out.String()
 	for _, want := range []string{
 		"### First requests (unique keys)", "### Replays (the same keys again)", "## Concurrent duplicates",
-		"| idemgen | 10 | 80 | 10 | 0 | 0 | 1 | 0 |", "## Redis memory per completed record",
+		"| idemgen | 10 | 80 | 10 | 0 | 0 | 1 | 0 |", "| idemgen-strict | 10 | 80 | 10 | 0 | 0 | 1 | 0 |",
+		"## Redis memory per completed record",
 		"## Operations per Redis shard", "## Capacity plan",
 		"| first request: SET NX + GET, EVALSHA complete | 200 |", "| replay: SET NX + GET | 200 |",
 		"| first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete | 200 |",

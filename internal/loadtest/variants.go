@@ -23,6 +23,7 @@ const (
 	VariantCheckSet = "check-then-set"
 	VariantSetNX    = "setnx-lock"
 	VariantIdemgen  = "idemgen"
+	VariantStrict   = "idemgen-strict" // oapi-codegen's strict server (chi), built by the generated NewStrictHandlerWithIdempotency
 	VariantFloor    = "floor"
 )
 
@@ -46,7 +47,7 @@ const (
 
 // defaultVariants lists the variants compared by default, in report order.
 func defaultVariants() []string {
-	return []string{VariantBare, VariantCheckSet, VariantSetNX, VariantIdemgen, VariantFloor}
+	return []string{VariantBare, VariantCheckSet, VariantSetNX, VariantIdemgen, VariantStrict, VariantFloor}
 }
 
 // variant is one way of serving the handler.
@@ -58,7 +59,10 @@ type variant struct {
 	redisFirst, redisReplay string
 	protects                bool // whether a replay should not run the handler
 	wrap                    func(http.Handler) http.Handler
-	runs                    *runCounter
+	// serve, when set, replaces wrap: the variant serves the handler's
+	// work its own way (a generated server around a typed handler).
+	serve func(body []byte, runs *runCounter) http.Handler
+	runs  *runCounter
 }
 
 // runCounter counts handler executions: all of them, and per key for the
@@ -156,6 +160,9 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
 			v.wrap = diagnosticEngine(rdb, prefix+":"+name,
 				name != VariantIdemgenRawBody, name != VariantIdemgenNoHeartbeat)
+		case VariantStrict:
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
+			v.serve = strictServer(redisstore.New(rdb, redisstore.WithPrefix(prefix+":"+name)))
 		case VariantFloor:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1)", "2 (EVALSHA return 1)"
 			v.wrap = floor(rdb, prefix+":floor:")

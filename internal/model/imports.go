@@ -55,6 +55,9 @@ func (f File) Imports() []string {
 	if f.Strict || f.Client {
 		add("context")
 	}
+	if f.NetHTTPServer() && len(f.KeyParamNames()) > 0 {
+		add("errors")
+	}
 	if len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) {
 		add("time")
 	}

@@ -123,16 +123,16 @@ type KeyParam struct {
 	Required bool   // declared required: oapi-codegen's wrapper rejects a request without it
 }
 
-// BodyKind says how a strict wrapper hands a request body to the runtime.
+// BodyKind is how oapi-codegen hands a request body to a handler.
 type BodyKind int
 
 // The kinds of request bodies.
 const (
-	BodyJSON      BodyKind = iota + 1 // decoded into a typed value: idem.JSONBody
-	BodyForm                          // application/x-www-form-urlencoded, decoded into a struct: idem.JSONBody
-	BodyText                          // text/plain, held as a string: idem.RawBody
-	BodyReader                        // any other media type, an io.Reader: idem.ReaderBody
-	BodyMultipart                     // multipart/*, a *multipart.Reader: not supported by the strict middleware
+	BodyJSON      BodyKind = iota + 1 // decoded into a typed value
+	BodyForm                          // application/x-www-form-urlencoded, decoded into a struct
+	BodyText                          // text/plain, held as a string
+	BodyReader                        // any other media type, an io.Reader
+	BodyMultipart                     // multipart/*, a *multipart.Reader
 )
 
 // Body is one request body media type of an operation.

@@ -64,17 +64,38 @@ func TestAllocateNamesPackageLevel(t *testing.T) {
 		op("PutThing"),
 		op("TagIt", "putThingIdempotencyOp"),
 	}}
-	declared := map[string]bool{"putThingIdempotencyClientOp": true, "idempotentServer": true, "IdempotentClient": true, "TagItIdempotentResponse": true}
+	declared := map[string]bool{"putThingIdempotencyClientOp": true, "idempotentServer": true, "IdempotentClient": true, "TagItIdempotentResponse": true,
+		"idempotentStrictServer": true, "NewStrictHandlerWithIdempotency": true}
 	clashes := f.AllocateNames(declared)
-	if want := []Clash{{Operation: -1, Name: "IdempotentClient"}, {Operation: 1, Name: "TagItIdempotentResponse"}}; !reflect.DeepEqual(clashes, want) {
+	if want := []Clash{{Operation: -1, Name: "NewStrictHandlerWithIdempotency"}, {Operation: -1, Name: "IdempotentClient"}, {Operation: 1, Name: "TagItIdempotentResponse"}}; !reflect.DeepEqual(clashes, want) {
 		t.Errorf("clashes %v, want %v", clashes, want)
 	}
 	n := f.Operations[0].Names
 	if n.OpVar != "putThingIdempotencyOp1" || n.ClientOpVar != "putThingIdempotencyClientOp1" || n.StrictFunc != "putThingIdempotencyStrict" {
 		t.Errorf("PutThing's package-level names %+v", n)
 	}
-	if f.Names.ServerType != "idempotentServer1" {
-		t.Errorf("server type %q", f.Names.ServerType)
+	if f.Names.ServerType != "idempotentServer1" || f.Names.StrictType != "idempotentStrictServer1" || f.Names.StrictMW != "idempotencyStrictMiddleware" {
+		t.Errorf("file names %+v", f.Names)
+	}
+}
+
+// TestKeyParamCond: IdempotencyErrorHandler recognises the key headers
+// that operations declare as parameters, each once.
+func TestKeyParamCond(t *testing.T) {
+	a, b, c := op("A"), op("B"), op("C")
+	a.KeyParam = &KeyParam{Name: "Idempotency-Key"}
+	b.KeyParam = &KeyParam{Name: "PayPal-Request-Id"}
+	c.KeyParam = &KeyParam{Name: "Idempotency-Key"}
+	f := File{Operations: []Operation{a, b, c}}
+	if got, want := f.KeyParamCond("p"), `(p == "Idempotency-Key" || p == "PayPal-Request-Id")`; got != want {
+		t.Errorf("KeyParamCond = %s, want %s", got, want)
+	}
+	f.Operations = []Operation{a}
+	if got, want := f.KeyParamCond("p"), `p == "Idempotency-Key"`; got != want {
+		t.Errorf("KeyParamCond = %s, want %s", got, want)
+	}
+	if f.Operations = []Operation{op("D")}; f.KeyParamNames() != nil || f.KeyParamCond("p") != "" {
+		t.Errorf("no key parameter: %v, %q", f.KeyParamNames(), f.KeyParamCond("p"))
 	}
 }
 
@@ -164,27 +185,5 @@ func TestOperationText(t *testing.T) {
 	o.Retry.RetryOn = []int{}
 	if doc := o.ClientRetryDoc(); !strings.Contains(doc, "Attempts that fail in transport are retried") {
 		t.Errorf("ClientRetryDoc without statuses %q", doc)
-	}
-}
-
-func TestStrictBody(t *testing.T) {
-	o := op("A")
-	if got := o.StrictBodyExpr(); got != "idem.NoBody()" {
-		t.Errorf("no body: %q", got)
-	}
-	o.Bodies = []Body{{ContentType: "application/json", Kind: BodyJSON, Field: "Body"}}
-	if got := o.StrictBodyExpr(); got != "idem.JSONBody(req.Body)" {
-		t.Errorf("one JSON body: %q", got)
-	}
-	o.Bodies = []Body{{ContentType: "text/plain", Kind: BodyText, Field: "Body"}}
-	if c := o.StrictBodyIf(); c == nil || c.Cond != "req.Body != nil" || c.Expr != "idem.RawBody([]byte(*req.Body))" {
-		t.Errorf("one text body: %+v", c)
-	}
-	o.Bodies = []Body{
-		{ContentType: "application/json", Kind: BodyJSON, Field: "JSONBody"},
-		{ContentType: "application/octet-stream", Kind: BodyReader, Field: "Body"},
-	}
-	if got := o.StrictBody(); len(got) != 2 || got[1].Expr != "idem.ReaderBody(&req.Body)" || o.StrictBodyExpr() != "" || o.StrictBodyIf() != nil {
-		t.Errorf("two bodies: %+v", got)
 	}
 }

@@ -19,6 +19,8 @@ import (
 // FileNames are the names of a generated file that idemgen chooses itself.
 type FileNames struct {
 	ServerType     string // the ServerInterface decorator type (idempotentServer)
+	StrictType     string // the strict server's router step, a ServerInterface decorator (idempotentStrictServer)
+	StrictMW       string // the function returning the strict middleware (idempotencyStrictMiddleware)
 	ServerReceiver string // the receiver of its methods (s)
 	ClientReceiver string // the receiver of IdempotentClient's methods (c)
 	// Aliases are the extra imports (name -> path) that give a package a
@@ -107,8 +109,14 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	if f.Server {
 		exported(-1, "WithIdempotency")
 	}
+	if f.NetHTTPServer() {
+		exported(-1, "IdempotencyErrorHandler")
+	}
 	if f.AnyStrict() {
-		exported(-1, "IdempotencyMiddleware")
+		exported(-1, "NewStrictHandlerWithIdempotency")
+	}
+	if f.Strict {
+		exported(-1, "NewStrictHandlerWithIdempotencyOptions")
 	}
 	if f.Client {
 		exported(-1, "IdempotentClient")
@@ -119,7 +127,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
 	}
-	imports := []string{"bytes", "context", "echo", "fmt", "gin", "http", "idem", "idemecho", "idemgin", "io", "time"}
+	imports := []string{"bytes", "context", "echo", "errors", "fmt", "gin", "http", "idem", "idemecho", "idemgin", "io", "time"}
 	for name := range f.TypeImports {
 		imports = append(imports, name)
 	}
@@ -131,6 +139,8 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	}
 	f.Names = FileNames{
 		ServerType: pkg.fresh("idempotentServer"),
+		StrictType: pkg.fresh("idempotentStrictServer"),
+		StrictMW:   pkg.fresh("idempotencyStrictMiddleware"),
 		Aliases:    map[string]string{},
 	}
 	// Receivers are in scope with every operation's path parameters.
@@ -169,8 +179,8 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 			R:         body.fresh("r"),
 			Params:    body.fresh("params"),
 			HTTP:      alias(hidden, f.NetHTTPServer(), "http", "net/http"),
-			Framework: alias(hidden, f.EchoServer() || f.GinServer(), fw.name, fw.path),
-			Adapter:   alias(hidden, f.EchoServer() || f.GinServer(), fw.adapterName, fw.adapterPath),
+			Framework: alias(hidden, f.EchoServer() || f.GinServer() || f.FrameworkStrict, fw.name, fw.path),
+			Adapter:   alias(hidden, f.EchoServer() || f.GinServer() || f.FrameworkStrict, fw.adapterName, fw.adapterPath),
 		}
 		if f.Framework == Gin {
 			op.Names.Server.Ctx = body.fresh("c")

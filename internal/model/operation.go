@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,7 @@ func (o Operation) KeyParamNote() string {
 	if o.KeyParam == nil || !o.KeyParam.Required {
 		return ""
 	}
-	return "The spec declares " + o.KeyParam.Name + " a required parameter, so oapi-codegen's wrapper answers 400 to a request without it before the idempotency layer runs."
+	return "The spec declares " + o.KeyParam.Name + " a required parameter, so oapi-codegen's wrapper answers 400 to a request without it before the idempotency layer runs (missing-key, as the layer would, when its ErrorHandlerFunc is IdempotencyErrorHandler)."
 }
 
 // ServerParams is the parameter list of the ServerInterface method after
@@ -65,9 +66,33 @@ func (o Operation) ServerArgs() string {
 // HasBody reports whether the operation takes a request body.
 func (o Operation) HasBody() bool { return len(o.Bodies) > 0 }
 
-// HasMultipart reports whether one of the request bodies is multipart.
-func (o Operation) HasMultipart() bool {
-	return slices.ContainsFunc(o.Bodies, func(b Body) bool { return b.Kind == BodyMultipart })
+// KeyParamNames are the distinct key header names that operations declare
+// as header parameters, sorted: oapi-codegen's wrapper checks those before
+// the idempotency layer runs, and IdempotencyErrorHandler answers its
+// errors about them as the layer would.
+func (f File) KeyParamNames() []string {
+	var names []string
+	for _, op := range f.Operations {
+		if op.KeyParam != nil {
+			names = append(names, op.KeyParam.Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// KeyParamCond is a Go condition that holds when the expression v, a
+// parameter name in an error of oapi-codegen's wrapper, is one of
+// KeyParamNames.
+func (f File) KeyParamCond(v string) string {
+	var conds []string
+	for _, name := range f.KeyParamNames() {
+		conds = append(conds, v+" == "+strconv.Quote(name))
+	}
+	if len(conds) > 1 {
+		return "(" + strings.Join(conds, " || ") + ")"
+	}
+	return strings.Join(conds, "")
 }
 
 // SecurityNote is the paragraph of ctor's doc comment that says which

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // Names and limits the runtime (package idem) and the design fix.
@@ -27,37 +29,39 @@ type errorResponse struct {
 }
 
 // errorResponses returns the responses the idempotency layer can answer for
-// op, in status order. The codes are the runtime's; missing-key only applies
-// when the key is required.
+// op, in status order: the runtime's codes, missing-key only when the key is
+// required, bad-request for what the generated router and strict handler
+// cannot bind or decode (IdempotencyErrorHandler). The 500s (scope-failed,
+// server-misconfigured) are faults of the server, not part of the contract.
 func errorResponses(op Operation) []errorResponse {
-	badKey := []string{"missing-key", "invalid-key", "body-unreadable"}
-	badKeyText := "The idempotency key is missing or malformed, or the request body could not be read."
+	badKey := []string{idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeBadRequest}
+	badKeyText := "The idempotency key is missing or malformed, or the request could not be read or decoded."
 	if op.Optional {
 		badKey = badKey[1:]
-		badKeyText = "The idempotency key is malformed, or the request body could not be read."
+		badKeyText = "The idempotency key is malformed, or the request could not be read or decoded."
 	}
 	return []errorResponse{
 		{status: "400", text: badKeyText, codes: badKey},
 		{
 			status:     "409",
 			text:       "A request with the same idempotency key is still being processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{"conflict"},
+			codes:      []string{idem.CodeConflict},
 			retryAfter: true,
 		},
 		{
 			status: "413",
 			text:   "The request body is larger than the idempotency layer accepts.",
-			codes:  []string{"payload-too-large"},
+			codes:  []string{idem.CodePayloadTooLarge},
 		},
 		{
 			status: "422",
 			text:   "The idempotency key was already used for a different request. Do not retry: send this request with a new key.",
-			codes:  []string{"fingerprint-mismatch"},
+			codes:  []string{idem.CodeFingerprintMismatch},
 		},
 		{
 			status:     "503",
 			text:       "The idempotency store is unavailable or misconfigured, or an interrupted earlier attempt could not be reconciled, so the request was not processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{"store-unavailable", "store-misconfigured", "reconcile-failed", "request-cancelled"},
+			codes:      []string{idem.CodeStoreUnavailable, idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled},
 			retryAfter: true,
 		},
 	}

@@ -94,7 +94,7 @@ func TestAppendParagraph(t *testing.T) {
 // the two cannot drift apart unnoticed.
 func TestProblemCodes(t *testing.T) {
 	want := []string{
-		idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeConflict,
+		idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeBadRequest, idem.CodeConflict,
 		idem.CodePayloadTooLarge, idem.CodeFingerprintMismatch, idem.CodeStoreUnavailable,
 		idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled,
 	}

@@ -22,17 +22,17 @@ func ScopedByAPIKey(secret []byte) []idem.Option {
 	return []idem.Option{idem.WithScopeFromHeader(APIKeyHeader), idem.WithScopeSecret(secret)}
 }
 
-// NewStrictHandler serves the shop through oapi-codegen's strict server with
-// idemgen's generated middleware in front of every x-idempotent operation.
+// NewStrictHandler serves the shop through oapi-codegen's strict server,
+// built by idemgen's generated NewStrictHandlerWithIdempotency, with every
+// request error of the router answered as a problem document.
 func NewStrictHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
-	ssi := strictapi.NewStrictHandler(Strict{Shop: s}, []strictapi.StrictMiddlewareFunc{
-		strictapi.IdempotencyMiddleware(store, opts...),
-	})
-	return strictapi.HandlerFromMux(ssi, chi.NewRouter())
+	return strictapi.HandlerWithOptions(strictapi.NewStrictHandlerWithIdempotency(Strict{Shop: s}, nil, store, opts...),
+		strictapi.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: strictapi.IdempotencyErrorHandler})
 }
 
 // NewPlainHandler serves the shop through oapi-codegen's plain
 // ServerInterface, decorated by idemgen's generated WithIdempotency.
 func NewPlainHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
-	return plainapi.HandlerFromMux(plainapi.WithIdempotency(Plain{Shop: s}, store, opts...), chi.NewRouter())
+	return plainapi.HandlerWithOptions(plainapi.WithIdempotency(Plain{Shop: s}, store, opts...),
+		plainapi.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler})
 }

@@ -14,11 +14,19 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Error defines model for Error.
 type Error struct {
 	Message string `json:"message"`
+}
+
+// File defines model for File.
+type File struct {
+	Id      string `json:"id"`
+	Purpose string `json:"purpose"`
+	Size    int    `json:"size"`
 }
 
 // NewOrder defines model for NewOrder.
@@ -48,6 +56,12 @@ type Payment struct {
 	Id     string `json:"id"`
 }
 
+// UploadFileMultipartBody defines parameters for UploadFile.
+type UploadFileMultipartBody struct {
+	File    openapi_types.File `json:"file"`
+	Purpose string             `json:"purpose"`
+}
+
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
@@ -58,6 +72,9 @@ type CreateOrderParams struct {
 type ShipOrderParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
+
+// UploadFileMultipartRequestBody defines body for UploadFile for multipart/form-data ContentType.
+type UploadFileMultipartRequestBody UploadFileMultipartBody
 
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = NewOrder
@@ -139,6 +156,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// UploadFileWithBody Upload a file, a multipart body like Stripe's POST /v1/files
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /files (the `UploadFile` operationId).
+	UploadFileWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOrders List orders (not idempotent)
 	//
 	// Corresponds with GET /orders (the `ListOrders` operationId).
@@ -176,6 +200,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /payments (the `CreatePayment` operationId).
 	CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// UploadFileWithBody Upload a file, a multipart body like Stripe's POST /v1/files
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /files (the `UploadFile` operationId).
+func (c *Client) UploadFileWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadFileRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListOrders List orders (not idempotent)
@@ -274,6 +315,35 @@ func (c *Client) CreatePayment(ctx context.Context, body CreatePaymentJSONReques
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewUploadFileRequestWithBody constructs an http.Request for the UploadFile method, with any body, and a specified content type
+func NewUploadFileRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/files")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewListOrdersRequest constructs an http.Request for the ListOrders method
@@ -500,6 +570,13 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// UploadFileWithBodyWithResponse Upload a file, a multipart body like Stripe's POST /v1/files
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /files (the `UploadFile` operationId).
+	UploadFileWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadFileResponse, error)
+
 	// ListOrdersWithResponse List orders (not idempotent)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -541,6 +618,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /payments (the `CreatePayment` operationId).
 	CreatePaymentWithResponse(ctx context.Context, body CreatePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePaymentResponse, error)
+}
+
+type UploadFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *File
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r UploadFileResponse) GetJSON201() *File {
+	return r.JSON201
+}
+
+// GetBody returns the raw response body bytes
+func (r UploadFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UploadFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UploadFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UploadFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListOrdersResponse struct {
@@ -722,6 +840,19 @@ func (r CreatePaymentResponse) ContentType() string {
 	return ""
 }
 
+// UploadFileWithBodyWithResponse Upload a file, a multipart body like Stripe's POST /v1/files
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /files (the `UploadFile` operationId).
+func (c *ClientWithResponses) UploadFileWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadFileResponse, error) {
+	rsp, err := c.UploadFileWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadFileResponse(rsp)
+}
+
 // ListOrdersWithResponse List orders (not idempotent)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -798,6 +929,32 @@ func (c *ClientWithResponses) CreatePaymentWithResponse(ctx context.Context, bod
 		return nil, err
 	}
 	return ParseCreatePaymentResponse(rsp)
+}
+
+// ParseUploadFileResponse parses an HTTP response from a UploadFileWithResponse call
+func ParseUploadFileResponse(rsp *http.Response) (*UploadFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UploadFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest File
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListOrdersResponse parses an HTTP response from a ListOrdersWithResponse call

@@ -6,6 +6,7 @@ package clientapi
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -52,6 +53,20 @@ var createPaymentIdempotencyClientOp = idem.ClientOperation{
 // shipOrderIdempotencyClientOp is the client configuration of ShipOrder (POST /orders/{orderId}/ship).
 var shipOrderIdempotencyClientOp = idem.ClientOperation{
 	ID:        "ShipOrder",
+	KeyHeader: "Idempotency-Key",
+	Policy: idem.RetryPolicy{
+		MaxAttempts:     4,
+		InitialInterval: time.Millisecond,
+		MaxInterval:     5 * time.Millisecond,
+		Multiplier:      2.0,
+		MaxElapsed:      5 * time.Second,
+		RetryOn:         []int{409, 429, 502, 503, 504},
+	},
+}
+
+// uploadFileIdempotencyClientOp is the client configuration of UploadFile (POST /files).
+var uploadFileIdempotencyClientOp = idem.ClientOperation{
+	ID:        "UploadFile",
 	KeyHeader: "Idempotency-Key",
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     4,
@@ -149,6 +164,31 @@ func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts .
 	var resp *ShipOrderResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
 		r, err := c.client.ShipOrderWithResponse(ctx, orderId, &p, call.Editor())
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+		return r.HTTPResponse, nil
+	})
+	return resp, err
+}
+
+// UploadFile sends POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+//
+// Every attempt carries the same idempotency key and body bytes. Attempts
+// that fail in transport or are answered 409, 429, 502, 503 or 504 are
+// retried as the operation's retry policy allows (options given to
+// NewIdempotentClient or the call may change it). It returns the last typed
+// response, and a *idem.RetryError when it gave up.
+func (c *IdempotentClient) UploadFile(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*UploadFileResponse, error) {
+	call := c.caller.Begin(&uploadFileIdempotencyClientOp, opts...)
+	buf, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *UploadFileResponse
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.client.UploadFileWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
 		if err != nil {
 			return nil, err
 		}

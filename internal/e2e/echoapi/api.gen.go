@@ -9,11 +9,19 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Error defines model for Error.
 type Error struct {
 	Message string `json:"message"`
+}
+
+// File defines model for File.
+type File struct {
+	Id      string `json:"id"`
+	Purpose string `json:"purpose"`
+	Size    int    `json:"size"`
 }
 
 // NewOrder defines model for NewOrder.
@@ -43,6 +51,12 @@ type Payment struct {
 	Id     string `json:"id"`
 }
 
+// UploadFileMultipartBody defines parameters for UploadFile.
+type UploadFileMultipartBody struct {
+	File    openapi_types.File `json:"file"`
+	Purpose string             `json:"purpose"`
+}
+
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
@@ -54,6 +68,9 @@ type ShipOrderParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// UploadFileMultipartRequestBody defines body for UploadFile for multipart/form-data ContentType.
+type UploadFileMultipartRequestBody UploadFileMultipartBody
+
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = NewOrder
 
@@ -62,6 +79,9 @@ type CreatePaymentJSONRequestBody = NewPayment
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// UploadFile Upload a file, a multipart body like Stripe's POST /v1/files
+	// (POST /files)
+	UploadFile(ctx echo.Context) error
 	// ListOrders List orders (not idempotent)
 	// (GET /orders)
 	ListOrders(ctx echo.Context) error
@@ -79,6 +99,15 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// UploadFile converts echo context to params.
+func (w *ServerInterfaceWrapper) UploadFile(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UploadFile(ctx)
+	return err
 }
 
 // ListOrders converts echo context to params.
@@ -232,5 +261,6 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/orders", wrapper.CreateOrder, options.OperationMiddlewares["createOrder"]...)
 	router.POST(options.BaseURL+"/orders/:orderId/ship", wrapper.ShipOrder, options.OperationMiddlewares["shipOrder"]...)
 	router.POST(options.BaseURL+"/payments", wrapper.CreatePayment, options.OperationMiddlewares["createPayment"]...)
+	router.POST(options.BaseURL+"/files", wrapper.UploadFile, options.OperationMiddlewares["uploadFile"]...)
 
 }

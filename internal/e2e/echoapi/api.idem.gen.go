@@ -61,6 +61,19 @@ var shipOrderIdempotencyOp = idem.Operation{
 	},
 }
 
+// uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
+var uploadFileIdempotencyOp = idem.Operation{
+	ID:        "UploadFile",
+	Method:    "POST",
+	Path:      "/files",
+	KeyHeader: "Idempotency-Key",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
+}
+
 // WithIdempotency returns si with its idempotent operations (those marked
 // x-idempotent in the spec) run at most once per idempotency key: a retry
 // with the same key and request gets the stored response, a concurrent one
@@ -68,15 +81,17 @@ var shipOrderIdempotencyOp = idem.Operation{
 // to si unchanged. Use it where the implementation is given to
 // RegisterHandlers or its variants.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// WithIdempotency panics, saying what to add.
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
+// to add.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
 	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)}
 }
 
@@ -115,9 +130,20 @@ func (s *idempotentServer) CreatePayment(ctx echo.Context) error {
 // response is stored.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) ShipOrder(ctx echo.Context, orderId string, params ShipOrderParams) error {
 	return idemecho.Serve(s.engine, ctx, &shipOrderIdempotencyOp, func(ctx echo.Context) error {
 		return s.ServerInterface.ShipOrder(ctx, orderId, params)
+	})
+}
+
+// UploadFile is POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+// It runs the embedded implementation at most once per idempotency key; an
+// error it returns is rendered by echo's HTTPErrorHandler before the
+// response is stored.
+func (s *idempotentServer) UploadFile(ctx echo.Context) error {
+	return idemecho.Serve(s.engine, ctx, &uploadFileIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.UploadFile(ctx)
 	})
 }

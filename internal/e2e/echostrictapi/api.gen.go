@@ -8,15 +8,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Error defines model for Error.
 type Error struct {
 	Message string `json:"message"`
+}
+
+// File defines model for File.
+type File struct {
+	Id      string `json:"id"`
+	Purpose string `json:"purpose"`
+	Size    int    `json:"size"`
 }
 
 // NewOrder defines model for NewOrder.
@@ -46,6 +55,12 @@ type Payment struct {
 	Id     string `json:"id"`
 }
 
+// UploadFileMultipartBody defines parameters for UploadFile.
+type UploadFileMultipartBody struct {
+	File    openapi_types.File `json:"file"`
+	Purpose string             `json:"purpose"`
+}
+
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
@@ -57,6 +72,9 @@ type ShipOrderParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// UploadFileMultipartRequestBody defines body for UploadFile for multipart/form-data ContentType.
+type UploadFileMultipartRequestBody UploadFileMultipartBody
+
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = NewOrder
 
@@ -65,6 +83,9 @@ type CreatePaymentJSONRequestBody = NewPayment
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// UploadFile Upload a file, a multipart body like Stripe's POST /v1/files
+	// (POST /files)
+	UploadFile(ctx echo.Context) error
 	// ListOrders List orders (not idempotent)
 	// (GET /orders)
 	ListOrders(ctx echo.Context) error
@@ -82,6 +103,15 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// UploadFile converts echo context to params.
+func (w *ServerInterfaceWrapper) UploadFile(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UploadFile(ctx)
+	return err
 }
 
 // ListOrders converts echo context to params.
@@ -235,7 +265,30 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/orders", wrapper.CreateOrder, options.OperationMiddlewares["createOrder"]...)
 	router.POST(options.BaseURL+"/orders/:orderId/ship", wrapper.ShipOrder, options.OperationMiddlewares["shipOrder"]...)
 	router.POST(options.BaseURL+"/payments", wrapper.CreatePayment, options.OperationMiddlewares["createPayment"]...)
+	router.POST(options.BaseURL+"/files", wrapper.UploadFile, options.OperationMiddlewares["uploadFile"]...)
 
+}
+
+type UploadFileRequestObject struct {
+	Body *multipart.Reader
+}
+
+type UploadFileResponseObject interface {
+	VisitUploadFileResponse(w http.ResponseWriter) error
+}
+
+type UploadFile201JSONResponse File
+
+func (response UploadFile201JSONResponse) VisitUploadFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListOrdersRequestObject struct {
@@ -365,6 +418,9 @@ func (response CreatePayment201JSONResponse) VisitCreatePaymentResponse(w http.R
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// UploadFile Upload a file, a multipart body like Stripe's POST /v1/files
+	// (POST /files)
+	UploadFile(ctx context.Context, request UploadFileRequestObject) (UploadFileResponseObject, error)
 	// ListOrders List orders (not idempotent)
 	// (GET /orders)
 	ListOrders(ctx context.Context, request ListOrdersRequestObject) (ListOrdersResponseObject, error)
@@ -389,6 +445,35 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// UploadFile operation middleware
+func (sh *strictHandler) UploadFile(ctx echo.Context) error {
+	var request UploadFileRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UploadFile(ctx.Request().Context(), request.(UploadFileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UploadFile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UploadFileResponseObject); ok {
+		return validResponse.VisitUploadFileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListOrders operation middleware

@@ -63,6 +63,19 @@ var shipOrderIdempotencyOp = idem.Operation{
 	},
 }
 
+// uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
+var uploadFileIdempotencyOp = idem.Operation{
+	ID:        "UploadFile",
+	Method:    "POST",
+	Path:      "/files",
+	KeyHeader: "Idempotency-Key",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
+}
+
 // WithIdempotency returns si with its idempotent operations (those marked
 // x-idempotent in the spec) run at most once per idempotency key: a retry
 // with the same key and request gets the stored response, a concurrent one
@@ -70,15 +83,17 @@ var shipOrderIdempotencyOp = idem.Operation{
 // to si unchanged. Use it where the implementation is given to
 // RegisterHandlers or its variants.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// WithIdempotency panics, saying what to add.
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
+// to add.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
 	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)}
 }
 
@@ -117,29 +132,99 @@ func (s *idempotentServer) CreatePayment(ctx echo.Context) error {
 // response is stored.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) ShipOrder(ctx echo.Context, orderId string, params ShipOrderParams) error {
 	return idemecho.Serve(s.engine, ctx, &shipOrderIdempotencyOp, func(ctx echo.Context) error {
 		return s.ServerInterface.ShipOrder(ctx, orderId, params)
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
+// UploadFile is POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+// It runs the embedded implementation at most once per idempotency key; an
+// error it returns is rendered by echo's HTTPErrorHandler before the
+// response is stored.
+func (s *idempotentServer) UploadFile(ctx echo.Context) error {
+	return idemecho.Serve(s.engine, ctx, &uploadFileIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.UploadFile(ctx)
+	})
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. Give the result to RegisterHandlers.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// IdempotencyMiddleware panics, saying what to add.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, NewStrictHandlerWithIdempotency
+// panics, saying what to add.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandler(ssi, middlewares), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idemecho.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CreateOrder reads the request body of POST /orders for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CreateOrder(ctx echo.Context, params CreateOrderParams) error {
+	return idemecho.ServeBody(s.engine, ctx, &createOrderIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.CreateOrder(ctx, params)
+	})
+}
+
+// CreatePayment reads the request body of POST /payments for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CreatePayment(ctx echo.Context) error {
+	return idemecho.ServeBody(s.engine, ctx, &createPaymentIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.CreatePayment(ctx)
+	})
+}
+
+// ShipOrder reads the request body of POST /orders/{orderId}/ship for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) ShipOrder(ctx echo.Context, orderId string, params ShipOrderParams) error {
+	return idemecho.ServeBody(s.engine, ctx, &shipOrderIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.ShipOrder(ctx, orderId, params)
+	})
+}
+
+// UploadFile reads the request body of POST /files for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) UploadFile(ctx echo.Context) error {
+	return idemecho.ServeBody(s.engine, ctx, &uploadFileIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.UploadFile(ctx)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CreateOrder":
@@ -148,6 +233,8 @@ func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewa
 			return createPaymentIdempotencyStrict(engine, f)
 		case "ShipOrder":
 			return shipOrderIdempotencyStrict(engine, f)
+		case "UploadFile":
+			return uploadFileIdempotencyStrict(engine, f)
 		}
 		return f
 	}
@@ -160,8 +247,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 		if !ok {
 			return f(ctx, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := idemecho.ServeStrict(engine, ctx, &createOrderIdempotencyOp, body, func(ctx echo.Context) (*idem.Response, error) {
+		resp, err := idemecho.ServeStrict(engine, ctx, &createOrderIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
 			out, err := f(ctx, req)
 			if err != nil {
 				return nil, err
@@ -179,7 +265,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// CreateOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// CreateOrderIdempotentResponse is what the idempotency middleware answers for
 // CreateOrder (POST /orders): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CreateOrderIdempotentResponse struct {
@@ -200,8 +286,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 		if !ok {
 			return f(ctx, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := idemecho.ServeStrict(engine, ctx, &createPaymentIdempotencyOp, body, func(ctx echo.Context) (*idem.Response, error) {
+		resp, err := idemecho.ServeStrict(engine, ctx, &createPaymentIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
 			out, err := f(ctx, req)
 			if err != nil {
 				return nil, err
@@ -219,7 +304,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 	}
 }
 
-// CreatePaymentIdempotentResponse is what IdempotencyMiddleware answers for
+// CreatePaymentIdempotentResponse is what the idempotency middleware answers for
 // CreatePayment (POST /payments): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CreatePaymentIdempotentResponse struct {
@@ -236,15 +321,15 @@ func (resp CreatePaymentIdempotentResponse) VisitCreatePaymentResponse(w http.Re
 // shipOrderIdempotencyStrict wraps the strict handler of ShipOrder (POST /orders/{orderId}/ship).
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
 	return func(ctx echo.Context, request any) (any, error) {
 		req, ok := request.(ShipOrderRequestObject)
 		if !ok {
 			return f(ctx, request)
 		}
-		body := idem.NoBody()
-		resp, err := idemecho.ServeStrict(engine, ctx, &shipOrderIdempotencyOp, body, func(ctx echo.Context) (*idem.Response, error) {
+		resp, err := idemecho.ServeStrict(engine, ctx, &shipOrderIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
 			out, err := f(ctx, req)
 			if err != nil {
 				return nil, err
@@ -262,7 +347,7 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 	}
 }
 
-// ShipOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// ShipOrderIdempotentResponse is what the idempotency middleware answers for
 // ShipOrder (POST /orders/{orderId}/ship): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type ShipOrderIdempotentResponse struct {
@@ -273,5 +358,44 @@ var _ ShipOrderResponseObject = ShipOrderIdempotentResponse{}
 
 // VisitShipOrderResponse writes the response.
 func (resp ShipOrderIdempotentResponse) VisitShipOrderResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
+}
+
+// uploadFileIdempotencyStrict wraps the strict handler of UploadFile (POST /files).
+func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx echo.Context, request any) (any, error) {
+		req, ok := request.(UploadFileRequestObject)
+		if !ok {
+			return f(ctx, request)
+		}
+		resp, err := idemecho.ServeStrict(engine, ctx, &uploadFileIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
+			out, err := f(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(UploadFileResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
+			}
+			return idem.Capture(obj.VisitUploadFileResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return UploadFileIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// UploadFileIdempotentResponse is what the idempotency middleware answers for
+// UploadFile (POST /files): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type UploadFileIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ UploadFileResponseObject = UploadFileIdempotentResponse{}
+
+// VisitUploadFileResponse writes the response.
+func (resp UploadFileIdempotentResponse) VisitUploadFileResponse(w http.ResponseWriter) error {
 	return resp.Response.Write(w)
 }

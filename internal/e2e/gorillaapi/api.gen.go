@@ -9,11 +9,19 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Error defines model for Error.
 type Error struct {
 	Message string `json:"message"`
+}
+
+// File defines model for File.
+type File struct {
+	Id      string `json:"id"`
+	Purpose string `json:"purpose"`
+	Size    int    `json:"size"`
 }
 
 // NewOrder defines model for NewOrder.
@@ -43,6 +51,12 @@ type Payment struct {
 	Id     string `json:"id"`
 }
 
+// UploadFileMultipartBody defines parameters for UploadFile.
+type UploadFileMultipartBody struct {
+	File    openapi_types.File `json:"file"`
+	Purpose string             `json:"purpose"`
+}
+
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
@@ -54,6 +68,9 @@ type ShipOrderParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// UploadFileMultipartRequestBody defines body for UploadFile for multipart/form-data ContentType.
+type UploadFileMultipartRequestBody UploadFileMultipartBody
+
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = NewOrder
 
@@ -62,6 +79,9 @@ type CreatePaymentJSONRequestBody = NewPayment
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// UploadFile Upload a file, a multipart body like Stripe's POST /v1/files
+	// (POST /files)
+	UploadFile(w http.ResponseWriter, r *http.Request)
 	// ListOrders List orders (not idempotent)
 	// (GET /orders)
 	ListOrders(w http.ResponseWriter, r *http.Request)
@@ -84,6 +104,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// UploadFile operation middleware
+func (siw *ServerInterfaceWrapper) UploadFile(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UploadFile(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListOrders operation middleware
 func (siw *ServerInterfaceWrapper) ListOrders(w http.ResponseWriter, r *http.Request) {
@@ -347,6 +381,8 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 	r.HandleFunc(options.BaseURL+"/orders/{orderId}/ship", wrapper.ShipOrder).Methods(http.MethodPost)
 
 	r.HandleFunc(options.BaseURL+"/payments", wrapper.CreatePayment).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/files", wrapper.UploadFile).Methods(http.MethodPost)
 
 	return r
 }

@@ -5,6 +5,7 @@ package gorillastrictapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -62,6 +63,19 @@ var shipOrderIdempotencyOp = idem.Operation{
 	},
 }
 
+// uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
+var uploadFileIdempotencyOp = idem.Operation{
+	ID:        "UploadFile",
+	Method:    "POST",
+	Path:      "/files",
+	KeyHeader: "Idempotency-Key",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
+}
+
 // WithIdempotency returns si with its idempotent operations (those marked
 // x-idempotent in the spec) run at most once per idempotency key: a retry
 // with the same key and request gets the stored response, a concurrent one
@@ -69,15 +83,17 @@ var shipOrderIdempotencyOp = idem.Operation{
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// WithIdempotency panics, saying what to add.
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
+// to add.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
 	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)}
 }
 
@@ -110,29 +126,128 @@ func (s *idempotentServer) CreatePayment(w http.ResponseWriter, r *http.Request)
 // It runs the embedded implementation at most once per idempotency key.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) ShipOrder(w http.ResponseWriter, r *http.Request, orderId string, params ShipOrderParams) {
 	s.engine.Serve(w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.ShipOrder(w, r, orderId, params)
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
+// UploadFile is POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+// It runs the embedded implementation at most once per idempotency key.
+func (s *idempotentServer) UploadFile(w http.ResponseWriter, r *http.Request) {
+	s.engine.Serve(w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.UploadFile(w, r)
+	})
+}
+
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// IdempotencyMiddleware panics, saying what to add.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, NewStrictHandlerWithIdempotency
+// panics, saying what to add.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CreateOrder reads the request body of POST /orders for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Request, params CreateOrderParams) {
+	s.engine.ServeBody(w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.CreateOrder(w, r, params)
+	})
+}
+
+// CreatePayment reads the request body of POST /payments for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CreatePayment(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &createPaymentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.CreatePayment(w, r)
+	})
+}
+
+// ShipOrder reads the request body of POST /orders/{orderId}/ship for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) ShipOrder(w http.ResponseWriter, r *http.Request, orderId string, params ShipOrderParams) {
+	s.engine.ServeBody(w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.ShipOrder(w, r, orderId, params)
+	})
+}
+
+// UploadFile reads the request body of POST /files for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) UploadFile(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.UploadFile(w, r)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CreateOrder":
@@ -141,6 +256,8 @@ func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewa
 			return createPaymentIdempotencyStrict(engine, f)
 		case "ShipOrder":
 			return shipOrderIdempotencyStrict(engine, f)
+		case "UploadFile":
+			return uploadFileIdempotencyStrict(engine, f)
 		}
 		return f
 	}
@@ -153,8 +270,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &createOrderIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &createOrderIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -172,8 +288,8 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// CreateOrderIdempotentResponse is what IdempotencyMiddleware answers for
-// CreateOrder (POST /orders): the handler's response as it was captured, a
+// CreateOrderIdempotentResponse is what the idempotency middleware answers
+// for CreateOrder (POST /orders): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CreateOrderIdempotentResponse struct {
 	Response *idem.Response
@@ -193,8 +309,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &createPaymentIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &createPaymentIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -212,8 +327,8 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 	}
 }
 
-// CreatePaymentIdempotentResponse is what IdempotencyMiddleware answers for
-// CreatePayment (POST /payments): the handler's response as it was captured, a
+// CreatePaymentIdempotentResponse is what the idempotency middleware answers
+// for CreatePayment (POST /payments): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CreatePaymentIdempotentResponse struct {
 	Response *idem.Response
@@ -229,15 +344,15 @@ func (resp CreatePaymentIdempotentResponse) VisitCreatePaymentResponse(w http.Re
 // shipOrderIdempotencyStrict wraps the strict handler of ShipOrder (POST /orders/{orderId}/ship).
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
 		req, ok := request.(ShipOrderRequestObject)
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &shipOrderIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &shipOrderIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -255,8 +370,8 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 	}
 }
 
-// ShipOrderIdempotentResponse is what IdempotencyMiddleware answers for
-// ShipOrder (POST /orders/{orderId}/ship): the handler's response as it was captured, a
+// ShipOrderIdempotentResponse is what the idempotency middleware answers
+// for ShipOrder (POST /orders/{orderId}/ship): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type ShipOrderIdempotentResponse struct {
 	Response *idem.Response
@@ -266,5 +381,44 @@ var _ ShipOrderResponseObject = ShipOrderIdempotentResponse{}
 
 // VisitShipOrderResponse writes the response.
 func (resp ShipOrderIdempotentResponse) VisitShipOrderResponse(w http.ResponseWriter) error {
+	return resp.Response.Write(w)
+}
+
+// uploadFileIdempotencyStrict wraps the strict handler of UploadFile (POST /files).
+func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
+		req, ok := request.(UploadFileRequestObject)
+		if !ok {
+			return f(ctx, w, r, request)
+		}
+		resp, err := engine.ServeStrict(ctx, r, &uploadFileIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
+			out, err := f(ctx, w, r, req)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := out.(UploadFileResponseObject)
+			if !ok {
+				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
+			}
+			return idem.Capture(obj.VisitUploadFileResponse)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return UploadFileIdempotentResponse{Response: resp}, nil
+	}
+}
+
+// UploadFileIdempotentResponse is what the idempotency middleware answers
+// for UploadFile (POST /files): the handler's response as it was captured, a
+// replay of the stored one, or a problem (application/problem+json).
+type UploadFileIdempotentResponse struct {
+	Response *idem.Response
+}
+
+var _ UploadFileResponseObject = UploadFileIdempotentResponse{}
+
+// VisitUploadFileResponse writes the response.
+func (resp UploadFileIdempotentResponse) VisitUploadFileResponse(w http.ResponseWriter) error {
 	return resp.Response.Write(w)
 }

@@ -4,6 +4,7 @@
 package stdapi
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -60,6 +61,19 @@ var shipOrderIdempotencyOp = idem.Operation{
 	},
 }
 
+// uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
+var uploadFileIdempotencyOp = idem.Operation{
+	ID:        "UploadFile",
+	Method:    "POST",
+	Path:      "/files",
+	KeyHeader: "Idempotency-Key",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+	Security: []idem.Security{
+		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
+	},
+}
+
 // WithIdempotency returns si with its idempotent operations (those marked
 // x-idempotent in the spec) run at most once per idempotency key: a retry
 // with the same key and request gets the stored response, a concurrent one
@@ -67,15 +81,17 @@ var shipOrderIdempotencyOp = idem.Operation{
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
 //
-// The spec requires security for CreateOrder, CreatePayment, ShipOrder, so
-// opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
-// (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
-// WithIdempotency panics, saying what to add.
+// The spec requires security for CreateOrder, CreatePayment, ShipOrder,
+// UploadFile, so opts must choose a key space: idem.WithScope,
+// idem.WithScopeFromHeader (with idem.WithScopeSecret) or
+// idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
+// to add.
 func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
 	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
+		&uploadFileIdempotencyOp,
 	}, store, opts...)}
 }
 
@@ -108,9 +124,36 @@ func (s *idempotentServer) CreatePayment(w http.ResponseWriter, r *http.Request)
 // It runs the embedded implementation at most once per idempotency key.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) ShipOrder(w http.ResponseWriter, r *http.Request, orderId string, params ShipOrderParams) {
 	s.engine.Serve(w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.ShipOrder(w, r, orderId, params)
 	})
+}
+
+// UploadFile is POST /files: Upload a file, a multipart body like Stripe's POST /v1/files.
+// It runs the embedded implementation at most once per idempotency key.
+func (s *idempotentServer) UploadFile(w http.ResponseWriter, r *http.Request) {
+	s.engine.Serve(w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.UploadFile(w, r)
+	})
+}
+
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
 }

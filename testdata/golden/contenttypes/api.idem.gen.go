@@ -208,12 +208,36 @@ func (s *idempotentServer) UploadDocument(w http.ResponseWriter, r *http.Request
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&addNoteIdempotencyOp,
 		&patchDocumentIdempotencyOp,
@@ -221,6 +245,69 @@ func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewa
 		&putSettingsIdempotencyOp,
 		&uploadDocumentIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// AddNote reads the request body of POST /notes for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) AddNote(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &addNoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.AddNote(w, r)
+	})
+}
+
+// PatchDocument reads the request body of PATCH /documents/{id} for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) PatchDocument(w http.ResponseWriter, r *http.Request, id string) {
+	s.engine.ServeBody(w, r, &patchDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.PatchDocument(w, r, id)
+	})
+}
+
+// PutBlob reads the request body of PUT /blobs/{name} for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) PutBlob(w http.ResponseWriter, r *http.Request, name string) {
+	s.engine.ServeBody(w, r, &putBlobIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.PutBlob(w, r, name)
+	})
+}
+
+// PutSettings reads the request body of PUT /settings for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) PutSettings(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &putSettingsIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.PutSettings(w, r)
+	})
+}
+
+// UploadDocument reads the request body of POST /documents for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) UploadDocument(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &uploadDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.UploadDocument(w, r)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "AddNote":
@@ -245,11 +332,7 @@ func addNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		if req.Body != nil {
-			body = idem.RawBody([]byte(*req.Body))
-		}
-		resp, err := engine.ServeStrict(ctx, r, &addNoteIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &addNoteIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -267,8 +350,8 @@ func addNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 	}
 }
 
-// AddNoteIdempotentResponse is what IdempotencyMiddleware answers for
-// AddNote (POST /notes): the handler's response as it was captured, a
+// AddNoteIdempotentResponse is what the idempotency middleware answers
+// for AddNote (POST /notes): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type AddNoteIdempotentResponse struct {
 	Response *idem.Response
@@ -288,8 +371,7 @@ func patchDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &patchDocumentIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &patchDocumentIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -307,8 +389,8 @@ func patchDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 	}
 }
 
-// PatchDocumentIdempotentResponse is what IdempotencyMiddleware answers for
-// PatchDocument (PATCH /documents/{id}): the handler's response as it was captured, a
+// PatchDocumentIdempotentResponse is what the idempotency middleware answers
+// for PatchDocument (PATCH /documents/{id}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PatchDocumentIdempotentResponse struct {
 	Response *idem.Response
@@ -328,8 +410,7 @@ func putBlobIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.ReaderBody(&req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &putBlobIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &putBlobIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -347,8 +428,8 @@ func putBlobIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 	}
 }
 
-// PutBlobIdempotentResponse is what IdempotencyMiddleware answers for
-// PutBlob (PUT /blobs/{name}): the handler's response as it was captured, a
+// PutBlobIdempotentResponse is what the idempotency middleware answers
+// for PutBlob (PUT /blobs/{name}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PutBlobIdempotentResponse struct {
 	Response *idem.Response
@@ -368,8 +449,7 @@ func putSettingsIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &putSettingsIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &putSettingsIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -387,8 +467,8 @@ func putSettingsIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// PutSettingsIdempotentResponse is what IdempotencyMiddleware answers for
-// PutSettings (PUT /settings): the handler's response as it was captured, a
+// PutSettingsIdempotentResponse is what the idempotency middleware answers
+// for PutSettings (PUT /settings): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PutSettingsIdempotentResponse struct {
 	Response *idem.Response
@@ -408,18 +488,7 @@ func uploadDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		switch {
-		case req.JSONBody != nil:
-			body = idem.JSONBody(req.JSONBody)
-		case req.Body != nil:
-			body = idem.ReaderBody(&req.Body)
-		case req.FormdataBody != nil:
-			body = idem.JSONBody(req.FormdataBody)
-		case req.TextBody != nil:
-			body = idem.RawBody([]byte(*req.TextBody))
-		}
-		resp, err := engine.ServeStrict(ctx, r, &uploadDocumentIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &uploadDocumentIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -437,8 +506,8 @@ func uploadDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 	}
 }
 
-// UploadDocumentIdempotentResponse is what IdempotencyMiddleware answers for
-// UploadDocument (POST /documents): the handler's response as it was captured, a
+// UploadDocumentIdempotentResponse is what the idempotency middleware answers
+// for UploadDocument (POST /documents): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type UploadDocumentIdempotentResponse struct {
 	Response *idem.Response

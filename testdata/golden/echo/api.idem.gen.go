@@ -114,23 +114,65 @@ func (s *idempotentServer) CloseStore(ctx echo.Context, storeId int, params Clos
 // response is stored.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) RefundOrder(ctx echo.Context, storeId string, orderId openapi_types.UUID, params RefundOrderParams) error {
 	return idemecho.Serve(s.engine, ctx, &refundOrderIdempotencyOp, func(ctx echo.Context) error {
 		return s.ServerInterface.RefundOrder(ctx, storeId, orderId, params)
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. Give the result to RegisterHandlers.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandler(ssi, middlewares), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idemecho.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CloseStore reads the request body of POST /stores/{storeId}/close for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CloseStore(ctx echo.Context, storeId int, params CloseStoreParams) error {
+	return idemecho.ServeBody(s.engine, ctx, &closeStoreIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.CloseStore(ctx, storeId, params)
+	})
+}
+
+// RefundOrder reads the request body of POST /stores/{storeId}/orders/{orderId}/refunds for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) RefundOrder(ctx echo.Context, storeId string, orderId openapi_types.UUID, params RefundOrderParams) error {
+	return idemecho.ServeBody(s.engine, ctx, &refundOrderIdempotencyOp, func(ctx echo.Context) error {
+		return s.ServerInterface.RefundOrder(ctx, storeId, orderId, params)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CloseStore":
@@ -149,8 +191,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 		if !ok {
 			return f(ctx, request)
 		}
-		body := idem.NoBody()
-		resp, err := idemecho.ServeStrict(engine, ctx, &closeStoreIdempotencyOp, body, func(ctx echo.Context) (*idem.Response, error) {
+		resp, err := idemecho.ServeStrict(engine, ctx, &closeStoreIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
 			out, err := f(ctx, req)
 			if err != nil {
 				return nil, err
@@ -168,7 +209,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 	}
 }
 
-// CloseStoreIdempotentResponse is what IdempotencyMiddleware answers for
+// CloseStoreIdempotentResponse is what the idempotency middleware answers for
 // CloseStore (POST /stores/{storeId}/close): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CloseStoreIdempotentResponse struct {
@@ -185,15 +226,15 @@ func (resp CloseStoreIdempotentResponse) VisitCloseStoreResponse(w http.Response
 // refundOrderIdempotencyStrict wraps the strict handler of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
 	return func(ctx echo.Context, request any) (any, error) {
 		req, ok := request.(RefundOrderRequestObject)
 		if !ok {
 			return f(ctx, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := idemecho.ServeStrict(engine, ctx, &refundOrderIdempotencyOp, body, func(ctx echo.Context) (*idem.Response, error) {
+		resp, err := idemecho.ServeStrict(engine, ctx, &refundOrderIdempotencyOp, func(ctx echo.Context) (*idem.Response, error) {
 			out, err := f(ctx, req)
 			if err != nil {
 				return nil, err
@@ -211,7 +252,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// RefundOrderIdempotentResponse is what IdempotencyMiddleware answers for
+// RefundOrderIdempotentResponse is what the idempotency middleware answers for
 // RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type RefundOrderIdempotentResponse struct {

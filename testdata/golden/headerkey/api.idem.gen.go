@@ -6,6 +6,7 @@ package headerkey
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -109,16 +110,88 @@ func (s *idempotentServer) VaccinatePet(w http.ResponseWriter, r *http.Request, 
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "X-Request-Id":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "X-Request-Id":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&createPetIdempotencyOp,
 		&vaccinatePetIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CreatePet reads the request body of POST /pets for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CreatePet(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.CreatePet(w, r)
+	})
+}
+
+// VaccinatePet reads the request body of POST /pets/{petId}/vaccinations for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) VaccinatePet(w http.ResponseWriter, r *http.Request, petId int64, params VaccinatePetParams) {
+	s.engine.ServeBody(w, r, &vaccinatePetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.VaccinatePet(w, r, petId, params)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CreatePet":
@@ -137,8 +210,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &createPetIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &createPetIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -156,8 +228,8 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 	}
 }
 
-// CreatePetIdempotentResponse is what IdempotencyMiddleware answers for
-// CreatePet (POST /pets): the handler's response as it was captured, a
+// CreatePetIdempotentResponse is what the idempotency middleware answers
+// for CreatePet (POST /pets): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CreatePetIdempotentResponse struct {
 	Response *idem.Response
@@ -177,8 +249,7 @@ func vaccinatePetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &vaccinatePetIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &vaccinatePetIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -196,8 +267,8 @@ func vaccinatePetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 	}
 }
 
-// VaccinatePetIdempotentResponse is what IdempotencyMiddleware answers for
-// VaccinatePet (POST /pets/{petId}/vaccinations): the handler's response as it was captured, a
+// VaccinatePetIdempotentResponse is what the idempotency middleware answers
+// for VaccinatePet (POST /pets/{petId}/vaccinations): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type VaccinatePetIdempotentResponse struct {
 	Response *idem.Response

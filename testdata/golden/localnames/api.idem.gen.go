@@ -6,6 +6,7 @@ package localnames
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -208,12 +209,45 @@ func (s1 *idempotentServer) TagIt(w http.ResponseWriter, r *http.Request, remove
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&packBoxIdempotencyOp,
 		&putThingIdempotencyOp1,
@@ -221,6 +255,69 @@ func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewa
 		&shipCrateIdempotencyOp,
 		&tagItIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// PackBox reads the request body of POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts} for the idempotency
+// middleware, then calls the strict handler.
+func (s1 *idempotentStrictServer) PackBox(w http.ResponseWriter, r *http.Request, s string, srv string, decorator string, resp string, opts string) {
+	s1.engine.ServeBody(w, r, &packBoxIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s1.ServerInterface.PackBox(w, r, s, srv, decorator, resp, opts)
+	})
+}
+
+// PutThing reads the request body of PUT /things/{key}/{p}/{call} for the idempotency
+// middleware, then calls the strict handler.
+func (s1 *idempotentStrictServer) PutThing(w http.ResponseWriter, r *http.Request, key string, p string, call string, params PutThingParams) {
+	s1.engine.ServeBody(w, r, &putThingIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
+		s1.ServerInterface.PutThing(w, r, key, p, call, params)
+	})
+}
+
+// RemoveLabel reads the request body of DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp} for the idempotency
+// middleware, then calls the strict handler.
+func (s1 *idempotentStrictServer) RemoveLabel(w http.ResponseWriter, r *http.Request, idem string, time string, putThingIdempotencyOp string, packBoxIdempotencyClientOp string, params RemoveLabelParams) {
+	s1.engine.ServeBody(w, r, &removeLabelIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
+		s1.ServerInterface.RemoveLabel(w, r, idem, time, putThingIdempotencyOp, packBoxIdempotencyClientOp, params)
+	})
+}
+
+// ShipCrate reads the request body of POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params} for the idempotency
+// middleware, then calls the strict handler.
+func (s1 *idempotentStrictServer) ShipCrate(w http.ResponseWriter, r *http.Request, obj string, out string, f string, engine string, ok string, params string) {
+	s1.engine.ServeBody(w, r, &shipCrateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s1.ServerInterface.ShipCrate(w, r, obj, out, f, engine, ok, params)
+	})
+}
+
+// TagIt reads the request body of POST /tags/{removeLabelIdempotencyOp} for the idempotency
+// middleware, then calls the strict handler.
+func (s1 *idempotentStrictServer) TagIt(w http.ResponseWriter, r *http.Request, removeLabelIdempotencyOp string) {
+	s1.engine.ServeBody(w, r, &tagItIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s1.ServerInterface.TagIt(w, r, removeLabelIdempotencyOp)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "PackBox":
@@ -245,11 +342,7 @@ func packBoxIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		if req.Body != nil {
-			body = idem.RawBody([]byte(*req.Body))
-		}
-		resp, err := engine.ServeStrict(ctx, r, &packBoxIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &packBoxIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -267,8 +360,8 @@ func packBoxIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 	}
 }
 
-// PackBoxIdempotentResponse is what IdempotencyMiddleware answers for
-// PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}): the handler's response as it was captured, a
+// PackBoxIdempotentResponse is what the idempotency middleware answers
+// for PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PackBoxIdempotentResponse struct {
 	Response *idem.Response
@@ -288,8 +381,7 @@ func putThingIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &putThingIdempotencyOp1, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &putThingIdempotencyOp1, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -307,8 +399,8 @@ func putThingIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 	}
 }
 
-// PutThingIdempotentResponse is what IdempotencyMiddleware answers for
-// PutThing (PUT /things/{key}/{p}/{call}): the handler's response as it was captured, a
+// PutThingIdempotentResponse is what the idempotency middleware answers
+// for PutThing (PUT /things/{key}/{p}/{call}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PutThingIdempotentResponse struct {
 	Response *idem.Response
@@ -328,8 +420,7 @@ func removeLabelIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &removeLabelIdempotencyOp1, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &removeLabelIdempotencyOp1, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -347,8 +438,8 @@ func removeLabelIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// RemoveLabelIdempotentResponse is what IdempotencyMiddleware answers for
-// RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}): the handler's response as it was captured, a
+// RemoveLabelIdempotentResponse is what the idempotency middleware answers
+// for RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type RemoveLabelIdempotentResponse struct {
 	Response *idem.Response
@@ -368,8 +459,7 @@ func shipCrateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.ReaderBody(&req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &shipCrateIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &shipCrateIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -387,8 +477,8 @@ func shipCrateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 	}
 }
 
-// ShipCrateIdempotentResponse is what IdempotencyMiddleware answers for
-// ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}): the handler's response as it was captured, a
+// ShipCrateIdempotentResponse is what the idempotency middleware answers
+// for ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type ShipCrateIdempotentResponse struct {
 	Response *idem.Response
@@ -408,8 +498,7 @@ func tagItIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHand
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &tagItIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &tagItIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -427,8 +516,8 @@ func tagItIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHand
 	}
 }
 
-// TagItIdempotentResponse is what IdempotencyMiddleware answers for
-// TagIt (POST /tags/{removeLabelIdempotencyOp}): the handler's response as it was captured, a
+// TagItIdempotentResponse is what the idempotency middleware answers
+// for TagIt (POST /tags/{removeLabelIdempotencyOp}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type TagItIdempotentResponse struct {
 	Response *idem.Response

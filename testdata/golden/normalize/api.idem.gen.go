@@ -206,12 +206,36 @@ func (s *idempotentServer) SetSKUHTTPURL(w http.ResponseWriter, r *http.Request,
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&n3DsVerifyIdempotencyOp,
 		&orderItemsAddItemIdempotencyOp,
@@ -219,6 +243,69 @@ func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewa
 		&postWidgetsWidgetIDIdempotencyOp,
 		&setSKUHTTPURLIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// N3DsVerify reads the request body of POST /3ds/verify for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) N3DsVerify(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &n3DsVerifyIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.N3DsVerify(w, r)
+	})
+}
+
+// OrderItemsAddItem reads the request body of POST /order-items for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) OrderItemsAddItem(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &orderItemsAddItemIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.OrderItemsAddItem(w, r)
+	})
+}
+
+// PetsCreate reads the request body of POST /pets for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) PetsCreate(w http.ResponseWriter, r *http.Request) {
+	s.engine.ServeBody(w, r, &petsCreateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.PetsCreate(w, r)
+	})
+}
+
+// PostWidgetsWidgetID reads the request body of POST /widgets/{widget_id} for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) PostWidgetsWidgetID(w http.ResponseWriter, r *http.Request, widgetID string) {
+	s.engine.ServeBody(w, r, &postWidgetsWidgetIDIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.PostWidgetsWidgetID(w, r, widgetID)
+	})
+}
+
+// SetSKUHTTPURL reads the request body of PUT /skus/{sku_id}/http-url for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) SetSKUHTTPURL(w http.ResponseWriter, r *http.Request, skuid string) {
+	s.engine.ServeBody(w, r, &setSKUHTTPURLIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.SetSKUHTTPURL(w, r, skuid)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "N3DsVerify":
@@ -243,8 +330,7 @@ func n3DsVerifyIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &n3DsVerifyIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &n3DsVerifyIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -262,8 +348,8 @@ func n3DsVerifyIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 	}
 }
 
-// N3DsVerifyIdempotentResponse is what IdempotencyMiddleware answers for
-// N3DsVerify (POST /3ds/verify): the handler's response as it was captured, a
+// N3DsVerifyIdempotentResponse is what the idempotency middleware answers
+// for N3DsVerify (POST /3ds/verify): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type N3DsVerifyIdempotentResponse struct {
 	Response *idem.Response
@@ -283,8 +369,7 @@ func orderItemsAddItemIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &orderItemsAddItemIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &orderItemsAddItemIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -302,8 +387,8 @@ func orderItemsAddItemIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc
 	}
 }
 
-// OrderItemsAddItemIdempotentResponse is what IdempotencyMiddleware answers for
-// OrderItemsAddItem (POST /order-items): the handler's response as it was captured, a
+// OrderItemsAddItemIdempotentResponse is what the idempotency middleware answers
+// for OrderItemsAddItem (POST /order-items): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type OrderItemsAddItemIdempotentResponse struct {
 	Response *idem.Response
@@ -323,8 +408,7 @@ func petsCreateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &petsCreateIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &petsCreateIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -342,8 +426,8 @@ func petsCreateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 	}
 }
 
-// PetsCreateIdempotentResponse is what IdempotencyMiddleware answers for
-// PetsCreate (POST /pets): the handler's response as it was captured, a
+// PetsCreateIdempotentResponse is what the idempotency middleware answers
+// for PetsCreate (POST /pets): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PetsCreateIdempotentResponse struct {
 	Response *idem.Response
@@ -363,8 +447,7 @@ func postWidgetsWidgetIDIdempotencyStrict(engine *idem.Engine, f StrictHandlerFu
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &postWidgetsWidgetIDIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &postWidgetsWidgetIDIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -382,8 +465,8 @@ func postWidgetsWidgetIDIdempotencyStrict(engine *idem.Engine, f StrictHandlerFu
 	}
 }
 
-// PostWidgetsWidgetIDIdempotentResponse is what IdempotencyMiddleware answers for
-// PostWidgetsWidgetID (POST /widgets/{widget_id}): the handler's response as it was captured, a
+// PostWidgetsWidgetIDIdempotentResponse is what the idempotency middleware answers
+// for PostWidgetsWidgetID (POST /widgets/{widget_id}): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type PostWidgetsWidgetIDIdempotentResponse struct {
 	Response *idem.Response
@@ -403,8 +486,7 @@ func setSKUHTTPURLIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &setSKUHTTPURLIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &setSKUHTTPURLIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -422,8 +504,8 @@ func setSKUHTTPURLIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 	}
 }
 
-// SetSKUHTTPURLIdempotentResponse is what IdempotencyMiddleware answers for
-// SetSKUHTTPURL (PUT /skus/{sku_id}/http-url): the handler's response as it was captured, a
+// SetSKUHTTPURLIdempotentResponse is what the idempotency middleware answers
+// for SetSKUHTTPURL (PUT /skus/{sku_id}/http-url): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type SetSKUHTTPURLIdempotentResponse struct {
 	Response *idem.Response

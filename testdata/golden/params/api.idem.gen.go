@@ -6,6 +6,7 @@ package params
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -108,23 +109,96 @@ func (s *idempotentServer) CloseStore(w http.ResponseWriter, r *http.Request, st
 // It runs the embedded implementation at most once per idempotency key.
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func (s *idempotentServer) RefundOrder(w http.ResponseWriter, r *http.Request, storeId string, orderId openapi_types.UUID, params RefundOrderParams) {
 	s.engine.Serve(w, r, &refundOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.RefundOrder(w, r, storeId, orderId, params)
 	})
 }
 
-// IdempotencyMiddleware returns a strict-server middleware that runs the
-// idempotent operations (those marked x-idempotent in the spec) at most once
-// per idempotency key. Replays, conflicts (409), mismatches (422) and
-// invalid keys (400) are answered with a response object, never an error;
-// the other operations pass through unchanged. Give it to NewStrictHandler.
-func IdempotencyMiddleware(store idem.Store, opts ...idem.Option) StrictMiddlewareFunc {
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
+// for the strict handler's request errors too.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
+}
+
+// NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
+// operations (those marked x-idempotent in the spec) run at most once per
+// idempotency key: a retry with the same key and request gets the stored
+// response, a concurrent one 409, a different request under the same key
+// 422. The request is identified by its body as the client sent it: a step
+// in front of the strict handler reads the body, bounded by the body limit
+// (413 beyond it, before anything is decoded), and the idempotency
+// middleware fingerprints those bytes, as WithIdempotency does. That
+// middleware runs innermost, after middlewares; the other operations pass
+// through unchanged. A request the strict handler cannot decode is answered
+// by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
+// variants.
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
+}
+
+// NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
+// with the strict handler's options; a nil RequestErrorHandlerFunc is
+// IdempotencyErrorHandler.
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
+	if options.RequestErrorHandlerFunc == nil {
+		options.RequestErrorHandlerFunc = IdempotencyErrorHandler
+	}
+	// The strict handler wraps the first middleware first: it runs innermost.
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandlerWithOptions(ssi, middlewares, options), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it reads the request body before the strict handler
+// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CloseStore reads the request body of POST /stores/{storeId}/close for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) CloseStore(w http.ResponseWriter, r *http.Request, storeId int, params CloseStoreParams) {
+	s.engine.ServeBody(w, r, &closeStoreIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.CloseStore(w, r, storeId, params)
+	})
+}
+
+// RefundOrder reads the request body of POST /stores/{storeId}/orders/{orderId}/refunds for the idempotency
+// middleware, then calls the strict handler.
+func (s *idempotentStrictServer) RefundOrder(w http.ResponseWriter, r *http.Request, storeId string, orderId openapi_types.UUID, params RefundOrderParams) {
+	s.engine.ServeBody(w, r, &refundOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.ServerInterface.RefundOrder(w, r, storeId, orderId, params)
+	})
+}
+
+// idempotencyStrictMiddleware returns the strict middleware of
+// NewStrictHandlerWithIdempotency. Replays, conflicts (409), mismatches
+// (422) and invalid keys (400) are answered with a response object, never
+// an error.
+func idempotencyStrictMiddleware(engine *idem.Engine) StrictMiddlewareFunc {
 	return func(f StrictHandlerFunc, operationID string) StrictHandlerFunc {
 		switch operationID {
 		case "CloseStore":
@@ -143,8 +217,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.NoBody()
-		resp, err := engine.ServeStrict(ctx, r, &closeStoreIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &closeStoreIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -162,8 +235,8 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 	}
 }
 
-// CloseStoreIdempotentResponse is what IdempotencyMiddleware answers for
-// CloseStore (POST /stores/{storeId}/close): the handler's response as it was captured, a
+// CloseStoreIdempotentResponse is what the idempotency middleware answers
+// for CloseStore (POST /stores/{storeId}/close): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type CloseStoreIdempotentResponse struct {
 	Response *idem.Response
@@ -179,15 +252,15 @@ func (resp CloseStoreIdempotentResponse) VisitCloseStoreResponse(w http.Response
 // refundOrderIdempotencyStrict wraps the strict handler of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
 // The spec declares Idempotency-Key a required parameter, so oapi-codegen's
 // wrapper answers 400 to a request without it before the idempotency layer
-// runs.
+// runs (missing-key, as the layer would, when its ErrorHandlerFunc is
+// IdempotencyErrorHandler).
 func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHandlerFunc {
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error) {
 		req, ok := request.(RefundOrderRequestObject)
 		if !ok {
 			return f(ctx, w, r, request)
 		}
-		body := idem.JSONBody(req.Body)
-		resp, err := engine.ServeStrict(ctx, r, &refundOrderIdempotencyOp, body, func(ctx context.Context) (*idem.Response, error) {
+		resp, err := engine.ServeStrict(ctx, r, &refundOrderIdempotencyOp, func(ctx context.Context) (*idem.Response, error) {
 			out, err := f(ctx, w, r, req)
 			if err != nil {
 				return nil, err
@@ -205,8 +278,8 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 	}
 }
 
-// RefundOrderIdempotentResponse is what IdempotencyMiddleware answers for
-// RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds): the handler's response as it was captured, a
+// RefundOrderIdempotentResponse is what the idempotency middleware answers
+// for RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds): the handler's response as it was captured, a
 // replay of the stored one, or a problem (application/problem+json).
 type RefundOrderIdempotentResponse struct {
 	Response *idem.Response

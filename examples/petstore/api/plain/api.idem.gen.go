@@ -4,6 +4,7 @@
 package plainapi
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -110,4 +111,22 @@ func (s *idempotentServer) CreatePet(w http.ResponseWriter, r *http.Request, par
 	s.engine.Serve(w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreatePet(w, r, params)
 	})
+}
+
+// IdempotencyErrorHandler answers the errors of oapi-codegen's generated
+// wrapper (a parameter it cannot bind; for the strict server, a body it
+// cannot decode) with an RFC 9457 problem, as the idempotency layer answers
+// everything else: 400 with code bad-request, or missing-key and invalid-key
+// when the parameter is the key header. Give it to the ErrorHandlerFunc
+// of the options of HandlerWithOptions.
+func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var missing *RequiredHeaderError
+	var many *TooManyValuesForParamError
+	switch {
+	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
+		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+	}
+	_ = idem.RequestProblem(err).Response().Write(w)
 }

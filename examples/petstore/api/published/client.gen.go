@@ -19,6 +19,7 @@ import (
 
 // Defines values for IdempotencyProblemCode.
 const (
+	IdempotencyProblemCodeBadRequest          IdempotencyProblemCode = "bad-request"
 	IdempotencyProblemCodeBodyUnreadable      IdempotencyProblemCode = "body-unreadable"
 	IdempotencyProblemCodeConflict            IdempotencyProblemCode = "conflict"
 	IdempotencyProblemCodeFingerprintMismatch IdempotencyProblemCode = "fingerprint-mismatch"
@@ -34,6 +35,8 @@ const (
 // Valid indicates whether the value is a known member of the IdempotencyProblemCode enum.
 func (e IdempotencyProblemCode) Valid() bool {
 	switch e {
+	case IdempotencyProblemCodeBadRequest:
+		return true
 	case IdempotencyProblemCodeBodyUnreadable:
 		return true
 	case IdempotencyProblemCodeConflict:
