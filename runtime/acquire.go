@@ -15,7 +15,7 @@ const (
 	waitMaxBackoff = 250 * time.Millisecond
 )
 
-// acquire runs the acquire transition for t. While the original runs it
+// acquire runs the acquire transition for k. While the original runs it
 // polls, with backoff, for up to k.op.Wait (or until ctx ends) before
 // giving up with the conflict. It returns the lease when this attempt owns
 // the record (Proceed or Recovered), and an error wrapping
@@ -96,11 +96,12 @@ func (e *Engine) logMisconfigured(ctx context.Context, err error) {
 }
 
 // storeAcquire calls Store.Acquire bounded by the store timeout and checks
-// the answer's shape (see checkAcquisition), within the StoreCall hook. Like every store call it is detached from the
-// request's cancellation: a script cut off once sent may still have created
-// the record, which would then have no owner to complete or release it
-// until its lease ran out. (It also spares the request's context a child:
-// the first child allocates its done channel and child set.)
+// the answer's shape (see checkAcquisition), within the StoreCall hook.
+// Like every store call it is detached from the request's cancellation: a
+// script cut off once sent may still have created the record, which would
+// then have no owner to complete or release it until its lease ran out.
+// (It also spares the request's context a child: the first child allocates
+// its done channel and child set.)
 func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req AcquireRequest) (Acquisition, error) {
 	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
 	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.context(sctx), req))
