@@ -5,7 +5,7 @@
 -- Redis: a lease's deadline is its record's expiry minus the abandoned TTL
 -- stored in it, so the lease left is PTTL - abandoned.
 --
--- Package idem first pipelines the plain commands SET KEYS[1] <the record
+-- Package redisstore first pipelines the plain commands SET KEYS[1] <the record
 -- this script's first SET writes> NX PX ARGV[3] and GET KEYS[1], which create
 -- an absent record or return the one there, and decides proceed, replay and
 -- mismatch from their replies; it runs this script only for an in-progress

@@ -29,7 +29,7 @@
 // record expires after its retention.
 //
 // result is written by the store and only passed through by the scripts;
-// package idem encodes it as
+// package redisstore encodes it as
 //
 //	status " " flags " " header_length "\n" header body
 //
@@ -41,7 +41,7 @@ package lua
 import _ "embed"
 
 // Acquire is acquire.lua: create, replay, refuse or take over a record.
-// Package idem first pipelines SET key record NX PX ttl, which creates an
+// Package redisstore first pipelines SET key record NX PX ttl, which creates an
 // absent record exactly as the script would, and GET key, which returns one
 // already there, and runs the script only for an in-progress record
 // (conflict or takeover), for a record gone between the two commands, and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -30,7 +31,7 @@ func redisBackends() []engineBackend {
 			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 		{"miniredis", func(t *testing.T) idem.Store {
-			_, rdb := redistest.LiveMini(t)
+			_, rdb := embedredis.StartTB(t)
 			return redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 	}

@@ -110,8 +110,14 @@ REDIS_CLUSTER_ADDRS=$(IFS=,; echo "${CLUSTER_ADDRS[*]}")
 export REDIS_CLUSTER_ADDRS
 log "redis cluster on $REDIS_CLUSTER_ADDRS"
 
-# shellcheck disable=SC2086
-go test -race -count=1 -timeout 10m ${TESTFLAGS:-} ./...
+# Every module of the workspace (go.work): the runtime, each adapter, the
+# generator, the examples, the end-to-end suite and the load harness.
+MODULES=$(go list -m -f '{{.Dir}}')
+for dir in $MODULES; do
+  log "go test -race ${dir#"$PWD"/}"
+  # shellcheck disable=SC2086
+  (cd "$dir" && go test -race -count=1 -timeout 10m ${TESTFLAGS:-} ./...)
+done
 
 # The tool behind BENCHMARKS.md "Redis work per request", briefly: its checks
 # (a create writes acquire.lua's record byte for byte, a replay replays) must
@@ -121,11 +127,12 @@ scripts/redis-cost.sh 2000 >"$WORKDIR/redis-cost.log" 2>&1 || { cat "$WORKDIR/re
 
 FUZZTIME=${FUZZTIME:-5000x}
 if [ "$FUZZTIME" != "0" ]; then
-  # Every Fuzz target in the module, each for FUZZTIME.
+  # Every Fuzz target in the repository, each for FUZZTIME, run from its
+  # package's directory so that it resolves in its own module.
   while IFS=: read -r file name; do
     pkg="./$(dirname "$file")"
     log "fuzz $pkg $name for $FUZZTIME"
-    go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" >"$WORKDIR/fuzz.log" 2>&1 \
+    (cd "$pkg" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" .) >"$WORKDIR/fuzz.log" 2>&1 \
       || { cat "$WORKDIR/fuzz.log" >&2; exit 1; }
   done < <(grep -rhoE --include='*_test.go' -H '^func (Fuzz[A-Za-z0-9_]+)' . | sed -E 's/^\.\///; s/:func /:/' | sort -u)
 fi

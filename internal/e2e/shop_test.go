@@ -28,6 +28,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -334,7 +335,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"miniredis", func(t *testing.T) idem.Store {
-			_, rdb := redistest.LiveMini(t)
+			_, rdb := embedredis.StartTB(t)
 			return redisstore.New(rdb)
 		}},
 		{"redis", func(t *testing.T) idem.Store {

@@ -17,7 +17,7 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // RuntimeVersion is the version of the runtime's API for generated code
 // that generated files check at compile time: the runtime's own constant,
 // so that the generator and the runtime it is built with cannot disagree.
-func (File) RuntimeVersion() int { return idem.GenVersion }
+func (File) RuntimeVersion() int { return idem.MaxVersion }
 
 // Import paths of the web frameworks oapi-codegen's echo-server and
 // gin-server target, and of the runtime's adapters to them.

@@ -19,8 +19,6 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/idemgen/idemgen/internal/embedredis"
 )
 
 // Real returns a client of the Redis server at REDIS_URL
@@ -93,24 +91,6 @@ func Mini(t testing.TB) (*miniredis.Miniredis, *redis.Client) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return m, rdb
-}
-
-// LiveMini starts the examples' embedded Redis, a miniredis whose keys
-// expire with the wall clock (internal/embedredis), and returns it with a
-// client of it; both are stopped when the test ends. Use it where leases
-// must run out as time passes; Mini where the test moves the clock itself.
-func LiveMini(t testing.TB) (*embedredis.Server, *redis.Client) {
-	t.Helper()
-	s, err := embedredis.Start()
-	if err != nil {
-		t.Fatalf("embedded redis: %v", err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() {
-		_ = rdb.Close()
-		s.Stop()
-	})
-	return s, rdb
 }
 
 // Keyspace returns a client of REDIS_URL (see [Real]) and a key prefix of

@@ -42,7 +42,8 @@ func TestComment(t *testing.T) {
 }
 
 // TestVersionGuard: the constants that a generated file starts with compile
-// against the runtime's idem.GenVersion and against no other version.
+// against every runtime whose range [MinVersion, MaxVersion] holds the
+// version it was generated for (idem.MaxVersion), and against no other.
 func TestVersionGuard(t *testing.T) {
 	src, err := File(model.File{Package: "api", Source: "openapi.yaml", Client: true})
 	if err != nil {
@@ -53,26 +54,38 @@ func TestVersionGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Keep only the version guard: the constants that refer to idem.GenVersion.
+	// Keep only the version guard: the constants that refer to idem.EnforceVersion.
 	var guard []ast.Decl
 	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST && strings.Contains(string(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]), "idem.GenVersion") {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST && strings.Contains(string(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]), "idem.EnforceVersion") {
 			guard = append(guard, d)
 		}
 	}
 	if len(guard) != 1 {
-		t.Fatalf("%d const declarations refer to idem.GenVersion, want 1:\n%s", len(guard), src)
+		t.Fatalf("%d const declarations refer to idem.EnforceVersion, want 1:\n%s", len(guard), src)
 	}
 	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{&ast.ImportSpec{
 		Name: ast.NewIdent("idem"), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(model.RuntimeImport)}}}}}, guard...)
-	for _, v := range []int{idem.GenVersion - 1, idem.GenVersion, idem.GenVersion + 1} {
+	gen := idem.MaxVersion
+	for _, r := range []struct {
+		min, max int
+		ok       bool
+	}{
+		{idem.MinVersion, idem.MaxVersion, true},
+		{gen, gen, true},
+		{gen - 1, gen + 3, true},  // a newer runtime that still supports it
+		{gen - 2, gen - 1, false}, // an older runtime: upgrade it
+		{gen + 1, gen + 2, false}, // a runtime that dropped it: regenerate
+	} {
 		fake := types.NewPackage(model.RuntimeImport, "idem")
-		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "GenVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(v))))
+		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "MinVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(r.min))))
+		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "MaxVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(r.max))))
+		fake.Scope().Insert(types.NewTypeName(token.NoPos, fake, "EnforceVersion", types.Typ[types.Uint]))
 		fake.MarkComplete()
 		conf := types.Config{Importer: importerFunc(func(string) (*types.Package, error) { return fake, nil })}
 		_, err := conf.Check("api", fset, []*ast.File{f}, nil)
-		if (err == nil) != (v == idem.GenVersion) {
-			t.Errorf("against GenVersion %d (generated for %d): type-check error %v", v, idem.GenVersion, err)
+		if (err == nil) != r.ok {
+			t.Errorf("generated for %d, against a runtime of [%d, %d]: type-check error %v, want ok=%v", gen, r.min, r.max, err, r.ok)
 		}
 	}
 }

@@ -5,13 +5,14 @@ module example.com/requirer
 
 go 1.25.0
 
-require github.com/idemgen/idemgen v0.0.0
+require github.com/idemgen/idemgen/runtime v0.0.0
 
 require (
 	github.com/dprotaso/go-yit v0.0.0-20220510233725-9ba8df137936 // indirect
 	github.com/getkin/kin-openapi v0.152.0 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect
 	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
+	github.com/idemgen/idemgen v0.0.0 // indirect
 	github.com/oapi-codegen/oapi-codegen/v2 v2.8.2 // indirect
 	github.com/oasdiff/yaml v0.1.1 // indirect
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
@@ -27,7 +28,12 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/idemgen/idemgen => ../..
+replace (
+	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
+	github.com/idemgen/idemgen/lua => ../../lua
+	github.com/idemgen/idemgen/runtime => ../../runtime
+)
 
 tool (
 	github.com/idemgen/idemgen/cmd/idemgen

@@ -24,8 +24,8 @@ import (
 	petclient "github.com/idemgen/idemgen/examples/petstore/api/client"
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
-	"github.com/idemgen/idemgen/internal/embedredis"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 

@@ -55,12 +55,12 @@ func (t *telemetry) collect(ctx context.Context, name string, by attribute.Key) 
 			case metricdata.Sum[int64]:
 				for _, dp := range data.DataPoints {
 					v, _ := dp.Attributes.Value(by)
-					c[v.Emit()] += dp.Value
+					c[v.String()] += dp.Value
 				}
 			case metricdata.Histogram[float64]:
 				for _, dp := range data.DataPoints {
 					v, _ := dp.Attributes.Value(by)
-					c[v.Emit()] += int64(dp.Count)
+					c[v.String()] += int64(dp.Count)
 				}
 			}
 		}

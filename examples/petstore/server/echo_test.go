@@ -8,7 +8,7 @@ import (
 
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -17,7 +17,7 @@ import (
 // handler returned (410 for a pet adopted by someone else) as echo renders
 // it, so that its replay is the same answer.
 func TestEchoWiring(t *testing.T) {
-	_, rdb := redistest.LiveMini(t)
+	_, rdb := embedredis.StartTB(t)
 	s := shop.New()
 	h := server.NewEchoHandler(s, redisstore.New(rdb), server.ScopedByAPIKey([]byte("petstore echo test secret, 32 b"))...)
 	send := func(path, key, body string) *http.Response {

@@ -12,13 +12,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
-// generated code (idem.GenVersion). Against another version one of these
-// constants overflows and the file fails to compile here instead of
-// misbehaving at run time: regenerate it.
+// This file is generated for version 3 of the idem runtime's API for
+// generated code, and compiles against every runtime that supports it. If
+// one of these lines fails to compile, the runtime is too old for this file
+// (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
+// (regenerate the file with a newer idemgen).
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ = idem.EnforceVersion(3 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 3)
 )
 
 // adoptPetIdempotencyClientOp is the client configuration of AdoptPet (POST /pets/{petId}/adoptions).

@@ -10,9 +10,11 @@ package embedredis
 
 import (
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 )
 
 // Tick is how often a Server's TTLs are counted down, and so how late a key
@@ -65,4 +67,26 @@ func (s *Server) Stop() {
 		<-s.done
 	})
 	s.Miniredis.Close()
+}
+
+// Client returns a go-redis client of s, built as the Redis store requires
+// (ContextTimeoutEnabled). Closing it is the caller's.
+func (s *Server) Client() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
+}
+
+// StartTB starts a Server and a client of it for a test or benchmark, and
+// stops both when it ends.
+func StartTB(tb testing.TB) (*Server, *redis.Client) {
+	tb.Helper()
+	s, err := Start()
+	if err != nil {
+		tb.Fatalf("embedded redis: %v", err)
+	}
+	rdb := s.Client()
+	tb.Cleanup(func() {
+		_ = rdb.Close()
+		s.Stop()
+	})
+	return s, rdb
 }

@@ -1,0 +1,3 @@
+module github.com/idemgen/idemgen/lua
+
+go 1.25.0

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# scripts/deps-check.sh: what requiring idemgen costs a user's module, measured
+# as a user would see it, so that a heavy dependency cannot creep back in.
+#
+#  1. A fresh module whose program imports only the runtime and the Redis
+#     store (what a service using a generated server needs) has at most
+#     RUNTIME_MAX modules in `go list -m all`, and none of the frameworks,
+#     the OpenTelemetry SDK, kin-openapi or oapi-codegen.
+#  2. A module with `go get -tool` of idemgen and oapi-codegen has at most
+#     TOOL_EXTRA_MAX modules more than one with oapi-codegen's tool alone.
+#
+# The modules of this checkout are not on the module proxy, so each fresh
+# module reaches them through replace lines (what a user gets from a
+# release's go.mod files is the same graph). Exits non-zero above a bound.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+RUNTIME_MAX=${RUNTIME_MAX:-16}
+TOOL_EXTRA_MAX=${TOOL_EXTRA_MAX:-10}
+OAPI=github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+
+log() { printf 'deps-check: %s\n' "$*" >&2; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/idemgen-deps.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export GOWORK=off GOFLAGS=-mod=mod
+
+# replaces prints a replace line for every module of this checkout.
+replaces() {
+  git -C "$ROOT" ls-files --cached --others --exclude-standard '*go.mod' | grep -v '^testdata/requirer/' | while read -r f; do
+    d=$(dirname "$f")
+    mod=$(awk '/^module /{print $2; exit}' "$ROOT/$f")
+    echo "replace $mod => $ROOT/$d"
+  done
+}
+
+newmod() { # dir name
+  mkdir -p "$1"
+  printf 'module example.com/%s\n\ngo 1.25.0\n\n' "$2" >"$1/go.mod"
+}
+
+fail=0
+
+# 1. The runtime alone.
+newmod "$WORK/runtime-user" runtime-user
+replaces >>"$WORK/runtime-user/go.mod"
+echo 'require github.com/idemgen/idemgen/runtime v0.0.0' >>"$WORK/runtime-user/go.mod"
+cat >"$WORK/runtime-user/main.go" <<'GO'
+package main
+
+import (
+	"net/http"
+
+	"github.com/redis/go-redis/v9"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+func main() {
+	store := redisstore.New(redis.NewClient(&redis.Options{ContextTimeoutEnabled: true}))
+	_ = idem.NewEngine(store).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+}
+GO
+(cd "$WORK/runtime-user" && go mod tidy && go build ./...)
+mods=$(cd "$WORK/runtime-user" && go list -m all)
+n=$(echo "$mods" | wc -l)
+log "runtime + redisstore user: $n modules in go list -m all (bound $RUNTIME_MAX)"
+echo "$mods" | sed 's/^/  /' >&2
+if [ "$n" -gt "$RUNTIME_MAX" ]; then log "FAIL: more than $RUNTIME_MAX modules"; fail=1; fi
+heavy=$(echo "$mods" | grep -E 'gin-gonic|labstack|gorilla|go.opentelemetry.io/otel/sdk|getkin/kin-openapi|oapi-codegen' || true)
+if [ -n "$heavy" ]; then log "FAIL: the runtime pulls $heavy"; fail=1; fi
+
+# 2. The generator as a tool, beside oapi-codegen's tool alone.
+newmod "$WORK/tool-oapi" tool-oapi
+(cd "$WORK/tool-oapi" && go get -tool "$OAPI" >/dev/null 2>&1)
+base=$(cd "$WORK/tool-oapi" && go list -m all | wc -l)
+newmod "$WORK/tool-both" tool-both
+replaces >>"$WORK/tool-both/go.mod"
+(cd "$WORK/tool-both" && go get -tool "$OAPI" >/dev/null 2>&1 &&
+  go mod edit -require=github.com/idemgen/idemgen@v0.0.0 -tool=github.com/idemgen/idemgen/cmd/idemgen &&
+  go mod tidy >/dev/null && go tool -n idemgen >/dev/null)
+both=$(cd "$WORK/tool-both" && go list -m all | wc -l)
+log "go get -tool: oapi-codegen alone $base modules, with idemgen $both: $((both - base)) more (bound $TOOL_EXTRA_MAX)"
+(cd "$WORK/tool-both" && go list -m all) | grep -vxFf <(cd "$WORK/tool-oapi" && go list -m all) | sed 's/^/  + /' >&2 || true
+if [ $((both - base)) -gt "$TOOL_EXTRA_MAX" ]; then log "FAIL: idemgen adds more than $TOOL_EXTRA_MAX modules"; fail=1; fi
+exit $fail
