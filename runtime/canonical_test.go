@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"io"
 	"strings"
 	"testing"
 )
 
 // legacyCanonicalJSON is the canonicalisation the fingerprint used before
-// appendCanonicalJSON: decode into any, remove the pointers, json.Marshal.
+// canonjson.AppendCanonical: decode into any, remove the pointers, json.Marshal.
 // It is kept as the reference the fuzz test compares against. Its one
-// known flaw, which appendCanonicalJSON fixes, is that a removed array
+// known flaw, which canonjson.AppendCanonical fixes, is that a removed array
 // element encodes like the string "\u0000removed".
 func legacyCanonicalJSON(doc any, op *Operation) []byte {
 	ptrs := op.FingerprintIgnore
@@ -21,7 +22,7 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
 	}
 	for _, p := range ptrs {
-		ptr, err := parsePointer(p)
+		ptr, err := canonjson.ParsePointer(p)
 		if err != nil {
 			continue
 		}
@@ -37,7 +38,7 @@ func legacyCanonicalJSON(doc any, op *Operation) []byte {
 // removePointer deletes the member or element at ptr from doc, in place
 // for objects; it returns the (possibly new) document. A pointer that does
 // not resolve leaves doc as it was; the empty pointer removes everything.
-func removePointer(doc any, ptr jsonPointer) any {
+func removePointer(doc any, ptr canonjson.Pointer) any {
 	if len(ptr) == 0 {
 		return nil
 	}
@@ -48,9 +49,9 @@ func removePointer(doc any, ptr jsonPointer) any {
 	last := ptr[len(ptr)-1]
 	switch v := parent.(type) {
 	case map[string]any:
-		delete(v, last.name)
+		delete(v, last.Name)
 	case []any:
-		if i := last.index; 0 <= i && i < len(v) {
+		if i := last.Index; 0 <= i && i < len(v) {
 			// Arrays cannot shrink in place through the parent; mark the
 			// element removed instead, which is just as stable a hash.
 			v[i] = removed{}
@@ -113,7 +114,7 @@ func TestCanonicalJSON(t *testing.T) {
 			t.Errorf("canonical(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
 		}
 	}
-	deep := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	deep := strings.Repeat("[", canonjson.MaxDepth) + strings.Repeat("]", canonjson.MaxDepth)
 	for _, in := range []string{
 		``, ` `, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `01`, `1.`, `1e`, `-`, `tru`, `nul`, `"a`,
 		"\"\x01\"", `"\x"`, `"\u12"`, `{} {}`, `1 2`, `{"a":1} x`, `'a'`, "\ufeff{}",
@@ -127,7 +128,7 @@ func TestCanonicalJSON(t *testing.T) {
 		}
 	}
 	if _, ok := canonical(plain, deep); !ok {
-		t.Errorf("%d nested arrays are not JSON", maxJSONDepth)
+		t.Errorf("%d nested arrays are not JSON", canonjson.MaxDepth)
 	}
 }
 
@@ -223,7 +224,7 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 		var dst []byte
 		for b.Loop() {
 			var ok bool
-			if dst, ok = appendCanonicalJSON(dst[:0], body, nil); !ok {
+			if dst, ok = canonjson.AppendCanonical(dst[:0], body, nil); !ok {
 				b.Fatal("not JSON")
 			}
 		}
@@ -250,7 +251,7 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 			}
 		}
 	})
-	if !bytes.Equal(must(appendCanonicalJSON(nil, body, nil)), legacyCanonicalJSON(mustDecode(body), op)) {
+	if !bytes.Equal(must(canonjson.AppendCanonical(nil, body, nil)), legacyCanonicalJSON(mustDecode(body), op)) {
 		b.Fatal("canonical forms differ")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"net/http"
 	"regexp"
 	"testing"
@@ -227,13 +228,13 @@ func fuzzFillBodyKey(t *testing.T, body []byte, pointer string) {
 		t.Fatal(err)
 	}
 	// What the decoded document says fillBodyKey must do.
-	ptr, err := parsePointer(pointer)
+	ptr, err := canonjson.ParsePointer(pointer)
 	fail := err != nil || len(ptr) == 0 || !utf8.ValidString(pointer)
 	var member any
 	if !fail {
 		parent, _ := lookupDecoded(doc, ptr[:len(ptr)-1])
 		obj, isObject := parent.(map[string]any)
-		member = obj[ptr[len(ptr)-1].name]
+		member = obj[ptr[len(ptr)-1].Name]
 		switch member.(type) {
 		case string, nil:
 			fail = !isObject

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"strings"
 	"unicode/utf8"
 )
@@ -51,7 +52,7 @@ func sfString(key string) string {
 // pointer's path or at its end, the last counts, as it does for a decoder
 // and for the server.
 func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string, err error) {
-	ptr, err := parsePointer(pointer)
+	ptr, err := canonjson.ParsePointer(pointer)
 	if err != nil {
 		return nil, "", err
 	}
@@ -63,37 +64,37 @@ func fillBodyKey(body []byte, pointer, key string) (out []byte, existing string,
 	}
 	// The walk locates the member and its parent; the canonical form it
 	// writes on the way is not needed here.
-	_, at, ok := walkJSON(nil, body, []jsonPointer{ptr}, 0)
+	_, at, ok := canonjson.Walk(nil, body, []canonjson.Pointer{ptr}, 0)
 	if !ok {
 		return nil, "", errors.New("the body is not one JSON value")
 	}
-	parent := at.parent.in(body)
+	parent := at.Parent.In(body)
 	switch {
 	case len(parent) > 0 && parent[0] == '[':
 		return nil, "", errors.New("its parent is an array, not an object")
 	case len(parent) == 0 || parent[0] != '{':
 		return nil, "", errors.New("its parent is missing or not an object")
 	}
-	quoted := appendJSONString(nil, []byte(key))
-	if v := at.value.in(body); v != nil {
+	quoted := canonjson.AppendString(nil, []byte(key))
+	if v := at.Value.In(body); v != nil {
 		switch v[0] {
 		case '"':
-			if s := decodeJSONString(v); s != "" {
+			if s := canonjson.DecodeString(v); s != "" {
 				return body, s, nil
 			}
 		case 'n': // null, filled like ""
 		default:
 			return nil, "", fmt.Errorf("the member is %s, not a string", describeJSON(v))
 		}
-		return splice(body, at.value.start, at.value.end, quoted), "", nil
+		return splice(body, at.Value.Start, at.Value.End, quoted), "", nil
 	}
 	// A new last member, before the parent's closing brace.
-	end := at.parent.end - 1
+	end := at.Parent.End - 1
 	var m []byte
-	if len(bytes.TrimLeft(body[at.parent.start+1:end], " \t\n\r")) > 0 {
+	if len(bytes.TrimLeft(body[at.Parent.Start+1:end], " \t\n\r")) > 0 {
 		m = append(m, ',')
 	}
-	m = appendJSONString(m, []byte(ptr[len(ptr)-1].name))
+	m = canonjson.AppendString(m, []byte(ptr[len(ptr)-1].Name))
 	m = append(m, ':')
 	m = append(m, quoted...)
 	return splice(body, end, end, m), "", nil

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,24 +20,24 @@ type payload struct {
 	key    []byte // when isJSON and the operation has a body key: the JSON value at its pointer, nil if none
 }
 
-// jsonPayload canonicalises raw for op (see appendCanonicalJSON); if raw is
+// jsonPayload canonicalises raw for op (see canonjson.AppendCanonical); if raw is
 // not exactly one JSON value the payload is kept raw. For an operation
 // whose key is in the body, the same pass locates the key's value.
 func jsonPayload(op *Operation, raw []byte) payload {
 	drop, key := op.dropPointers()
 	// The canonical form is about as long as raw: one allocation, usually.
-	canon, at, ok := walkJSON(make([]byte, 0, len(raw)), raw, drop, key)
+	canon, at, ok := canonjson.Walk(make([]byte, 0, len(raw)), raw, drop, key)
 	if !ok {
 		return payload{raw: raw}
 	}
-	return payload{raw: raw, isJSON: true, canon: canon, key: at.value.in(raw)}
+	return payload{raw: raw, isJSON: true, canon: canon, key: at.Value.In(raw)}
 }
 
 // dropPointers returns the parsed pointers left out of the body
 // fingerprint: the ignore pointers and, for a body key, the key's member,
 // whose index it returns as key (-1 for none). Pointers that do not parse
 // are skipped (the generator validates them; a bad one removes nothing).
-func (op *Operation) dropPointers() (ptrs []jsonPointer, key int) {
+func (op *Operation) dropPointers() (ptrs []canonjson.Pointer, key int) {
 	n := len(op.FingerprintIgnore)
 	bodyKey := op.keyHeader() == ""
 	if bodyKey {
@@ -45,9 +46,9 @@ func (op *Operation) dropPointers() (ptrs []jsonPointer, key int) {
 	if n == 0 {
 		return nil, -1
 	}
-	ptrs = make([]jsonPointer, 0, n)
+	ptrs = make([]canonjson.Pointer, 0, n)
 	add := func(s string) bool {
-		p, err := parsePointer(s)
+		p, err := canonjson.ParsePointer(s)
 		if err == nil {
 			ptrs = append(ptrs, p)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"net/http"
 	"reflect"
 	"slices"
@@ -78,7 +79,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 			{ID: "CreateOrder", FingerprintIgnore: []string{"/0", "/a/0", "/a/1/b"}},
 			{ID: "CreateOrder", KeyPointer: "/idempotency_key"},
 		} {
-			got := bytes.ReplaceAll(fuzzCanonical(t, raw, legacyOp), []byte{removedElement}, []byte(`"\u0000removed"`))
+			got := bytes.ReplaceAll(fuzzCanonical(t, raw, legacyOp), []byte{canonjson.RemovedElement}, []byte(`"\u0000removed"`))
 			doc, err := decodeJSON(raw) // removePointer changes the document
 			if err != nil {
 				t.Fatal(err)
@@ -250,7 +251,7 @@ func FuzzBodyKey(f *testing.F) {
 			ptrs = append(ptrs, rawPointers(raw, 20)...)
 		}
 		for _, ptr := range ptrs {
-			if _, err := parsePointer(ptr); err != nil || ptr == "" {
+			if _, err := canonjson.ParsePointer(ptr); err != nil || ptr == "" {
 				continue // bodyKey panics; "" is a header key
 			}
 			for _, optional := range []bool{false, true} {
@@ -278,7 +279,7 @@ func legacyBodyKey(op *Operation, raw []byte) (string, bool, *Problem) {
 	if err != nil {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
 	}
-	ptr, err := parsePointer(op.KeyPointer)
+	ptr, err := canonjson.ParsePointer(op.KeyPointer)
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,7 @@ package idem
 import (
 	"errors"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"io"
 	"net/http"
 	"strings"
@@ -191,7 +192,7 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 	v := body.key
 	if len(v) == 0 || v[0] == 'n' {
 		// A pointer that does not parse locates nothing.
-		if _, err := parsePointer(op.KeyPointer); err != nil {
+		if _, err := canonjson.ParsePointer(op.KeyPointer); err != nil {
 			panic(fmt.Errorf("idem: operation %s: key pointer: %w", op.ID, err))
 		}
 		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
@@ -199,7 +200,7 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 	if v[0] != '"' {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
-	key := decodeJSONString(v)
+	key := canonjson.DecodeString(v)
 	if err := checkKey(key); err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}

@@ -3,51 +3,29 @@ package idem
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-func TestParsePointer(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want jsonPointer
-		ok   bool
-	}{
-		{"", nil, true},
-		{"/", jsonPointer{{"", -1}}, true},
-		{"/a/b", jsonPointer{{"a", -1}, {"b", -1}}, true},
-		{"/a~1b/c~0d/~01", jsonPointer{{"a/b", -1}, {"c~d", -1}, {"~1", -1}}, true},
-		{"/0/10/01/-/+1/-0/1e1/ 1", jsonPointer{{"0", 0}, {"10", 10}, {"01", -1}, {"-", -1}, {"+1", -1}, {"-0", -1}, {"1e1", -1}, {" 1", -1}}, true},
-		{"/99999999999999999999", jsonPointer{{"99999999999999999999", -1}}, true},
-		{"a", nil, false},
-		{"/a~2", nil, false},
-		{"/a~", nil, false},
-	} {
-		got, err := parsePointer(tc.in)
-		if (err == nil) != tc.ok || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parsePointer(%q) = %v, %v", tc.in, got, err)
-		}
-	}
-}
-
 // lookupDecoded returns the value at ptr in a document decoded by
-// decodeJSON: the reference for what walkJSON locates.
-func lookupDecoded(doc any, ptr jsonPointer) (any, bool) {
+// decodeJSON: the reference for what canonjson.Walk locates.
+func lookupDecoded(doc any, ptr canonjson.Pointer) (any, bool) {
 	for _, t := range ptr {
 		switch v := doc.(type) {
 		case map[string]any:
-			m, ok := v[t.name]
+			m, ok := v[t.Name]
 			if !ok {
 				return nil, false
 			}
 			doc = m
 		case []any:
-			if t.index < 0 || t.index >= len(v) {
+			if t.Index < 0 || t.Index >= len(v) {
 				return nil, false
 			}
-			doc = v[t.index]
+			doc = v[t.Index]
 		default:
 			return nil, false
 		}
@@ -84,46 +62,46 @@ func TestWalkJSONLocate(t *testing.T) {
 		{`{"a":[{"k":1}],"b":{"a":[{"k":2}]}}`, "/a/0/k", `1`, `{"k":1}`},
 		{`[{"k":1},{"k":2}]`, "/1/k", `2`, `{"k":2}`},
 	} {
-		ptr, err := parsePointer(tc.ptr)
+		ptr, err := canonjson.ParsePointer(tc.ptr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, at, ok := walkJSON(nil, []byte(tc.doc), []jsonPointer{ptr}, 0)
+		_, at, ok := canonjson.Walk(nil, []byte(tc.doc), []canonjson.Pointer{ptr}, 0)
 		if !ok {
 			t.Fatalf("%s is not JSON", tc.doc)
 		}
 		raw := []byte(tc.doc)
-		if v, p := string(at.value.in(raw)), string(at.parent.in(raw)); v != tc.value || p != tc.parent {
+		if v, p := string(at.Value.In(raw)), string(at.Parent.In(raw)); v != tc.value || p != tc.parent {
 			t.Errorf("locate %s in %s: value %q, parent %q; want %q, %q", tc.ptr, tc.doc, v, p, tc.value, tc.parent)
 		}
 		checkLocated(t, raw, ptr, at)
 	}
 }
 
-// checkLocated checks what walkJSON located against the decoded document.
-func checkLocated(t *testing.T, raw []byte, ptr jsonPointer, at located) {
+// checkLocated checks what canonjson.Walk canonjson.Located against the decoded document.
+func checkLocated(t *testing.T, raw []byte, ptr canonjson.Pointer, at canonjson.Located) {
 	t.Helper()
 	doc, err := decodeJSON(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := []span{at.value}
-	ptrs := []jsonPointer{ptr}
+	spans := []canonjson.Span{at.Value}
+	ptrs := []canonjson.Pointer{ptr}
 	if len(ptr) > 0 {
-		spans = append(spans, at.parent)
+		spans = append(spans, at.Parent)
 		ptrs = append(ptrs, ptr[:len(ptr)-1])
 	}
 	for i, s := range spans {
 		want, found := lookupDecoded(doc, ptrs[i])
-		if s.found() != found {
-			t.Fatalf("%v in %q: located %v, decoded %v", ptrs[i], raw, s.found(), found)
+		if s.Found() != found {
+			t.Fatalf("%v in %q: canonjson.Located %v, decoded %v", ptrs[i], raw, s.Found(), found)
 		}
 		if !found {
 			continue
 		}
-		got, err := decodeJSON(s.in(raw))
+		got, err := decodeJSON(s.In(raw))
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("%v in %q: located %q, decoded %#v", ptrs[i], raw, s.in(raw), want)
+			t.Fatalf("%v in %q: canonjson.Located %q, decoded %#v", ptrs[i], raw, s.In(raw), want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package idem
+package canonjson
 
 import (
 	"errors"
@@ -7,30 +7,30 @@ import (
 	"strings"
 )
 
-// errBadPointer is returned for a string that is not an RFC 6901 JSON Pointer.
-var errBadPointer = errors.New("idem: invalid JSON pointer")
+// ErrBadPointer is returned for a string that is not an RFC 6901 JSON Pointer.
+var ErrBadPointer = errors.New("invalid JSON pointer")
 
-// jsonPointer is a parsed RFC 6901 JSON Pointer: its reference tokens in
+// Pointer is a parsed RFC 6901 JSON Pointer: its reference tokens in
 // order. The empty pointer, which names the whole document, has none.
-type jsonPointer []pointerToken
+type Pointer []Token
 
-// pointerToken is one reference token, unescaped: a member name, and the
+// Token is one reference token, unescaped: a member name, and the
 // array index it stands for (-1 if none).
-type pointerToken struct {
-	name  string
-	index int
+type Token struct {
+	Name  string
+	Index int
 }
 
-// parsePointer parses an RFC 6901 JSON Pointer.
-func parsePointer(p string) (jsonPointer, error) {
+// ParsePointer parses an RFC 6901 JSON Pointer.
+func ParsePointer(p string) (Pointer, error) {
 	if p == "" {
 		return nil, nil
 	}
 	if p[0] != '/' {
-		return nil, fmt.Errorf("%w: %q does not start with /", errBadPointer, p)
+		return nil, fmt.Errorf("%w: %q does not start with /", ErrBadPointer, p)
 	}
 	toks := strings.Split(p[1:], "/")
-	ptr := make(jsonPointer, len(toks))
+	ptr := make(Pointer, len(toks))
 	for i, t := range toks {
 		if strings.Contains(t, "~") {
 			var b strings.Builder
@@ -46,12 +46,12 @@ func parsePointer(p string) (jsonPointer, error) {
 				case j < len(t) && t[j] == '1':
 					b.WriteByte('/')
 				default:
-					return nil, fmt.Errorf("%w: %q has a bad ~ escape", errBadPointer, p)
+					return nil, fmt.Errorf("%w: %q has a bad ~ escape", ErrBadPointer, p)
 				}
 			}
 			t = b.String()
 		}
-		ptr[i] = pointerToken{name: t, index: arrayIndex(t)}
+		ptr[i] = Token{Name: t, Index: arrayIndex(t)}
 	}
 	return ptr, nil
 }

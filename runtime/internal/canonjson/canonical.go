@@ -1,4 +1,4 @@
-package idem
+package canonjson
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// appendCanonicalJSON appends the canonical form of raw to dst and reports
+// AppendCanonical appends the canonical form of raw to dst and reports
 // whether raw is exactly one JSON value (surrounded by optional whitespace);
 // if it is not, dst is returned unchanged.
 //
@@ -27,25 +27,25 @@ import (
 // reordered by moving their byte ranges, and nothing is decoded into Go
 // values but member keys that need unescaping. The members and elements
 // named by drop (parsed JSON Pointers) are left out: a member disappears, an
-// array element leaves removedElement in its place (so later indexes keep
+// array element leaves RemovedElement in its place (so later indexes keep
 // their meaning), the empty pointer turns the whole document into null.
-func appendCanonicalJSON(dst, raw []byte, drop []jsonPointer) ([]byte, bool) {
-	out, _, ok := walkJSON(dst, raw, drop, -1)
+func AppendCanonical(dst, raw []byte, drop []Pointer) ([]byte, bool) {
+	out, _, ok := Walk(dst, raw, drop, -1)
 	return out, ok
 }
 
-// walkJSON is the one pass over a JSON document behind the fingerprint, the
+// Walk is the one pass over a JSON document behind the fingerprint, the
 // server's body key and the client's filling of it: it appends the
-// canonical form of raw to dst as appendCanonicalJSON does and, when find
-// >= 0, also locates drop[find] in raw. The located pointer is one of the
+// canonical form of raw to dst as AppendCanonical does and, when find
+// >= 0, also locates drop[find] in raw. The Located pointer is one of the
 // dropped ones because the walk follows only those; both callers want its
 // member out of the canonical form anyway (the fingerprint leaves out the
 // body key, and the client has no use for the canonical form).
-func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, bool) {
+func Walk(dst, raw []byte, drop []Pointer, find int) ([]byte, Located, bool) {
 	c := canonPool.Get().(*canonicalizer)
 	defer c.free()
 	c.src, c.pos, c.out, c.drop, c.depth = raw, 0, dst, drop, 0
-	c.find, c.at = find, located{}
+	c.find, c.at = find, Located{}
 	start := len(dst)
 	whole := false
 	c.live = c.live[:0]
@@ -55,11 +55,11 @@ func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, b
 	}
 	c.skipSpace()
 	if !c.pathValue(0, len(c.live)) {
-		return dst, located{}, false
+		return dst, Located{}, false
 	}
 	c.skipSpace()
 	if c.pos != len(c.src) {
-		return dst, located{}, false
+		return dst, Located{}, false
 	}
 	out := c.out
 	if whole {
@@ -69,50 +69,50 @@ func walkJSON(dst, raw []byte, drop []jsonPointer, find int) ([]byte, located, b
 	return out, c.at, true
 }
 
-// located is where a walk found the value a pointer names and the value
+// Located is where a walk found the value a pointer names and the value
 // its parent names (the pointer without its last token), as byte ranges of
 // the source. Where a member is duplicated, on the pointer's path or at
 // its end, the last one counts, as when decoding: the value of
 // {"a":{"k":1},"a":{}} at /a/k is missing.
-type located struct {
-	value, parent span
+type Located struct {
+	Value, Parent Span
 }
 
-// span is the byte range [start, end) of a JSON value in the source. The
-// zero span means none: a value is never empty.
-type span struct{ start, end int }
+// Span is the byte range [start, end) of a JSON value in the source. The
+// zero Span means none: a value is never empty.
+type Span struct{ Start, End int }
 
-// found reports whether s is a value.
-func (s span) found() bool { return s.end > 0 }
+// Found reports whether s is a value.
+func (s Span) Found() bool { return s.End > 0 }
 
-// in returns the bytes of s in src, nil for none.
-func (s span) in(src []byte) []byte {
-	if !s.found() {
+// In returns the bytes of s in src, nil for none.
+func (s Span) In(src []byte) []byte {
+	if !s.Found() {
 		return nil
 	}
-	return src[s.start:s.end]
+	return src[s.Start:s.End]
 }
 
-// removedElement stands for an array element left out by a
+// RemovedElement stands for an array element left out by a
 // fingerprint.ignore pointer. It is a NUL byte, which canonical JSON never
 // contains (control characters inside strings are escaped), so a removed
 // element can never hash like any JSON value in its place.
-const removedElement = 0
+const RemovedElement = 0
 
-// maxJSONDepth is encoding/json's nesting limit, kept so that exactly the
+// MaxDepth is encoding/json's nesting limit, kept so that exactly the
 // documents it decodes are treated as JSON.
-const maxJSONDepth = 10000
+const MaxDepth = 10000
 
-// canonicalizer is the state of one walkJSON call; pooled, so
+// canonicalizer is the state of one Walk call; pooled, so
 // that its stacks are reused.
 type canonicalizer struct {
 	src   []byte
 	pos   int
 	out   []byte
-	drop  []jsonPointer
+	drop  []Pointer
 	depth int
 	find  int     // index into drop of the pointer to locate; -1 for none
-	at    located // what was located of drop[find] so far
+	at    Located // what was Located of drop[find] so far
 
 	members []member // members of the objects being written, innermost last
 	keys    []byte   // their decoded keys, innermost last
@@ -151,18 +151,18 @@ func (c *canonicalizer) skipSpace() {
 }
 
 // pathValue is value for the values on the path of some drop pointer, the
-// few that can be located (most values go to value directly). On the path
+// few that can be Located (most values go to value directly). On the path
 // of drop[find], depth tokens into it, the value replaces whatever an
-// earlier duplicate member held, so what was located at or below it is
+// earlier duplicate member held, so what was Located at or below it is
 // forgotten first.
 func (c *canonicalizer) pathValue(l0, l1 int) bool {
 	if c.find < 0 || !slices.Contains(c.live[l0:l1], c.find) {
 		return c.value(l0, l1)
 	}
 	n, d := len(c.drop[c.find]), c.depth
-	c.at.value = span{}
+	c.at.Value = Span{}
 	if d < n {
-		c.at.parent = span{}
+		c.at.Parent = Span{}
 	}
 	start := c.pos
 	if !c.value(l0, l1) {
@@ -170,9 +170,9 @@ func (c *canonicalizer) pathValue(l0, l1 int) bool {
 	}
 	switch d {
 	case n:
-		c.at.value = span{start, c.pos}
+		c.at.Value = Span{start, c.pos}
 	case n - 1:
-		c.at.parent = span{start, c.pos}
+		c.at.Parent = Span{start, c.pos}
 	}
 	return true
 }
@@ -254,7 +254,7 @@ func (c *canonicalizer) number() bool {
 func (c *canonicalizer) enter() bool {
 	c.depth++
 	c.pos++
-	return c.depth <= maxJSONDepth
+	return c.depth <= MaxDepth
 }
 
 func (c *canonicalizer) leave() { c.depth--; c.pos++ }
@@ -272,7 +272,7 @@ func (c *canonicalizer) descend(l0, l1 int, name []byte, index int) (n0, n1 int,
 			continue
 		}
 		t := p[d]
-		if (index < 0 && t.name == string(name)) || (index >= 0 && t.index == index) {
+		if (index < 0 && t.Name == string(name)) || (index >= 0 && t.Index == index) {
 			if len(p) == d+1 {
 				dropped = true
 			}
@@ -315,7 +315,7 @@ func (c *canonicalizer) object(l0, l1 int) bool {
 			if c.keys, ok = c.decodeString(c.keys); !ok {
 				return false
 			}
-			c.out = appendJSONString(c.out, c.keys[key0:])
+			c.out = AppendString(c.out, c.keys[key0:])
 		}
 		key := c.keys[key0:]
 		c.skipSpace()
@@ -421,7 +421,7 @@ func (c *canonicalizer) array(l0, l1 int) bool {
 		}
 		c.live = c.live[:live]
 		if dropped {
-			c.out = append(c.out[:mark], removedElement)
+			c.out = append(c.out[:mark], RemovedElement)
 		}
 		c.skipSpace()
 		if c.pos >= len(c.src) {
@@ -452,7 +452,7 @@ func (c *canonicalizer) stringValue() bool {
 	if c.scratch, ok = c.decodeString(c.scratch[:0]); !ok {
 		return false
 	}
-	c.out = appendJSONString(c.out, c.scratch)
+	c.out = AppendString(c.out, c.scratch)
 	return true
 }
 
@@ -537,9 +537,9 @@ func (c *canonicalizer) decodeString(dst []byte) ([]byte, bool) {
 	return dst, false
 }
 
-// decodeJSONString returns the value of s, a JSON string token that a walk
+// DecodeString returns the value of s, a JSON string token that a walk
 // has checked, decoded by decodeString.
-func decodeJSONString(s []byte) string {
+func DecodeString(s []byte) string {
 	c := canonicalizer{src: s}
 	if end := c.plainString(); end == len(s) {
 		return string(s[1 : end-1])
@@ -578,11 +578,11 @@ func hex4Escape(s []byte) rune {
 	return hex4(s[2:])
 }
 
-// appendJSONString appends s quoted as json.Marshal quotes a string: ", \
+// AppendString appends s quoted as json.Marshal quotes a string: ", \
 // and control characters escaped (\b \f \n \r \t by name), <, > and & as
 // \u003c, \u003e, \u0026, U+2028 and U+2029 escaped, each byte of invalid
 // UTF-8 as \ufffd (decoded strings have none), everything else as is.
-func appendJSONString(dst, s []byte) []byte {
+func AppendString(dst, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
