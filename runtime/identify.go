@@ -46,6 +46,9 @@ func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protec
 	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
 		return "", false, nil, prob
 	}
+	if prob := encodedBodyProblem(r); prob != nil {
+		return "", false, nil, prob
+	}
 	raw, prob = readBody(r, e.cfg.bodyLimit)
 	if prob != nil {
 		return "", false, nil, prob
@@ -87,6 +90,25 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
 	return key, true, nil
+}
+
+// encodedBodyProblem is the 415 for a request whose body has a content
+// coding (Content-Encoding: gzip, say), nil for one without (or with
+// identity). The fingerprint is over the body as sent, and the plain and
+// strict servers would decode it differently (the plain handler may
+// decompress it, the strict decoder cannot), so the layer refuses it before
+// any handler runs, in every style, and stores nothing (RFC 7694).
+func encodedBodyProblem(r *http.Request) *Problem {
+	for _, v := range r.Header["Content-Encoding"] {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				p := problemf(http.StatusUnsupportedMediaType, CodeUnsupportedContentEncoding,
+					"the request body has Content-Encoding %q; send it unencoded with this operation's idempotency key", c)
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // readBody reads r.Body up to limit bytes. It returns nil for a request
@@ -155,6 +177,9 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 		if prob != nil || !ok {
 			return nil, prob
 		}
+	}
+	if prob := e.cfg.missingCredential(r, op); prob != nil {
+		return nil, prob
 	}
 	var scope string
 	if e.cfg.scope != nil {

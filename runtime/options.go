@@ -35,6 +35,7 @@ type config struct {
 	scopeErr        string    // contradicting key-space options
 	scopeHeader     string    // WithScopeFromHeader's header
 	scopeSecret     []byte    // WithScopeSecret's key, nil: defaultScopeSecret
+	anonymous       bool      // WithAnonymousCallers
 	scopeMACs       *scopeMACs
 	hooks           Hooks
 	logger          *slog.Logger
