@@ -1,21 +1,26 @@
 package idem
 
 import (
+	"bufio"
 	"bytes"
+	"net"
 	"net/http"
 )
 
 // recorder is the buffering http.ResponseWriter a protected handler writes
 // to: nothing reaches the client until the result is stored. Flush is a
 // no-op (there is nothing to flush yet); Unwrap exposes the underlying
-// writer to http.ResponseController for deadlines and the like.
+// writer to http.ResponseController for deadlines and the like. Hijack
+// hands the connection over and marks the recorder: what the handler then
+// answers never passes through it, so there is nothing to store.
 type recorder struct {
-	under  http.ResponseWriter // the client's writer; nil under Capture
-	header http.Header         // the handler's working header map
-	sent   http.Header         // header snapshot taken at WriteHeader
-	status int                 // 0 until the handler answers
-	body   bytes.Buffer
-	resp   Response // what response returns, kept here to save an allocation
+	under    http.ResponseWriter // the client's writer; nil under Capture
+	header   http.Header         // the handler's working header map
+	sent     http.Header         // header snapshot taken at WriteHeader
+	status   int                 // 0 until the handler answers
+	hijacked bool                // the handler took the connection over
+	body     bytes.Buffer
+	resp     Response // what response returns, kept here to save an allocation
 }
 
 func newRecorder(under http.ResponseWriter) *recorder {
@@ -55,6 +60,19 @@ func (rec *recorder) WriteString(s string) (int, error) {
 // Flush implements http.Flusher as a no-op: the response is buffered until
 // it is stored.
 func (rec *recorder) Flush() {}
+
+// Hijack implements http.Hijacker over the client's writer (through
+// http.ResponseController, so wrappers with Unwrap count too).
+func (rec *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if rec.under == nil {
+		return nil, nil, http.ErrNotSupported
+	}
+	conn, rw, err := http.NewResponseController(rec.under).Hijack()
+	if err == nil {
+		rec.hijacked = true
+	}
+	return conn, rw, err
+}
 
 // Unwrap returns the underlying writer, for http.ResponseController.
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.under }
