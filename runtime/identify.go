@@ -19,8 +19,12 @@ type keyedRequest struct {
 }
 
 // newKeyedRequest composes the storage key of a request.
-func newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
-	return &keyedRequest{op: op, key: key, storageKey: RecordKey(op.ID, scope, key), fingerprint: fingerprint}
+func (e *Engine) newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
+	api := op.API
+	if e.cfg.apiSet {
+		api = e.cfg.api
+	}
+	return &keyedRequest{op: op, key: key, storageKey: RecordKeyIn(api, op.ID, scope, key), fingerprint: fingerprint}
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,
@@ -195,7 +199,7 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 		}
 		scope = e.cfg.hashScope(s)
 	}
-	return newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
+	return e.newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
 }
 
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports

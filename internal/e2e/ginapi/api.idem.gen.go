@@ -11,17 +11,18 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemgin"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
 	Path:               "/orders",
@@ -36,6 +37,7 @@ var createOrderIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -50,6 +52,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
 var shipOrderIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
 	Path:      "/orders/{orderId}/ship",
@@ -63,6 +66,7 @@ var shipOrderIdempotencyOp = idem.Operation{
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
 var uploadFileIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
 	Path:      "/files",

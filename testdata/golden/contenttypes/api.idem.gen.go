@@ -14,17 +14,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
 var addNoteIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "AddNote",
 	Method:    "POST",
 	Path:      "/notes",
@@ -35,6 +36,7 @@ var addNoteIdempotencyOp = idem.Operation{
 
 // patchDocumentIdempotencyOp is the idempotency configuration of PatchDocument (PATCH /documents/{id}).
 var patchDocumentIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PatchDocument",
 	Method:    "PATCH",
 	Path:      "/documents/{id}",
@@ -45,6 +47,7 @@ var patchDocumentIdempotencyOp = idem.Operation{
 
 // putBlobIdempotencyOp is the idempotency configuration of PutBlob (PUT /blobs/{name}).
 var putBlobIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PutBlob",
 	Method:    "PUT",
 	Path:      "/blobs/{name}",
@@ -55,6 +58,7 @@ var putBlobIdempotencyOp = idem.Operation{
 
 // putSettingsIdempotencyOp is the idempotency configuration of PutSettings (PUT /settings).
 var putSettingsIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PutSettings",
 	Method:    "PUT",
 	Path:      "/settings",
@@ -65,6 +69,7 @@ var putSettingsIdempotencyOp = idem.Operation{
 
 // uploadDocumentIdempotencyOp is the idempotency configuration of UploadDocument (POST /documents).
 var uploadDocumentIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "UploadDocument",
 	Method:    "POST",
 	Path:      "/documents",

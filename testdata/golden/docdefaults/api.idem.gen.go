@@ -13,17 +13,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
 var createRefundIdempotencyOp = idem.Operation{
+	API:                "shop.v1",
 	ID:                 "CreateRefund",
 	Method:             "POST",
 	Path:               "/refunds",
@@ -36,6 +37,7 @@ var createRefundIdempotencyOp = idem.Operation{
 
 // createTransferIdempotencyOp is the idempotency configuration of CreateTransfer (POST /transfers).
 var createTransferIdempotencyOp = idem.Operation{
+	API:                "shop.v1",
 	ID:                 "CreateTransfer",
 	Method:             "POST",
 	Path:               "/transfers",

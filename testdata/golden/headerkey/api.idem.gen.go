@@ -14,17 +14,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
 var createPetIdempotencyOp = idem.Operation{
+	API:       "header-keys",
 	ID:        "CreatePet",
 	Method:    "POST",
 	Path:      "/pets",
@@ -35,6 +36,7 @@ var createPetIdempotencyOp = idem.Operation{
 
 // vaccinatePetIdempotencyOp is the idempotency configuration of VaccinatePet (POST /pets/{petId}/vaccinations).
 var vaccinatePetIdempotencyOp = idem.Operation{
+	API:       "header-keys",
 	ID:        "VaccinatePet",
 	Method:    "POST",
 	Path:      "/pets/{petId}/vaccinations",

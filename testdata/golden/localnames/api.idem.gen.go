@@ -15,17 +15,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // packBoxIdempotencyOp is the idempotency configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
 var packBoxIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PackBox",
 	Method:    "POST",
 	Path:      "/boxes/{s}/{srv}/{decorator}/{resp}/{opts}",
@@ -36,6 +37,7 @@ var packBoxIdempotencyOp = idem.Operation{
 
 // putThingIdempotencyOp1 is the idempotency configuration of PutThing (PUT /things/{key}/{p}/{call}).
 var putThingIdempotencyOp1 = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PutThing",
 	Method:    "PUT",
 	Path:      "/things/{key}/{p}/{call}",
@@ -46,6 +48,7 @@ var putThingIdempotencyOp1 = idem.Operation{
 
 // removeLabelIdempotencyOp1 is the idempotency configuration of RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}).
 var removeLabelIdempotencyOp1 = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "RemoveLabel",
 	Method:    "DELETE",
 	Path:      "/labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}",
@@ -56,6 +59,7 @@ var removeLabelIdempotencyOp1 = idem.Operation{
 
 // shipCrateIdempotencyOp is the idempotency configuration of ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}).
 var shipCrateIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "ShipCrate",
 	Method:    "POST",
 	Path:      "/crates/{obj}/{out}/{f}/{engine}/{ok}/{params}",
@@ -66,6 +70,7 @@ var shipCrateIdempotencyOp = idem.Operation{
 
 // tagItIdempotencyOp is the idempotency configuration of TagIt (POST /tags/{removeLabelIdempotencyOp}).
 var tagItIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "TagIt",
 	Method:    "POST",
 	Path:      "/tags/{removeLabelIdempotencyOp}",

@@ -12,17 +12,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // n3DsVerifyIdempotencyOp is the idempotency configuration of N3DsVerify (POST /3ds/verify).
 var n3DsVerifyIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "N3DsVerify",
 	Method:    "POST",
 	Path:      "/3ds/verify",
@@ -33,6 +34,7 @@ var n3DsVerifyIdempotencyOp = idem.Operation{
 
 // orderItemsAddItemIdempotencyOp is the idempotency configuration of OrderItemsAddItem (POST /order-items).
 var orderItemsAddItemIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "OrderItemsAddItem",
 	Method:    "POST",
 	Path:      "/order-items",
@@ -43,6 +45,7 @@ var orderItemsAddItemIdempotencyOp = idem.Operation{
 
 // petsCreateIdempotencyOp is the idempotency configuration of PetsCreate (POST /pets).
 var petsCreateIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PetsCreate",
 	Method:    "POST",
 	Path:      "/pets",
@@ -53,6 +56,7 @@ var petsCreateIdempotencyOp = idem.Operation{
 
 // postWidgetsWidgetIDIdempotencyOp is the idempotency configuration of PostWidgetsWidgetID (POST /widgets/{widget_id}).
 var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PostWidgetsWidgetID",
 	Method:    "POST",
 	Path:      "/widgets/{widget_id}",
@@ -63,6 +67,7 @@ var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
 
 // setSKUHTTPURLIdempotencyOp is the idempotency configuration of SetSKUHTTPURL (PUT /skus/{sku_id}/http-url).
 var setSKUHTTPURLIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "SetSKUHTTPURL",
 	Method:    "PUT",
 	Path:      "/skus/{sku_id}/http-url",

@@ -12,17 +12,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateOrder",
 	Method:    "POST",
 	Path:      "/orders",
@@ -36,6 +37,7 @@ var createOrderIdempotencyOp = idem.Operation{
 
 // createQuoteIdempotencyOp is the idempotency configuration of CreateQuote (POST /quotes).
 var createQuoteIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateQuote",
 	Method:    "POST",
 	Path:      "/quotes",
@@ -49,6 +51,7 @@ var createQuoteIdempotencyOp = idem.Operation{
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
 var createRefundIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateRefund",
 	Method:    "POST",
 	Path:      "/refunds",
@@ -63,6 +66,7 @@ var createRefundIdempotencyOp = idem.Operation{
 
 // createSignupIdempotencyOp is the idempotency configuration of CreateSignup (POST /signups).
 var createSignupIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateSignup",
 	Method:    "POST",
 	Path:      "/signups",

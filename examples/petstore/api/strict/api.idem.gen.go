@@ -13,17 +13,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
 var adoptPetIdempotencyOp = idem.Operation{
+	API:                "petstore-with-safe-retries",
 	ID:                 "AdoptPet",
 	Method:             "POST",
 	Path:               "/pets/{petId}/adoptions",
@@ -38,6 +39,7 @@ var adoptPetIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "petstore-with-safe-retries",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -52,6 +54,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
 var createPetIdempotencyOp = idem.Operation{
+	API:       "petstore-with-safe-retries",
 	ID:        "CreatePet",
 	Method:    "POST",
 	Path:      "/pets",
