@@ -252,7 +252,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -291,7 +291,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -334,7 +334,7 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipOrder: strict handler answered %T; want ShipOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitShipOrderResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitShipOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -373,7 +373,7 @@ func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
 			}
-			return idem.Capture(obj.VisitUploadFileResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitUploadFileResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -150,7 +150,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err

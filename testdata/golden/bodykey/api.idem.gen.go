@@ -166,7 +166,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -346,7 +346,7 @@ func addNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("AddNote: strict handler answered %T; want AddNoteResponseObject", out)
 			}
-			return idem.Capture(obj.VisitAddNoteResponse)
+			return idem.CaptureContext(ctx, obj.VisitAddNoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -385,7 +385,7 @@ func patchDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("PatchDocument: strict handler answered %T; want PatchDocumentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPatchDocumentResponse)
+			return idem.CaptureContext(ctx, obj.VisitPatchDocumentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -424,7 +424,7 @@ func putBlobIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PutBlob: strict handler answered %T; want PutBlobResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutBlobResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutBlobResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -463,7 +463,7 @@ func putSettingsIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("PutSettings: strict handler answered %T; want PutSettingsResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutSettingsResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutSettingsResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -502,7 +502,7 @@ func uploadDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("UploadDocument: strict handler answered %T; want UploadDocumentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitUploadDocumentResponse)
+			return idem.CaptureContext(ctx, obj.VisitUploadDocumentResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -213,7 +213,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateRefundResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -252,7 +252,7 @@ func createTransferIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("CreateTransfer: strict handler answered %T; want CreateTransferResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateTransferResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateTransferResponse)
 		})
 		if err != nil {
 			return nil, err

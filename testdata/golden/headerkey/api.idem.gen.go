@@ -221,7 +221,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -260,7 +260,7 @@ func vaccinatePetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("VaccinatePet: strict handler answered %T; want VaccinatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitVaccinatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitVaccinatePetResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -356,7 +356,7 @@ func packBoxIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PackBox: strict handler answered %T; want PackBoxResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPackBoxResponse)
+			return idem.CaptureContext(ctx, obj.VisitPackBoxResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -395,7 +395,7 @@ func putThingIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("PutThing: strict handler answered %T; want PutThingResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutThingResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutThingResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -434,7 +434,7 @@ func removeLabelIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RemoveLabel: strict handler answered %T; want RemoveLabelResponseObject", out)
 			}
-			return idem.Capture(obj.VisitRemoveLabelResponse)
+			return idem.CaptureContext(ctx, obj.VisitRemoveLabelResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -473,7 +473,7 @@ func shipCrateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipCrate: strict handler answered %T; want ShipCrateResponseObject", out)
 			}
-			return idem.Capture(obj.VisitShipCrateResponse)
+			return idem.CaptureContext(ctx, obj.VisitShipCrateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -512,7 +512,7 @@ func tagItIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHand
 			if !ok {
 				return nil, fmt.Errorf("TagIt: strict handler answered %T; want TagItResponseObject", out)
 			}
-			return idem.Capture(obj.VisitTagItResponse)
+			return idem.CaptureContext(ctx, obj.VisitTagItResponse)
 		})
 		if err != nil {
 			return nil, err

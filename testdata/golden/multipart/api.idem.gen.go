@@ -166,7 +166,7 @@ func postFilesIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("PostFiles: strict handler answered %T; want PostFilesResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPostFilesResponse)
+			return idem.CaptureContext(ctx, obj.VisitPostFilesResponse)
 		})
 		if err != nil {
 			return nil, err

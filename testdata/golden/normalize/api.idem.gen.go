@@ -344,7 +344,7 @@ func n3DsVerifyIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("N3DsVerify: strict handler answered %T; want N3DsVerifyResponseObject", out)
 			}
-			return idem.Capture(obj.VisitN3DsVerifyResponse)
+			return idem.CaptureContext(ctx, obj.VisitN3DsVerifyResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -383,7 +383,7 @@ func orderItemsAddItemIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc
 			if !ok {
 				return nil, fmt.Errorf("OrderItemsAddItem: strict handler answered %T; want OrderItemsAddItemResponseObject", out)
 			}
-			return idem.Capture(obj.VisitOrderItemsAddItemResponse)
+			return idem.CaptureContext(ctx, obj.VisitOrderItemsAddItemResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -422,7 +422,7 @@ func petsCreateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("PetsCreate: strict handler answered %T; want PetsCreateResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPetsCreateResponse)
+			return idem.CaptureContext(ctx, obj.VisitPetsCreateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -461,7 +461,7 @@ func postWidgetsWidgetIDIdempotencyStrict(engine *idem.Engine, f StrictHandlerFu
 			if !ok {
 				return nil, fmt.Errorf("PostWidgetsWidgetID: strict handler answered %T; want PostWidgetsWidgetIDResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPostWidgetsWidgetIDResponse)
+			return idem.CaptureContext(ctx, obj.VisitPostWidgetsWidgetIDResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -500,7 +500,7 @@ func setSKUHTTPURLIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("SetSKUHTTPURL: strict handler answered %T; want SetSKUHTTPURLResponseObject", out)
 			}
-			return idem.Capture(obj.VisitSetSKUHTTPURLResponse)
+			return idem.CaptureContext(ctx, obj.VisitSetSKUHTTPURLResponse)
 		})
 		if err != nil {
 			return nil, err

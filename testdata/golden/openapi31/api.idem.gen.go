@@ -183,7 +183,7 @@ func createSubscriptionIdempotencyStrict(engine *idem.Engine, f StrictHandlerFun
 			if !ok {
 				return nil, fmt.Errorf("CreateSubscription: strict handler answered %T; want CreateSubscriptionResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateSubscriptionResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateSubscriptionResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -228,7 +228,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCloseStoreResponse)
+			return idem.CaptureContext(ctx, obj.VisitCloseStoreResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -271,7 +271,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitRefundOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitRefundOrderResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -263,7 +263,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -302,7 +302,7 @@ func createQuoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateQuote: strict handler answered %T; want CreateQuoteResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateQuoteResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateQuoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -341,7 +341,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateRefundResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -380,7 +380,7 @@ func createSignupIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateSignup: strict handler answered %T; want CreateSignupResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateSignupResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateSignupResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -243,7 +243,7 @@ func adoptPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("AdoptPet: strict handler answered %T; want AdoptPetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitAdoptPetResponse)
+			return idem.CaptureContext(ctx, obj.VisitAdoptPetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -282,7 +282,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -321,7 +321,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err
