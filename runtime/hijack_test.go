@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
@@ -63,6 +64,61 @@ func TestHijackedConnectionNotStored(t *testing.T) {
 		h.wantRuns(2)
 		if !strings.Contains(logs.String(), "hijacked") {
 			t.Errorf("the log does not say why nothing was stored: %s", logs.String())
+		}
+	})
+}
+
+// TestHijackedStrictResponseNotStored: a strict response object whose
+// Visit method hijacks the connection is not stored either: the strict
+// wrapper gets an error, the lease is released, and a retry runs again.
+func TestHijackedStrictResponseNotStored(t *testing.T) {
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
+		settled := make(chan idem.Event, 2) // the lease was completed or released
+		e := idem.NewEngine(store, idem.WithHooks(idem.Hooks{
+			Completed: func(_ context.Context, ev idem.Event) { settled <- ev },
+			Released:  func(_ context.Context, ev idem.Event) { settled <- ev },
+		}))
+		op := &idem.Operation{ID: "CreatePet"}
+		var runs atomic.Int64
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			e.ServeBody(w, r, op, func(w http.ResponseWriter, r *http.Request) {
+				_, err := e.ServeStrict(r.Context(), r, op, func(ctx context.Context) (*idem.Response, error) {
+					runs.Add(1)
+					return idem.CaptureContext(ctx, func(w http.ResponseWriter) error {
+						conn, buf, err := http.NewResponseController(w).Hijack()
+						if err != nil {
+							return err
+						}
+						defer conn.Close()
+						buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
+						return buf.Flush()
+					})
+				})
+				if err == nil {
+					t.Error("ServeStrict returned no error for a hijacked response")
+				}
+			})
+		})
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		for i := range 2 {
+			req, _ := http.NewRequest("POST", ts.URL+"/pets", strings.NewReader(`{}`))
+			req.Header.Set("Idempotency-Key", "k")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated || string(body) != "hijacked" {
+				t.Fatalf("request %d: %d %q", i+1, resp.StatusCode, body)
+			}
+			if ev := <-settled; ev.Err == nil || ev.Status != 0 {
+				t.Fatalf("request %d: the lease was settled as %+v, want released", i+1, ev)
+			}
+		}
+		if n := runs.Load(); n != 2 {
+			t.Fatalf("ran %d times, want 2", n)
 		}
 	})
 }

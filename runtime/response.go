@@ -75,8 +75,11 @@ func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error
 	if sb != nil && rec.wrote() {
 		sb.wrote = true
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case rec.hijacked: // its answer never passed through rec: store none
+		return nil, errHijacked
 	}
 	return rec.response(), nil
 }
