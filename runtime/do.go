@@ -63,7 +63,7 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 	if err := checkKey(key); err != nil {
 		return nil, false, err
 	}
-	k := newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))
+	k := e.newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))
 	o := e.protect(ctx, k, nil, nil, func(ctx context.Context) (*Response, error) {
 		result, err := fn(ctx)
 		if err != nil {

@@ -51,16 +51,17 @@
 //
 // # Called by generated code only
 //
-// [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [Capture],
+// [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [CaptureContext],
 // [Caller.Begin] and the methods of [Call] are the entry points generated
-// files call; [GenVersion] makes a file generated for another runtime
-// version fail to compile.
+// files call; [MinVersion], [MaxVersion] and [EnforceVersion] make a file
+// generated for a version this runtime does not support fail to compile
+// ([GenVersion] does for files generated before the range).
 //
 // # Stores
 //
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
-// [RecordKey] composes the key a record is kept under, and [ScopeKey] the
-// hashed scope in it, for tools that inspect one key and for stores of
+// [RecordKeyIn] composes the key a record is kept under (in the key space
+// of the API, [Operation.API]), and [ScopeKey] the hashed scope in it, for tools that inspect one key and for stores of
 // one's own.
 package idem

@@ -69,15 +69,26 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 		next(w, withBody(r.Context(), r, raw))
 		return
 	}
+	var rec *recorder
 	o := e.protect(r.Context(), k, r, raw, func(ctx context.Context) (*Response, error) {
-		rec := newRecorder(w)
+		rec = newRecorder(w)
+		rec.streamPast(e.cfg.storedBodyLimit)
 		next(rec, withBody(ctx, r, raw))
+		if rec.hijacked {
+			// The handler answered on the connection itself: the layer never
+			// saw that answer, so it stores none (an empty 200 would be
+			// replayed to every retry) and releases the lease.
+			e.report(ctx, k, nil, Event{Err: errHijacked}, levelWarn,
+				"idem: the handler hijacked the connection, so its answer was never seen: nothing is stored and the lease is released (a retry runs the handler again)")
+			return nil, errHijacked
+		}
 		if !rec.answered() && ctx.Err() != nil {
 			return nil, ctx.Err() // cancelled before it answered: release
 		}
 		return rec.response(), nil
 	})
 	switch {
+	case rec != nil && rec.wrote(): // hijacked, or streamed past the stored-body limit: w has the answer
 	case o.kind == answered && o.acq.Outcome == OutcomeReplay:
 		_ = writeReplay(w, o.acq.Record) // without building the Response
 	case o.kind == degraded:

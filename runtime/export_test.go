@@ -15,3 +15,12 @@ func (e *Engine) Fingerprint(r *http.Request, op *Operation) (string, *Problem) 
 	}
 	return k.fingerprint, nil
 }
+
+// Buffered is how many bytes of response body the recorder w holds room
+// for (its buffer's capacity); -1 when w is not a recorder.
+func Buffered(w http.ResponseWriter) int {
+	if rec, ok := w.(*recorder); ok {
+		return cap(rec.body)
+	}
+	return -1
+}

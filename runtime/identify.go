@@ -20,8 +20,12 @@ type keyedRequest struct {
 }
 
 // newKeyedRequest composes the storage key of a request.
-func newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
-	return &keyedRequest{op: op, key: key, storageKey: RecordKey(op.ID, scope, key), fingerprint: fingerprint}
+func (e *Engine) newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
+	api := op.API
+	if e.cfg.apiSet {
+		api = e.cfg.api
+	}
+	return &keyedRequest{op: op, key: key, storageKey: RecordKeyIn(api, op.ID, scope, key), fingerprint: fingerprint}
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,
@@ -45,6 +49,9 @@ func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []
 func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protect bool, raw []byte, prob *Problem) {
 	key, hasKey, prob := e.headerKey(r, op)
 	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
+		return "", false, nil, prob
+	}
+	if prob := encodedBodyProblem(r); prob != nil {
 		return "", false, nil, prob
 	}
 	raw, prob = readBody(r, e.cfg.bodyLimit)
@@ -88,6 +95,25 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
 	return key, true, nil
+}
+
+// encodedBodyProblem is the 415 for a request whose body has a content
+// coding (Content-Encoding: gzip, say), nil for one without (or with
+// identity). The fingerprint is over the body as sent, and the plain and
+// strict servers would decode it differently (the plain handler may
+// decompress it, the strict decoder cannot), so the layer refuses it before
+// any handler runs, in every style, and stores nothing (RFC 7694).
+func encodedBodyProblem(r *http.Request) *Problem {
+	for _, v := range r.Header["Content-Encoding"] {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				p := problemf(http.StatusUnsupportedMediaType, CodeUnsupportedContentEncoding,
+					"the request body has Content-Encoding %q; send it unencoded with this operation's idempotency key", c)
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // readBody reads r.Body up to limit bytes. It returns nil for a request
@@ -157,6 +183,9 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 			return nil, prob
 		}
 	}
+	if prob := e.cfg.missingCredential(r, op); prob != nil {
+		return nil, prob
+	}
 	var scope string
 	if e.cfg.scope != nil {
 		s, err := e.cfg.scope(r)
@@ -171,7 +200,7 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 		}
 		scope = e.cfg.hashScope(s)
 	}
-	return newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
+	return e.newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
 }
 
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports

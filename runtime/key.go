@@ -152,9 +152,19 @@ func isBareItemByte(c byte) bool {
 //
 // Each part has '\' and ':' escaped, so parts joined by ':' can never
 // collide: "a:b" + "c" differs from "a" + "b:c".
-func RecordKey(op, scope, key string) string {
+func RecordKey(op, scope, key string) string { return RecordKeyIn("", op, scope, key) }
+
+// RecordKeyIn is [RecordKey] in the key space of api (see
+// [Operation.API]): api + ":" + RecordKey(op, scope, key), with api
+// escaped like the other parts; for api "", RecordKey itself. The engine
+// keys every record with it; idemctl's -api names api.
+func RecordKeyIn(api, op, scope, key string) string {
 	var b strings.Builder
-	b.Grow(len(op) + len(scope) + len(key) + 8)
+	b.Grow(len(api) + len(op) + len(scope) + len(key) + 10)
+	if api != "" {
+		writeEscaped(&b, api)
+		b.WriteByte(':')
+	}
 	writeEscaped(&b, op)
 	b.WriteByte(':')
 	writeEscaped(&b, scope)

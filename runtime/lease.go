@@ -201,6 +201,7 @@ func (l *lease) superseded(ctx context.Context) *supersededError {
 var (
 	errPanicked   = errors.New("idem: handler panicked")
 	errNoAnswer   = errors.New("idem: handler gave no answer")
+	errHijacked   = errors.New("idem: handler hijacked the connection")
 	errSuperseded = errors.New("idem: lease taken only to answer a superseded attempt")
 )
 

@@ -104,6 +104,19 @@ func wantRefused(t *testing.T, h http.Handler, runs *faultRuns, prefix string, n
 	}
 }
 
+// waitRefused sends new keys through h until one is answered 503
+// store-misconfigured without running the handler, for at most 10 s.
+func waitRefused(t *testing.T, h http.Handler, runs *faultRuns, what string) {
+	t.Helper()
+	n := 0
+	faultEventually(t, 10*time.Second, what, func() bool {
+		n++
+		key := fmt.Sprintf("during-%d", n)
+		w := faultPost(h, key)
+		return w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreMisconfigured && runs.of(key) == 0
+	})
+}
+
 // TestMisconfiguredEvictingPolicy: with maxmemory set and an evicting
 // policy, every idempotent request is refused 503 store-misconfigured and
 // no handler runs, fail-open or not; the log says why once; Check says what
@@ -169,13 +182,8 @@ func TestMisconfiguredEvictingPolicy(t *testing.T) {
 		if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
 			t.Fatal(err)
 		}
+		waitRefused(t, h, runs, "the evicting policy refused")
 		n := 0
-		faultEventually(t, 10*time.Second, "the evicting policy refused", func() bool {
-			n++
-			key := fmt.Sprintf("during-%d", n)
-			w := faultPost(h, key)
-			return w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreMisconfigured && runs.of(key) == 0
-		})
 		wantRefused(t, h, runs, "refused", 3)
 		if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,12 @@ import "time"
 // passes by pointer. Zero values mean the documented defaults: key header
 // Idempotency-Key, key required, retention 24h, lock 30s, wait 0.
 type Operation struct {
+	// API is the identity of the API the operation belongs to, a part of
+	// every storage key of its records, so that two services sharing one
+	// store never answer each other's keys. Generated code sets it from
+	// the spec (a slug of info.title, or x-idempotent's api); "" leaves it
+	// out of the key, as before it existed. [WithAPI] overrides it.
+	API    string
 	ID     string // operationId as oapi-codegen names it (the Go method name)
 	Method string // HTTP method, upper case
 	Path   string // path template from the spec, e.g. /pets/{petId}

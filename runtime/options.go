@@ -35,6 +35,9 @@ type config struct {
 	scopeErr        string    // contradicting key-space options
 	scopeHeader     string    // WithScopeFromHeader's header
 	scopeSecret     []byte    // WithScopeSecret's key, nil: defaultScopeSecret
+	anonymous       bool      // WithAnonymousCallers
+	api             string    // WithAPI's identity, when apiSet
+	apiSet          bool
 	scopeMACs       *scopeMACs
 	hooks           Hooks
 	logger          *slog.Logger
@@ -65,6 +68,16 @@ func newConfig(opts []Option) config {
 	}
 	c.scopeMACs = newScopeMACs(c.scopeSecret)
 	return c
+}
+
+// WithAPI sets the API identity in the storage keys of every operation the
+// engine serves, in place of the one generated code declares
+// ([Operation.API], from the spec's info.title or x-idempotent's api): for
+// one generated API deployed as two services on one store, say. "" leaves
+// the identity out of the keys, the key space of releases before it
+// existed, so records stored by them are found again.
+func WithAPI(name string) Option {
+	return func(c *config) { c.api, c.apiSet = name, true }
 }
 
 // WithHooks sets callbacks for the engine's events (metrics, tracing).

@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"context"
 	"net/http"
 	"slices"
 )
@@ -10,11 +11,21 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+
+	// streamed: the response went to the client as the handler wrote it,
+	// its body past the stored-body limit (see recorder); it is stored
+	// with its body omitted and not written again.
+	streamed bool
 }
 
 // Write writes the response to w: its headers (replacing values w already
-// has under the same names), its status (200 when zero) and its body.
+// has under the same names), its status (200 when zero) and its body. A
+// response the client already has, streamed past the stored-body limit
+// (see [CaptureContext]), is not written again.
 func (r *Response) Write(w http.ResponseWriter) error {
+	if r.streamed {
+		return nil
+	}
 	copyHeader(w.Header(), r.Header)
 	return writeBody(w, r.Status, r.Body)
 }
@@ -41,11 +52,34 @@ func writeBody(w http.ResponseWriter, status int, body []byte) error {
 
 // Capture runs visit (a strict response object's VisitXResponse method)
 // against a recorder and returns what it wrote. It returns visit's error,
-// if any, and no response.
+// if any, and no response. It buffers the whole body: generated code calls
+// [CaptureContext].
 func Capture(visit func(w http.ResponseWriter) error) (*Response, error) {
+	return CaptureContext(context.Background(), visit)
+}
+
+// CaptureContext is Capture in the strict middleware, where ctx is the
+// context [Engine.ServeStrict] gave the handler: a body larger than the
+// stored-body limit is not buffered whole, but streamed past the limit to
+// the client's writer (the one [Engine.ServeBody] saw), and the response
+// returned is marked so: stored without its body, and not written again.
+// Without ServeBody's context it is Capture.
+func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error) (*Response, error) {
 	rec := newRecorder(nil)
-	if err := visit(rec); err != nil {
+	sb, _ := ctx.Value(strictBodyKey{}).(*strictBody)
+	if sb != nil {
+		rec.under = sb.w
+		rec.streamPast(sb.limit)
+	}
+	err := visit(rec)
+	if sb != nil && rec.wrote() {
+		sb.wrote = true
+	}
+	switch {
+	case err != nil:
 		return nil, err
+	case rec.hijacked: // its answer never passed through rec: store none
+		return nil, errHijacked
 	}
 	return rec.response(), nil
 }
@@ -102,7 +136,7 @@ func newRecord(resp *Response, allow []string, bodyLimit int64) *Record {
 			}
 		}
 	}
-	if int64(len(resp.Body)) > bodyLimit {
+	if resp.streamed || int64(len(resp.Body)) > bodyLimit {
 		rec.BodyOmitted = true
 	} else {
 		rec.Body = resp.Body

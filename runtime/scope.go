@@ -69,8 +69,10 @@ func WithScope(fn ScopeFunc) Option {
 
 // WithScopeFromHeader scopes keys by the value of the request header name,
 // such as the API key of an apiKey security scheme: each API key has a key
-// space of its own, and a request without the header shares one with the
-// others that lack it. The value is a credential, so it is stored only as
+// space of its own. On an operation that declares security, a request
+// without the header (or with an empty one) is answered 401 with code
+// missing-credential, unless [WithAnonymousCallers] lets such requests
+// share one key space; on other operations they share one. The value is a credential, so it is stored only as
 // a keyed hash: WithScopeFromHeader requires [WithScopeSecret], and the
 // engine panics at construction without it.
 func WithScopeFromHeader(name string) Option {
@@ -83,6 +85,13 @@ func WithScopeFromHeader(name string) Option {
 		}
 	}
 }
+
+// WithAnonymousCallers lets requests without the credential of
+// [WithScopeFromHeader] through on operations that declare security: they
+// all share one key space, so one anonymous caller's key replays another's
+// response. Without it, such a request is answered 401 with code
+// missing-credential and its handler does not run.
+func WithAnonymousCallers() Option { return func(c *config) { c.anonymous = true } }
 
 // WithSharedKeySpace says, explicitly, that every caller shares one key
 // space: a key sent by one caller replays the response stored for another.
@@ -111,6 +120,24 @@ func WithSharedKeySpace() Option {
 func WithScopeSecret(secret []byte) Option {
 	secret = append([]byte(nil), secret...)
 	return func(c *config) { c.scopeSecret = secret }
+}
+
+// missingCredential is the 401 for a request to op, which declares
+// security, that lacks WithScopeFromHeader's header or sends it empty:
+// without it, every such caller would share one key space. nil when the
+// credential is there, op declares no security, the scope comes from
+// elsewhere, or WithAnonymousCallers allows it.
+func (c *config) missingCredential(r *http.Request, op *Operation) *Problem {
+	if c.scopeKind != scopeHeader || c.anonymous || len(op.Security) == 0 {
+		return nil
+	}
+	for _, v := range r.Header[c.scopeHeader] {
+		if strings.TrimSpace(v) != "" {
+			return nil
+		}
+	}
+	return problemf(http.StatusUnauthorized, CodeMissingCredential,
+		"operation %s requires the %s header, which scopes its idempotency keys; send the credential", op.ID, c.scopeHeader)
 }
 
 // defaultScopeSecret hashes WithScope's scopes when no secret is set. It is

@@ -24,6 +24,10 @@ type strictBody struct {
 	protect bool   // false: an optional key header is absent, the request runs unprotected
 	key     string // the key header's key ("" for a body key)
 	raw     []byte // the body as sent (nil when not read)
+
+	w     http.ResponseWriter // the client's writer, for CaptureContext to stream to
+	limit int64               // the stored-body limit
+	wrote bool                // CaptureContext wrote to w: nothing more may be
 }
 
 // ServeBody is the first step of the strict server for op, in front of
@@ -39,7 +43,7 @@ func (e *Engine) ServeBody(w http.ResponseWriter, r *http.Request, op *Operation
 		_ = prob.Response().Write(w)
 		return
 	}
-	ctx := context.WithValue(r.Context(), strictBodyKey{}, &strictBody{op: op, protect: protect, key: key, raw: raw})
+	ctx := context.WithValue(r.Context(), strictBodyKey{}, &strictBody{op: op, protect: protect, key: key, raw: raw, w: w, limit: e.cfg.storedBodyLimit})
 	next(w, withBody(ctx, r, raw))
 }
 
@@ -76,6 +80,14 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		return run(ctx)
 	}
 	o := e.protect(ctx, k, r, sb.raw, run)
+	switch {
+	case sb.wrote && o.err != nil:
+		return nil, o.err
+	case sb.wrote:
+		// The client has the handler's answer, streamed past the
+		// stored-body limit: whatever the store says now, w is not ours.
+		return &Response{streamed: true}, nil
+	}
 	switch o.kind {
 	case ran:
 		return o.resp, o.err

@@ -4,8 +4,8 @@
 //
 // Usage:
 //
-//	idemctl inspect -redis redis://host:6379/0 -op CreatePet [-scope s] -key k [-body]
-//	idemctl forget  -redis redis://host:6379/0 -op CreatePet [-scope s] -key k [-force]
+//	idemctl inspect -redis redis://host:6379/0 -api petstore -op CreatePet [-scope s] -key k [-body]
+//	idemctl forget  -redis redis://host:6379/0 -api petstore -op CreatePet [-scope s] -key k [-force]
 //
 // inspect prints the record's state, the lease or retention it has left, its
 // fence, the stored status, header names and body size (the body only with

@@ -19,8 +19,8 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
-const usage = `usage: idemctl inspect -redis URL -op OPERATION [-scope SCOPE] -key KEY [-body]
-       idemctl forget  -redis URL -op OPERATION [-scope SCOPE] -key KEY [-force]
+const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
+       idemctl forget  -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-force]
 
 inspect prints the record of one idempotency key: its state, the lease or
 retention it has left, its fence, the stored status, header names and body
@@ -31,7 +31,10 @@ operation again. It refuses a record in progress unless -force is given:
 its handler may still be running, and a retry would run the operation a
 second time beside it.
 
-The key is the client's key; -op and -scope name the operation ID and the
+The key is the client's key; -api names the API's identity in storage keys:
+the API field of the generated idem.Operation values (a slug of the spec's
+info.title, or its x-idempotent api), or the server's idem.WithAPI; leave
+it out for records stored without one. -op and -scope name the operation ID and the
 scope the server computed for the request: the tenant or principal its
 idem.WithScope function returns, or the header value of
 idem.WithScopeFromHeader (the API key). Without -scope the record is looked
@@ -53,7 +56,8 @@ const (
 // options are the flags of both commands.
 type options struct {
 	redisURL, prefix string
-	op, scope, key   string
+	api, op          string
+	scope, key       string
 	scoped           bool   // -scope was given, even as ""
 	scopeSecretEnv   string // the variable holding the scope secret
 	body, force      bool
@@ -78,6 +82,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
+	fs.StringVar(&o.api, "api", "", "the API's identity in storage keys (idem.Operation.API, or the server's idem.WithAPI); empty: none")
 	fs.StringVar(&o.op, "op", "", "operation ID, as in the spec (required)")
 	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal, API key), if the server scopes keys")
 	fs.StringVar(&o.scopeSecretEnv, "scope-secret-env", "IDEM_SCOPE_SECRET", "environment variable with the server's idem.WithScopeSecret; unset or empty: no secret")
@@ -126,7 +131,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		scope = idem.ScopeKey(secret, o.scope)
 	}
-	key := idem.RecordKey(o.op, scope, o.key)
+	key := idem.RecordKeyIn(o.api, o.op, scope, o.key)
 	if cmd == "inspect" {
 		err = inspect(ctx, store, key, o, stdout)
 	} else {
@@ -136,7 +141,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, redisstore.ErrNoRecord):
-		fmt.Fprintf(stderr, "idemctl: no record for operation %s, scope %q, key %q (under prefix %q)\n", o.op, o.scope, o.key, o.prefix)
+		fmt.Fprintf(stderr, "idemctl: no record for API %q, operation %s, scope %q, key %q (under prefix %q)\n", o.api, o.op, o.scope, o.key, o.prefix)
+		if o.api == "" {
+			fmt.Fprintln(stderr, "idemctl: servers generated with an API identity keep their records under it: pass -api (the API field of the generated idem.Operation values)")
+		}
 		return ExitNoRecord
 	}
 	fmt.Fprintf(stderr, "idemctl: %v\n", err)

@@ -165,3 +165,24 @@ func TestInspectScopedByAPIKey(t *testing.T) {
 		}
 	})
 }
+
+// TestInspectFindsAPIRecords: a record the engine stored for an operation
+// of a named API (as generated code declares it) is found with -api, and
+// without it the error says to pass -api.
+func TestInspectFindsAPIRecords(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		eng := idem.NewEngine(redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix)))
+		h := eng.Middleware(idem.Operation{API: "petstore", ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+		}))
+		req := httptest.NewRequest("POST", "/pets", strings.NewReader(`{}`))
+		req.Header.Set("Idempotency-Key", "api-key")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		if code, out, errOut := b.run(t, "inspect", "-api", "petstore", "-op", "CreatePet", "-key", "api-key"); code != ExitOK || !strings.Contains(out, "status    201") {
+			t.Errorf("inspect -api: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, _, errOut := b.run(t, "inspect", "-op", "CreatePet", "-key", "api-key"); code != ExitNoRecord || !strings.Contains(errOut, "pass -api") {
+			t.Errorf("inspect without -api: exit %d, %s", code, errOut)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -22,6 +23,18 @@ type call struct {
 func jsonCall(path, body string, header ...string) call {
 	return call{method: "POST", path: path, contentType: "application/json",
 		body: func() io.Reader { return strings.NewReader(body) }, header: header}
+}
+
+// gzipCall is jsonCall with the body gzip-compressed and marked
+// Content-Encoding: gzip.
+func gzipCall(path, body string, header ...string) call {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = io.WriteString(zw, body)
+	_ = zw.Close()
+	zipped := b.String()
+	return call{method: "POST", path: path, contentType: "application/json",
+		body: func() io.Reader { return strings.NewReader(zipped) }, header: append([]string{"Content-Encoding", "gzip"}, header...)}
 }
 
 // uploadCall is a multipart upload of file with purpose, boundary fixed so
@@ -119,6 +132,11 @@ func TestStrictAndPlainAnswerAlike(t *testing.T) {
 			uploadCall("hello", "identity_document", key, "f"),
 			uploadCall("hello", "dispute_evidence"),
 		}, []verdict{created, replayed, mismatch, mismatch, {Status: http.StatusBadRequest, Code: "missing-key"}}},
+		{"an encoded body is refused before the handler, and not stored", []call{
+			gzipCall("/orders", `{"item":"a","quantity":1}`, key, "k"),
+			jsonCall("/orders", `{"item":"a","quantity":1}`, key, "k"),
+			jsonCall("/orders", `{"item":"a","quantity":1}`, key, "k"),
+		}, []verdict{{Status: http.StatusUnsupportedMediaType, Code: "unsupported-content-encoding"}, created, replayed}},
 		{"whitespace around the body does not count", []call{
 			jsonCall("/orders", `{"item":"a","quantity":1}`, key, "k"),
 			jsonCall("/orders", `{"item":"a","quantity":1} `, key, "k"),

@@ -123,3 +123,28 @@ func TestUnscopedServerRefusesToStart(t *testing.T) {
 
 // nopStore is a store the constructors take but no request reaches.
 type nopStore struct{ idem.Store }
+
+// TestKeylessCallersRefused: the spec requires an API key and the servers
+// scope keys by it, so a request without one (or with an empty one) is
+// answered 401 missing-credential in every style, before the handler runs:
+// keyless callers never share a key space, on real Redis.
+func TestKeylessCallersRefused(t *testing.T) {
+	for _, srv := range bareServersWith(scoped()...) {
+		t.Run(srv.name, func(t *testing.T) {
+			rdb, prefix := redistest.Keyspace(t)
+			s := &shop{}
+			h := srv.handler(s, redisstore.New(rdb, redisstore.WithPrefix(prefix)))
+			for _, header := range [][]string{{"Idempotency-Key", "k"}, {"Idempotency-Key", "k", "X-API-Key", ""}} {
+				out := do(t, h, "POST", "/orders", `{"item":"fig","quantity":1}`, header...)
+				wantStatus(t, out, http.StatusUnauthorized)
+				if code := problemCode(t, out); code != idem.CodeMissingCredential {
+					t.Errorf("code %q, want %q", code, idem.CodeMissingCredential)
+				}
+			}
+			wantCount(t, "createOrder", s.created.Load(), 0)
+			if n, err := rdb.Keys(context.Background(), prefix+"*").Result(); err != nil || len(n) != 0 {
+				t.Errorf("stored %q (%v), want nothing", n, err)
+			}
+		})
+	}
+}

@@ -9,9 +9,13 @@
 package extension
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
@@ -23,6 +27,9 @@ const Name = "x-idempotent"
 // Spec is one x-idempotent object as written: nil or empty fields were not
 // given. A list that was given but empty is non-nil.
 type Spec struct {
+	// API is the document-level api: the API's identity in storage keys,
+	// in place of the one derived from info.title ("" leaves it out).
+	API         *string
 	Key         *Key
 	Required    *bool
 	Retention   *time.Duration
@@ -121,6 +128,11 @@ func ParseOperation(v any) (enabled bool, s Spec, err error) {
 		return v, Spec{}, nil
 	case map[string]any:
 		var p problems
+		if _, ok := v["api"]; ok {
+			p.add("api", "is allowed at document level only: an API has one identity in storage keys")
+			v = maps.Clone(v)
+			delete(v, "api")
+		}
 		s := parseObject(&p, v)
 		return len(p) == 0, s, p.err()
 	default:
@@ -129,16 +141,86 @@ func ParseOperation(v any) (enabled bool, s Spec, err error) {
 }
 
 // ParseDocument parses the document-level x-idempotent: an object of
-// defaults for the operations that opt in. The error joins every problem
-// found, each an *Error.
+// defaults for the operations that opt in, and the API's identity (api).
+// The error joins every problem found, each an *Error.
 func ParseDocument(v any) (Spec, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Spec{}, errorf("", "must be an object of defaults (key, required, retention, lock, wait, fingerprint, retry) at document level, got %s", describe(v))
+		return Spec{}, errorf("", "must be an object of defaults (api, key, required, retention, lock, wait, fingerprint, retry) at document level, got %s", describe(v))
 	}
 	var p problems
+	api, hasAPI := m["api"]
+	if hasAPI {
+		m = maps.Clone(m)
+		delete(m, "api")
+	}
 	s := parseObject(&p, m)
+	if hasAPI {
+		s.API = parseAPI(&p, api)
+	}
 	return s, p.err()
+}
+
+// MaxAPILength is the longest api accepted, in bytes: it is part of every
+// storage key.
+const MaxAPILength = 32
+
+// parseAPI checks the document-level api: "", or up to MaxAPILength
+// letters, digits, '-', '_' and '.'.
+func parseAPI(p *problems, v any) *string {
+	s, ok := v.(string)
+	if !ok {
+		p.add("api", "must be a short name such as orders-api, got %s", describe(v))
+		return nil
+	}
+	if len(s) > MaxAPILength {
+		p.add("api", "%q is %d bytes long; it is part of every storage key, so use at most %d", s, len(s), MaxAPILength)
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAPIByte(c) {
+			p.add("api", "%q has %q at byte %d; use letters, digits, '-', '_' and '.'", s, c, i)
+			return nil
+		}
+	}
+	return &s
+}
+
+// isAPIByte reports whether c may appear in an api.
+func isAPIByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// APIFromTitle is the API identity of a spec whose document-level
+// x-idempotent sets no api: its info.title in lower case, each run of other
+// characters than letters and digits one '-', at most MaxAPILength bytes
+// (a longer one keeps its first 25 and a 6-character hash of the whole
+// title, so that titles differing only at the end still differ). A title
+// with no letter or digit gives "api-" and its hash.
+func APIFromTitle(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r < 128 && isAPIByte(byte(r)) && r != '-' && r != '_' && r != '.' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	slug := b.String()
+	sum := sha256.Sum256([]byte(title))
+	hash := hex.EncodeToString(sum[:3])
+	switch {
+	case slug == "":
+		return "api-" + hash
+	case len(slug) > MaxAPILength:
+		return strings.TrimRight(slug[:MaxAPILength-len(hash)-1], "-") + "-" + hash
+	}
+	return slug
 }
 
 func parseObject(p *problems, m map[string]any) Spec {

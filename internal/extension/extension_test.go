@@ -256,3 +256,52 @@ func FuzzParseOperation(f *testing.F) {
 		}
 	})
 }
+
+// TestParseDocumentAPI: the document-level api names the API in storage
+// keys; it is short, holds no key delimiter, and belongs to the document.
+func TestParseDocumentAPI(t *testing.T) {
+	s, err := extension.ParseDocument(decode(t, `{"api":"orders-api","retention":"1h"}`))
+	if err != nil || s.API == nil || *s.API != "orders-api" || s.Retention == nil {
+		t.Fatalf("ParseDocument = %+v, %v", s, err)
+	}
+	if s, err := extension.ParseDocument(decode(t, `{"api":""}`)); err != nil || s.API == nil || *s.API != "" {
+		t.Fatalf(`api "" = %+v, %v`, s, err)
+	}
+	for doc, want := range map[string]string{
+		`{"api":"a:b"}`: `x-idempotent.api: "a:b" has ':' at byte 1`,
+		`{"api":3}`:     `x-idempotent.api: must be a short name`,
+		`{"api":"` + strings.Repeat("a", 33) + `"}`: `is 33 bytes long`,
+	} {
+		if _, err := extension.ParseDocument(decode(t, doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", doc, err, want)
+		}
+	}
+	if _, _, err := extension.ParseOperation(decode(t, `{"api":"x"}`)); err == nil || !strings.Contains(err.Error(), "document level only") {
+		t.Errorf("api on an operation: %v", err)
+	}
+}
+
+// TestAPIFromTitle: a slug of info.title, short, stable and free of key
+// delimiters.
+func TestAPIFromTitle(t *testing.T) {
+	for title, want := range map[string]string{
+		"Petstore":               "petstore",
+		"Orders API (v2)":        "orders-api-v2",
+		"  Billing: Invoices!  ": "billing-invoices",
+	} {
+		if got := extension.APIFromTitle(title); got != want {
+			t.Errorf("APIFromTitle(%q) = %q, want %q", title, got, want)
+		}
+	}
+	long1 := extension.APIFromTitle("The Very Long Name of an Internal Payments Service, EU")
+	long2 := extension.APIFromTitle("The Very Long Name of an Internal Payments Service, US")
+	if long1 == long2 || len(long1) > extension.MaxAPILength {
+		t.Errorf("long titles: %q, %q", long1, long2)
+	}
+	for _, title := range []string{"日本", "", "a:b\\c"} {
+		got := extension.APIFromTitle(title)
+		if got == "" || strings.ContainsAny(got, `:\`) || len(got) > extension.MaxAPILength {
+			t.Errorf("APIFromTitle(%q) = %q", title, got)
+		}
+	}
+}

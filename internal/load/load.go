@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
 
@@ -67,11 +68,17 @@ func Load(in Input) (model.File, error) {
 		}
 	}
 
+	api := extension.APIFromTitle(titleOf(spec))
+	if doc.API != nil {
+		api = *doc.API
+	}
+
 	g := in.Codegen.Generate
 	router := g.ChiServer || g.StdHTTPServer || g.GorillaServer
 	f := model.File{
 		Package:     in.Codegen.PackageName,
 		Source:      in.Source,
+		API:         api,
 		Server:      router || g.EchoServer || g.GinServer,
 		Strict:      router && g.Strict,
 		Client:      g.Client,
@@ -128,4 +135,12 @@ func Load(in Input) (model.File, error) {
 		return model.File{}, errs
 	}
 	return f, nil
+}
+
+// titleOf is the spec's info.title, "" when it has no info.
+func titleOf(spec *openapi3.T) string {
+	if spec.Info == nil {
+		return ""
+	}
+	return spec.Info.Title
 }

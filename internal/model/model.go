@@ -25,6 +25,10 @@ type File struct {
 	// the zero value is the net/http routers'.
 	Framework Framework
 
+	// API is the API's identity in storage keys (idem.Operation.API): the
+	// document-level x-idempotent api, else a slug of info.title.
+	API string
+
 	Operations []Operation // sorted by GoName
 
 	// Names are the names the generated code chooses itself (AllocateNames).

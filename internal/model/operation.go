@@ -136,6 +136,15 @@ func (f File) FrameworkCtxType() string {
 	return "echo.Context"
 }
 
+// FrameworkRequestContext is the expression for the request's
+// context.Context of v, a variable of type FrameworkCtxType.
+func (f File) FrameworkRequestContext(v string) string {
+	if f.Framework == Gin {
+		return v + ".Request.Context()"
+	}
+	return v + ".Request().Context()"
+}
+
 // AdapterPkg is the package name of the runtime's adapter to the
 // framework, idemecho or idemgin.
 func (f File) AdapterPkg() string { return f.frameworkPkgs().adapterName }

@@ -54,6 +54,11 @@ func errorResponses(op Operation) []errorResponse {
 			codes:  []string{idem.CodePayloadTooLarge},
 		},
 		{
+			status: "415",
+			text:   "The request body has a Content-Encoding; the idempotency layer takes it unencoded.",
+			codes:  []string{idem.CodeUnsupportedContentEncoding},
+		},
+		{
 			status: "422",
 			text:   "The idempotency key was already used for a different request. Do not retry: send this request with a new key.",
 			codes:  []string{idem.CodeFingerprintMismatch},
@@ -68,13 +73,15 @@ func errorResponses(op Operation) []errorResponse {
 }
 
 // problemCodes lists every code of the responses above, the enum of the
-// problem schema's code member.
+// problem schema's code member, and missing-credential: its 401 depends on
+// the server's options (idem.WithScopeFromHeader), not on the spec, so no
+// response declares it, but a client may meet it.
 func problemCodes() []string {
 	var codes []string
 	for _, r := range errorResponses(Operation{}) {
 		codes = append(codes, r.codes...)
 	}
-	return codes
+	return append(codes, idem.CodeMissingCredential)
 }
 
 // problemSchema is the RFC 9457 problem detail the idempotency layer

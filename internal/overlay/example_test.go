@@ -49,5 +49,5 @@ func ExampleBuild() {
 	//   - target: $
 	//     description: Add the RFC 9457 problem schema of the idempotency layer as components/schemas/IdempotencyProblem.
 	//   - target: $.paths['/pets/{petId}'].put
-	//     description: 'replacePet (PUT /pets/{petId}): add responses 400, 413, 422 and 503, Idempotent-Replayed on response 200 and the idempotency paragraph of the description.'
+	//     description: 'replacePet (PUT /pets/{petId}): add responses 400, 413, 415, 422 and 503, Idempotent-Replayed on response 200 and the idempotency paragraph of the description.'
 }

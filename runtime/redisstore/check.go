@@ -28,6 +28,13 @@ import (
 // background. A misconfigured verdict goes stale sooner (misconfiguredRecheck)
 // and is verified again by the acquire that finds it stale, while the others
 // wait for it: those requests would be refused anyway.
+//
+// Between checks, the policy watch reads maxmemory-policy again every
+// second (policyWatch; one CONFIG GET per server, unless eviction is
+// accepted), so that an evicting policy switched on under a running
+// service refuses requests within about a second rather than a check
+// interval: the first acquire after the second is up makes that read
+// before it runs, the others go on meanwhile.
 
 // DefaultCheckInterval is how often the store verifies its server's
 // configuration again while it works (WithCheckInterval).
@@ -37,6 +44,9 @@ const DefaultCheckInterval = 30 * time.Second
 // scripts denied for a moment must not refuse requests for a whole check
 // interval.
 const misconfiguredRecheck = time.Second
+
+// policyWatch is how often the store reads maxmemory-policy between checks.
+const policyWatch = time.Second
 
 // WithCheckInterval sets how often the store verifies again that its server
 // keeps records and runs the scripts (default [DefaultCheckInterval]); a
@@ -70,10 +80,16 @@ func (e *configError) Is(target error) bool { return target == idem.ErrStoreMisc
 
 // verdict is what the store knows of its server's configuration.
 type verdict struct {
-	err   *configError // nil: verified
-	stale atomic.Bool  // set by a timer when the verdict is due again
-	busy  atomic.Bool  // a background verification runs
+	err  *configError  // nil: verified
+	due  atomic.Uint32 // dueCheck and dueWatch, set by timers
+	busy atomic.Bool   // a background verification, or a policy watch, runs
 }
+
+// Bits of verdict.due.
+const (
+	dueCheck = 1 << iota // the verdict is due for a full verification
+	dueWatch             // the policy is due to be read again (policyWatch)
+)
 
 // flight is one verification that several acquires wait for.
 type flight struct {
@@ -112,20 +128,24 @@ func (s *Store) Check(ctx context.Context) error {
 // only when the verdict is missing or due.
 func (s *Store) admit(ctx context.Context) error {
 	v := s.verdict.Load()
-	if v != nil && v.err == nil && !v.stale.Load() {
+	if v != nil && v.err == nil && v.due.Load() == 0 {
 		return nil
 	}
 	switch {
-	case v == nil || v.err != nil && v.stale.Load():
+	case v == nil || v.err != nil && v.due.Load()&dueCheck != 0:
 		// Not verified yet, or misconfigured and due: verify now. The
 		// acquires that arrive meanwhile wait for the same verification.
 		return s.verifyShared(ctx)
 	case v.err != nil:
 		return &idem.StoreError{Op: "acquire", Err: v.err}
 	}
-	// Verified and due: verify again in the background; this acquire runs.
+	// Verified and due: verify again in the background, this acquire runs;
+	// or read the policy, before this acquire runs.
 	if v.busy.Swap(true) {
 		return nil
+	}
+	if v.due.Load()&dueCheck == 0 {
+		return s.watchPolicy(ctx, v)
 	}
 	timeout := idem.DefaultStoreTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -136,8 +156,8 @@ func (s *Store) admit(ctx context.Context) error {
 		defer cancel()
 		if err := s.verify(bg); err != nil && !errors.Is(err, idem.ErrStoreMisconfigured) {
 			// Could not ask: keep the verdict, try again a little later.
-			v.stale.Store(false)
-			time.AfterFunc(min(s.checkEvery, misconfiguredRecheck), func() { v.stale.Store(true) })
+			v.due.And(^uint32(dueCheck))
+			time.AfterFunc(min(s.checkEvery, misconfiguredRecheck), func() { v.due.Or(dueCheck) })
 			v.busy.Store(false)
 		}
 	}()
@@ -210,7 +230,56 @@ func (s *Store) setVerdict(cerr *configError) {
 		due = min(due, misconfiguredRecheck)
 	}
 	s.verdict.Store(v)
-	time.AfterFunc(due, func() { v.stale.Store(true) })
+	time.AfterFunc(due, func() { v.due.Or(dueCheck) })
+	if cerr == nil {
+		s.armWatch(v)
+	}
+}
+
+// armWatch makes the policy of verified verdict v due to be read again in
+// policyWatch, unless eviction is accepted (nothing to watch).
+func (s *Store) armWatch(v *verdict) {
+	if !s.evictionAccepted && policyWatch < s.checkEvery {
+		time.AfterFunc(policyWatch, func() { v.due.Or(dueWatch) })
+	}
+}
+
+// watchPolicy reads the maxmemory-policy of every server of verified
+// verdict v (which it holds busy), and returns the misconfiguration, as an
+// acquire's error, when one evicts. It keeps the verdict when the policy
+// is fine or cannot be read now (the next check says why).
+func (s *Store) watchPolicy(ctx context.Context, v *verdict) error {
+	var mu sync.Mutex // guards problems
+	var problems []string
+	_ = s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
+		if n == nil {
+			return nil
+		}
+		p, err := policyProblem(ctx, n, at(addr))
+		if p != "" {
+			mu.Lock()
+			problems = append(problems, p)
+			mu.Unlock()
+		}
+		return err
+	})
+	if len(problems) > 0 {
+		cerr := &configError{msg: strings.Join(problems, "; ")}
+		s.setVerdict(cerr)
+		return &idem.StoreError{Op: "acquire", Err: cerr}
+	}
+	v.due.And(^uint32(dueWatch))
+	v.busy.Store(false)
+	s.armWatch(v)
+	return nil
+}
+
+// at is " on addr", or "" for no address.
+func at(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return " on " + addr
 }
 
 // denied turns a NOPERM answer, to any call at any time, into the
@@ -266,10 +335,7 @@ func (s *Store) checkNode(ctx context.Context, n node, addr string) (string, err
 	if n == nil {
 		sc = s.rdb
 	}
-	where := ""
-	if addr != "" {
-		where = " on " + addr
-	}
+	where := at(addr)
 	scriptsDenied := func(step string, err error) (string, error) {
 		if redis.IsPermissionError(err) || strings.Contains(strings.ToLower(err.Error()), "unknown command") {
 			return fmt.Sprintf("scripts are denied%s (%s: %v): %s", where, step, err, grantScripts), nil
@@ -290,6 +356,12 @@ func (s *Store) checkNode(ctx context.Context, n node, addr string) (string, err
 	if s.evictionAccepted || n == nil {
 		return "", nil
 	}
+	return policyProblem(ctx, n, where)
+}
+
+// policyProblem reads the maxmemory-policy of n and says what is wrong
+// with it ("" if nothing), or returns the error that kept it from asking.
+func policyProblem(ctx context.Context, n node, where string) (string, error) {
 	policy, err := maxmemoryPolicy(ctx, n)
 	switch {
 	case err != nil:

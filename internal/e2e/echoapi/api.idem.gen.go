@@ -23,6 +23,7 @@ const (
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
 	Path:               "/orders",
@@ -37,6 +38,7 @@ var createOrderIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -51,6 +53,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
 var shipOrderIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
 	Path:      "/orders/{orderId}/ship",
@@ -64,6 +67,7 @@ var shipOrderIdempotencyOp = idem.Operation{
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
 var uploadFileIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
 	Path:      "/files",

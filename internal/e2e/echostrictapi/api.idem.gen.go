@@ -25,6 +25,7 @@ const (
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
 	Path:               "/orders",
@@ -39,6 +40,7 @@ var createOrderIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -53,6 +55,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
 var shipOrderIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
 	Path:      "/orders/{orderId}/ship",
@@ -66,6 +69,7 @@ var shipOrderIdempotencyOp = idem.Operation{
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
 var uploadFileIdempotencyOp = idem.Operation{
+	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
 	Path:      "/files",
@@ -257,7 +261,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx.Request().Context(), obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -296,7 +300,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx.Request().Context(), obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -339,7 +343,7 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipOrder: strict handler answered %T; want ShipOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitShipOrderResponse)
+			return idem.CaptureContext(ctx.Request().Context(), obj.VisitShipOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -378,7 +382,7 @@ func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
 			}
-			return idem.Capture(obj.VisitUploadFileResponse)
+			return idem.CaptureContext(ctx.Request().Context(), obj.VisitUploadFileResponse)
 		})
 		if err != nil {
 			return nil, err

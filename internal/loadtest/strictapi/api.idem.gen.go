@@ -24,6 +24,7 @@ const (
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /idemgen-strict).
 var createOrderIdempotencyOp = idem.Operation{
+	API:       "idemload-strict-server",
 	ID:        "CreateOrder",
 	Method:    "POST",
 	Path:      "/idemgen-strict",
@@ -150,7 +151,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err

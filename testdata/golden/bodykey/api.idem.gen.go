@@ -25,6 +25,7 @@ const (
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "body-keys-square-style",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -166,7 +167,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err

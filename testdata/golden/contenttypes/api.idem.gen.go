@@ -26,6 +26,7 @@ const (
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
 var addNoteIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "AddNote",
 	Method:    "POST",
 	Path:      "/notes",
@@ -36,6 +37,7 @@ var addNoteIdempotencyOp = idem.Operation{
 
 // patchDocumentIdempotencyOp is the idempotency configuration of PatchDocument (PATCH /documents/{id}).
 var patchDocumentIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PatchDocument",
 	Method:    "PATCH",
 	Path:      "/documents/{id}",
@@ -46,6 +48,7 @@ var patchDocumentIdempotencyOp = idem.Operation{
 
 // putBlobIdempotencyOp is the idempotency configuration of PutBlob (PUT /blobs/{name}).
 var putBlobIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PutBlob",
 	Method:    "PUT",
 	Path:      "/blobs/{name}",
@@ -56,6 +59,7 @@ var putBlobIdempotencyOp = idem.Operation{
 
 // putSettingsIdempotencyOp is the idempotency configuration of PutSettings (PUT /settings).
 var putSettingsIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "PutSettings",
 	Method:    "PUT",
 	Path:      "/settings",
@@ -66,6 +70,7 @@ var putSettingsIdempotencyOp = idem.Operation{
 
 // uploadDocumentIdempotencyOp is the idempotency configuration of UploadDocument (POST /documents).
 var uploadDocumentIdempotencyOp = idem.Operation{
+	API:       "several-content-types-and-aa67d5",
 	ID:        "UploadDocument",
 	Method:    "POST",
 	Path:      "/documents",
@@ -342,7 +347,7 @@ func addNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("AddNote: strict handler answered %T; want AddNoteResponseObject", out)
 			}
-			return idem.Capture(obj.VisitAddNoteResponse)
+			return idem.CaptureContext(ctx, obj.VisitAddNoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -381,7 +386,7 @@ func patchDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("PatchDocument: strict handler answered %T; want PatchDocumentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPatchDocumentResponse)
+			return idem.CaptureContext(ctx, obj.VisitPatchDocumentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -420,7 +425,7 @@ func putBlobIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PutBlob: strict handler answered %T; want PutBlobResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutBlobResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutBlobResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -459,7 +464,7 @@ func putSettingsIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("PutSettings: strict handler answered %T; want PutSettingsResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutSettingsResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutSettingsResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -498,7 +503,7 @@ func uploadDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("UploadDocument: strict handler answered %T; want UploadDocumentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitUploadDocumentResponse)
+			return idem.CaptureContext(ctx, obj.VisitUploadDocumentResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ const (
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
 var createRefundIdempotencyOp = idem.Operation{
+	API:                "shop.v1",
 	ID:                 "CreateRefund",
 	Method:             "POST",
 	Path:               "/refunds",
@@ -37,6 +38,7 @@ var createRefundIdempotencyOp = idem.Operation{
 
 // createTransferIdempotencyOp is the idempotency configuration of CreateTransfer (POST /transfers).
 var createTransferIdempotencyOp = idem.Operation{
+	API:                "shop.v1",
 	ID:                 "CreateTransfer",
 	Method:             "POST",
 	Path:               "/transfers",
@@ -212,7 +214,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateRefundResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -251,7 +253,7 @@ func createTransferIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("CreateTransfer: strict handler answered %T; want CreateTransferResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateTransferResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateTransferResponse)
 		})
 		if err != nil {
 			return nil, err

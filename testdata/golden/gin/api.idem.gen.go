@@ -26,6 +26,7 @@ const (
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
 var closeStoreIdempotencyOp = idem.Operation{
+	API:       "path-query-header-and-coo-47430e",
 	ID:        "CloseStore",
 	Method:    "POST",
 	Path:      "/stores/{storeId}/close",
@@ -36,6 +37,7 @@ var closeStoreIdempotencyOp = idem.Operation{
 
 // refundOrderIdempotencyOp is the idempotency configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
 var refundOrderIdempotencyOp = idem.Operation{
+	API:                "path-query-header-and-coo-47430e",
 	ID:                 "RefundOrder",
 	Method:             "POST",
 	Path:               "/stores/{storeId}/orders/{orderId}/refunds",
@@ -166,7 +168,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCloseStoreResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitCloseStoreResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -209,7 +211,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitRefundOrderResponse)
+			return idem.CaptureContext(ctx.Request.Context(), obj.VisitRefundOrderResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -26,6 +26,7 @@ const (
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
 var createPetIdempotencyOp = idem.Operation{
+	API:       "header-keys",
 	ID:        "CreatePet",
 	Method:    "POST",
 	Path:      "/pets",
@@ -36,6 +37,7 @@ var createPetIdempotencyOp = idem.Operation{
 
 // vaccinatePetIdempotencyOp is the idempotency configuration of VaccinatePet (POST /pets/{petId}/vaccinations).
 var vaccinatePetIdempotencyOp = idem.Operation{
+	API:       "header-keys",
 	ID:        "VaccinatePet",
 	Method:    "POST",
 	Path:      "/pets/{petId}/vaccinations",
@@ -220,7 +222,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -259,7 +261,7 @@ func vaccinatePetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("VaccinatePet: strict handler answered %T; want VaccinatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitVaccinatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitVaccinatePetResponse)
 		})
 		if err != nil {
 			return nil, err

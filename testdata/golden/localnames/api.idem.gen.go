@@ -27,6 +27,7 @@ const (
 
 // packBoxIdempotencyOp is the idempotency configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
 var packBoxIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PackBox",
 	Method:    "POST",
 	Path:      "/boxes/{s}/{srv}/{decorator}/{resp}/{opts}",
@@ -37,6 +38,7 @@ var packBoxIdempotencyOp = idem.Operation{
 
 // putThingIdempotencyOp1 is the idempotency configuration of PutThing (PUT /things/{key}/{p}/{call}).
 var putThingIdempotencyOp1 = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PutThing",
 	Method:    "PUT",
 	Path:      "/things/{key}/{p}/{call}",
@@ -47,6 +49,7 @@ var putThingIdempotencyOp1 = idem.Operation{
 
 // removeLabelIdempotencyOp1 is the idempotency configuration of RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}).
 var removeLabelIdempotencyOp1 = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "RemoveLabel",
 	Method:    "DELETE",
 	Path:      "/labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}",
@@ -57,6 +60,7 @@ var removeLabelIdempotencyOp1 = idem.Operation{
 
 // shipCrateIdempotencyOp is the idempotency configuration of ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}).
 var shipCrateIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "ShipCrate",
 	Method:    "POST",
 	Path:      "/crates/{obj}/{out}/{f}/{engine}/{ok}/{params}",
@@ -67,6 +71,7 @@ var shipCrateIdempotencyOp = idem.Operation{
 
 // tagItIdempotencyOp is the idempotency configuration of TagIt (POST /tags/{removeLabelIdempotencyOp}).
 var tagItIdempotencyOp = idem.Operation{
+	API:       "parameters-named-after-th-b1ec45",
 	ID:        "TagIt",
 	Method:    "POST",
 	Path:      "/tags/{removeLabelIdempotencyOp}",
@@ -352,7 +357,7 @@ func packBoxIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PackBox: strict handler answered %T; want PackBoxResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPackBoxResponse)
+			return idem.CaptureContext(ctx, obj.VisitPackBoxResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -391,7 +396,7 @@ func putThingIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("PutThing: strict handler answered %T; want PutThingResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPutThingResponse)
+			return idem.CaptureContext(ctx, obj.VisitPutThingResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -430,7 +435,7 @@ func removeLabelIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RemoveLabel: strict handler answered %T; want RemoveLabelResponseObject", out)
 			}
-			return idem.Capture(obj.VisitRemoveLabelResponse)
+			return idem.CaptureContext(ctx, obj.VisitRemoveLabelResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -469,7 +474,7 @@ func shipCrateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipCrate: strict handler answered %T; want ShipCrateResponseObject", out)
 			}
-			return idem.Capture(obj.VisitShipCrateResponse)
+			return idem.CaptureContext(ctx, obj.VisitShipCrateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -508,7 +513,7 @@ func tagItIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHand
 			if !ok {
 				return nil, fmt.Errorf("TagIt: strict handler answered %T; want TagItResponseObject", out)
 			}
-			return idem.Capture(obj.VisitTagItResponse)
+			return idem.CaptureContext(ctx, obj.VisitTagItResponse)
 		})
 		if err != nil {
 			return nil, err

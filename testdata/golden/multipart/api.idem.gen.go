@@ -26,6 +26,7 @@ const (
 
 // postFilesIdempotencyOp is the idempotency configuration of PostFiles (POST /v1/files).
 var postFilesIdempotencyOp = idem.Operation{
+	API:       "a-multipart-upload-like-s-89d87e",
 	ID:        "PostFiles",
 	Method:    "POST",
 	Path:      "/v1/files",
@@ -166,7 +167,7 @@ func postFilesIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("PostFiles: strict handler answered %T; want PostFilesResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPostFilesResponse)
+			return idem.CaptureContext(ctx, obj.VisitPostFilesResponse)
 		})
 		if err != nil {
 			return nil, err

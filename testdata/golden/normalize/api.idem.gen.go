@@ -24,6 +24,7 @@ const (
 
 // n3DsVerifyIdempotencyOp is the idempotency configuration of N3DsVerify (POST /3ds/verify).
 var n3DsVerifyIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "N3DsVerify",
 	Method:    "POST",
 	Path:      "/3ds/verify",
@@ -34,6 +35,7 @@ var n3DsVerifyIdempotencyOp = idem.Operation{
 
 // orderItemsAddItemIdempotencyOp is the idempotency configuration of OrderItemsAddItem (POST /order-items).
 var orderItemsAddItemIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "OrderItemsAddItem",
 	Method:    "POST",
 	Path:      "/order-items",
@@ -44,6 +46,7 @@ var orderItemsAddItemIdempotencyOp = idem.Operation{
 
 // petsCreateIdempotencyOp is the idempotency configuration of PetsCreate (POST /pets).
 var petsCreateIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PetsCreate",
 	Method:    "POST",
 	Path:      "/pets",
@@ -54,6 +57,7 @@ var petsCreateIdempotencyOp = idem.Operation{
 
 // postWidgetsWidgetIDIdempotencyOp is the idempotency configuration of PostWidgetsWidgetID (POST /widgets/{widget_id}).
 var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PostWidgetsWidgetID",
 	Method:    "POST",
 	Path:      "/widgets/{widget_id}",
@@ -64,6 +68,7 @@ var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
 
 // setSKUHTTPURLIdempotencyOp is the idempotency configuration of SetSKUHTTPURL (PUT /skus/{sku_id}/http-url).
 var setSKUHTTPURLIdempotencyOp = idem.Operation{
+	API:       "operationids-that-need-no-c4de4b",
 	ID:        "SetSKUHTTPURL",
 	Method:    "PUT",
 	Path:      "/skus/{sku_id}/http-url",
@@ -340,7 +345,7 @@ func n3DsVerifyIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("N3DsVerify: strict handler answered %T; want N3DsVerifyResponseObject", out)
 			}
-			return idem.Capture(obj.VisitN3DsVerifyResponse)
+			return idem.CaptureContext(ctx, obj.VisitN3DsVerifyResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -379,7 +384,7 @@ func orderItemsAddItemIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc
 			if !ok {
 				return nil, fmt.Errorf("OrderItemsAddItem: strict handler answered %T; want OrderItemsAddItemResponseObject", out)
 			}
-			return idem.Capture(obj.VisitOrderItemsAddItemResponse)
+			return idem.CaptureContext(ctx, obj.VisitOrderItemsAddItemResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -418,7 +423,7 @@ func petsCreateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("PetsCreate: strict handler answered %T; want PetsCreateResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPetsCreateResponse)
+			return idem.CaptureContext(ctx, obj.VisitPetsCreateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -457,7 +462,7 @@ func postWidgetsWidgetIDIdempotencyStrict(engine *idem.Engine, f StrictHandlerFu
 			if !ok {
 				return nil, fmt.Errorf("PostWidgetsWidgetID: strict handler answered %T; want PostWidgetsWidgetIDResponseObject", out)
 			}
-			return idem.Capture(obj.VisitPostWidgetsWidgetIDResponse)
+			return idem.CaptureContext(ctx, obj.VisitPostWidgetsWidgetIDResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -496,7 +501,7 @@ func setSKUHTTPURLIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("SetSKUHTTPURL: strict handler answered %T; want SetSKUHTTPURLResponseObject", out)
 			}
-			return idem.Capture(obj.VisitSetSKUHTTPURLResponse)
+			return idem.CaptureContext(ctx, obj.VisitSetSKUHTTPURLResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -26,6 +26,7 @@ const (
 
 // createSubscriptionIdempotencyOp is the idempotency configuration of CreateSubscription (POST /subscriptions).
 var createSubscriptionIdempotencyOp = idem.Operation{
+	API:       "an-openapi-3-1-document",
 	ID:        "CreateSubscription",
 	Method:    "POST",
 	Path:      "/subscriptions",
@@ -183,7 +184,7 @@ func createSubscriptionIdempotencyStrict(engine *idem.Engine, f StrictHandlerFun
 			if !ok {
 				return nil, fmt.Errorf("CreateSubscription: strict handler answered %T; want CreateSubscriptionResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateSubscriptionResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateSubscriptionResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ const (
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:       "explicit-opt-out-and-filters",
 	ID:        "CreateOrder",
 	Method:    "POST",
 	Path:      "/orders",
@@ -164,7 +165,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ const (
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
 var closeStoreIdempotencyOp = idem.Operation{
+	API:       "path-query-header-and-coo-47430e",
 	ID:        "CloseStore",
 	Method:    "POST",
 	Path:      "/stores/{storeId}/close",
@@ -37,6 +38,7 @@ var closeStoreIdempotencyOp = idem.Operation{
 
 // refundOrderIdempotencyOp is the idempotency configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
 var refundOrderIdempotencyOp = idem.Operation{
+	API:                "path-query-header-and-coo-47430e",
 	ID:                 "RefundOrder",
 	Method:             "POST",
 	Path:               "/stores/{storeId}/orders/{orderId}/refunds",
@@ -227,7 +229,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCloseStoreResponse)
+			return idem.CaptureContext(ctx, obj.VisitCloseStoreResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -270,7 +272,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitRefundOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitRefundOrderResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ const (
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateOrder",
 	Method:    "POST",
 	Path:      "/orders",
@@ -37,6 +38,7 @@ var createOrderIdempotencyOp = idem.Operation{
 
 // createQuoteIdempotencyOp is the idempotency configuration of CreateQuote (POST /quotes).
 var createQuoteIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateQuote",
 	Method:    "POST",
 	Path:      "/quotes",
@@ -50,6 +52,7 @@ var createQuoteIdempotencyOp = idem.Operation{
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
 var createRefundIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateRefund",
 	Method:    "POST",
 	Path:      "/refunds",
@@ -64,6 +67,7 @@ var createRefundIdempotencyOp = idem.Operation{
 
 // createSignupIdempotencyOp is the idempotency configuration of CreateSignup (POST /signups).
 var createSignupIdempotencyOp = idem.Operation{
+	API:       "security",
 	ID:        "CreateSignup",
 	Method:    "POST",
 	Path:      "/signups",
@@ -260,7 +264,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateOrderResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -299,7 +303,7 @@ func createQuoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateQuote: strict handler answered %T; want CreateQuoteResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateQuoteResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateQuoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -338,7 +342,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateRefundResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -377,7 +381,7 @@ func createSignupIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateSignup: strict handler answered %T; want CreateSignupResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreateSignupResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreateSignupResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -23,6 +23,7 @@ const (
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
 var adoptPetIdempotencyOp = idem.Operation{
+	API:                "petstore-with-safe-retries",
 	ID:                 "AdoptPet",
 	Method:             "POST",
 	Path:               "/pets/{petId}/adoptions",
@@ -37,6 +38,7 @@ var adoptPetIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "petstore-with-safe-retries",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -51,6 +53,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
 var createPetIdempotencyOp = idem.Operation{
+	API:       "petstore-with-safe-retries",
 	ID:        "CreatePet",
 	Method:    "POST",
 	Path:      "/pets",

@@ -19,17 +19,19 @@ import (
 
 // Defines values for IdempotencyProblemCode.
 const (
-	IdempotencyProblemCodeBadRequest          IdempotencyProblemCode = "bad-request"
-	IdempotencyProblemCodeBodyUnreadable      IdempotencyProblemCode = "body-unreadable"
-	IdempotencyProblemCodeConflict            IdempotencyProblemCode = "conflict"
-	IdempotencyProblemCodeFingerprintMismatch IdempotencyProblemCode = "fingerprint-mismatch"
-	IdempotencyProblemCodeInvalidKey          IdempotencyProblemCode = "invalid-key"
-	IdempotencyProblemCodeMissingKey          IdempotencyProblemCode = "missing-key"
-	IdempotencyProblemCodePayloadTooLarge     IdempotencyProblemCode = "payload-too-large"
-	IdempotencyProblemCodeReconcileFailed     IdempotencyProblemCode = "reconcile-failed"
-	IdempotencyProblemCodeRequestCancelled    IdempotencyProblemCode = "request-cancelled"
-	IdempotencyProblemCodeStoreMisconfigured  IdempotencyProblemCode = "store-misconfigured"
-	IdempotencyProblemCodeStoreUnavailable    IdempotencyProblemCode = "store-unavailable"
+	IdempotencyProblemCodeBadRequest                 IdempotencyProblemCode = "bad-request"
+	IdempotencyProblemCodeBodyUnreadable             IdempotencyProblemCode = "body-unreadable"
+	IdempotencyProblemCodeConflict                   IdempotencyProblemCode = "conflict"
+	IdempotencyProblemCodeFingerprintMismatch        IdempotencyProblemCode = "fingerprint-mismatch"
+	IdempotencyProblemCodeInvalidKey                 IdempotencyProblemCode = "invalid-key"
+	IdempotencyProblemCodeMissingCredential          IdempotencyProblemCode = "missing-credential"
+	IdempotencyProblemCodeMissingKey                 IdempotencyProblemCode = "missing-key"
+	IdempotencyProblemCodePayloadTooLarge            IdempotencyProblemCode = "payload-too-large"
+	IdempotencyProblemCodeReconcileFailed            IdempotencyProblemCode = "reconcile-failed"
+	IdempotencyProblemCodeRequestCancelled           IdempotencyProblemCode = "request-cancelled"
+	IdempotencyProblemCodeStoreMisconfigured         IdempotencyProblemCode = "store-misconfigured"
+	IdempotencyProblemCodeStoreUnavailable           IdempotencyProblemCode = "store-unavailable"
+	IdempotencyProblemCodeUnsupportedContentEncoding IdempotencyProblemCode = "unsupported-content-encoding"
 )
 
 // Valid indicates whether the value is a known member of the IdempotencyProblemCode enum.
@@ -45,6 +47,8 @@ func (e IdempotencyProblemCode) Valid() bool {
 		return true
 	case IdempotencyProblemCodeInvalidKey:
 		return true
+	case IdempotencyProblemCodeMissingCredential:
+		return true
 	case IdempotencyProblemCodeMissingKey:
 		return true
 	case IdempotencyProblemCodePayloadTooLarge:
@@ -56,6 +60,8 @@ func (e IdempotencyProblemCode) Valid() bool {
 	case IdempotencyProblemCodeStoreMisconfigured:
 		return true
 	case IdempotencyProblemCodeStoreUnavailable:
+		return true
+	case IdempotencyProblemCodeUnsupportedContentEncoding:
 		return true
 	default:
 		return false
@@ -850,6 +856,8 @@ type CreatePaymentResponse struct {
 	ApplicationproblemJSON409 *IdempotencyProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *IdempotencyProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *IdempotencyProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *IdempotencyProblem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -887,6 +895,11 @@ func (r CreatePaymentResponse) GetApplicationproblemJSON409() *IdempotencyProble
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreatePaymentResponse) GetApplicationproblemJSON413() *IdempotencyProblem {
 	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreatePaymentResponse) GetApplicationproblemJSON415() *IdempotencyProblem {
+	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -1001,6 +1014,8 @@ type CreatePetResponse struct {
 	ApplicationproblemJSON409 *IdempotencyProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *IdempotencyProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *IdempotencyProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *IdempotencyProblem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1033,6 +1048,11 @@ func (r CreatePetResponse) GetApplicationproblemJSON409() *IdempotencyProblem {
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r CreatePetResponse) GetApplicationproblemJSON413() *IdempotencyProblem {
 	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreatePetResponse) GetApplicationproblemJSON415() *IdempotencyProblem {
+	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -1162,6 +1182,8 @@ type AdoptPetResponse struct {
 	ApplicationproblemJSON410 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *IdempotencyProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *IdempotencyProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *IdempotencyProblem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1206,6 +1228,11 @@ func (r AdoptPetResponse) GetApplicationproblemJSON410() *Problem {
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r AdoptPetResponse) GetApplicationproblemJSON413() *IdempotencyProblem {
 	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AdoptPetResponse) GetApplicationproblemJSON415() *IdempotencyProblem {
+	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -1416,6 +1443,13 @@ func ParseCreatePaymentResponse(rsp *http.Response) (*CreatePaymentResponse, err
 		}
 		response.ApplicationproblemJSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest IdempotencyProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest IdempotencyProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1545,6 +1579,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest IdempotencyProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest IdempotencyProblem
@@ -1703,6 +1744,13 @@ func ParseAdoptPetResponse(rsp *http.Response) (*AdoptPetResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest IdempotencyProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest IdempotencyProblem

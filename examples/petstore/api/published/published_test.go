@@ -59,7 +59,10 @@ func TestTypedProblems(t *testing.T) {
 	t.Cleanup(ts.Close)
 	unblock := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(unblock) // before ts.Close, which waits for the held request
-	c, err := publishedclient.NewClientWithResponses(ts.URL)
+	c, err := publishedclient.NewClientWithResponses(ts.URL, publishedclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set(server.APIKeyHeader, "sk_published_test") // the spec's apiKey scheme
+		return nil
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

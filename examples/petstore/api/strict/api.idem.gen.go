@@ -25,6 +25,7 @@ const (
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
 var adoptPetIdempotencyOp = idem.Operation{
+	API:                "petstore-with-safe-retries",
 	ID:                 "AdoptPet",
 	Method:             "POST",
 	Path:               "/pets/{petId}/adoptions",
@@ -39,6 +40,7 @@ var adoptPetIdempotencyOp = idem.Operation{
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
 var createPaymentIdempotencyOp = idem.Operation{
+	API:               "petstore-with-safe-retries",
 	ID:                "CreatePayment",
 	Method:            "POST",
 	Path:              "/payments",
@@ -53,6 +55,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
 var createPetIdempotencyOp = idem.Operation{
+	API:       "petstore-with-safe-retries",
 	ID:        "CreatePet",
 	Method:    "POST",
 	Path:      "/pets",
@@ -241,7 +244,7 @@ func adoptPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("AdoptPet: strict handler answered %T; want AdoptPetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitAdoptPetResponse)
+			return idem.CaptureContext(ctx, obj.VisitAdoptPetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -280,7 +283,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePaymentResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -319,7 +322,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.Capture(obj.VisitCreatePetResponse)
+			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err
