@@ -51,6 +51,8 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 	var errs []error
 	if err := checkBodyKey(op); err != nil {
 		errs = append(errs, err)
+	} else if err := checkBodyKeySchema(d.op, op.KeyPointer); op.KeyPointer != "" && err != nil {
+		errs = append(errs, err)
 	}
 	for _, h := range d.headers {
 		if set.KeyHeader != "" && strings.EqualFold(h.name, set.KeyHeader) {
