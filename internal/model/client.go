@@ -18,8 +18,8 @@ const (
 
 // ClientBody returns the body the client helper sends: application/json if
 // the operation takes it, else its first JSON media type, else its only
-// text/plain body; nil when it reads an io.Reader with a caller-given
-// content type, or takes no body.
+// text/plain body if its Go type is a string; nil when it reads an
+// io.Reader with a caller-given content type, or takes no body.
 func (o Operation) ClientBody() *Body {
 	for _, b := range o.Bodies {
 		if b.ContentType == "application/json" {
@@ -31,7 +31,7 @@ func (o Operation) ClientBody() *Body {
 			return &b
 		}
 	}
-	if len(o.Bodies) == 1 && o.Bodies[0].Kind == BodyText {
+	if len(o.Bodies) == 1 && o.Bodies[0].Kind == BodyText && o.Bodies[0].String {
 		return &o.Bodies[0]
 	}
 	return nil
