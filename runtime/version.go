@@ -6,4 +6,4 @@ package idem
 // equals this GenVersion, so that a file generated for another version of
 // this package fails to compile instead of misbehaving at run time. Bump it
 // on any change to the API that generated code calls.
-const GenVersion = 2
+const GenVersion = 3

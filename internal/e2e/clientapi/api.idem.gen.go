@@ -13,13 +13,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
@@ -120,7 +120,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -145,7 +145,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -168,7 +168,7 @@ func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts .
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -193,7 +193,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, contentType string, b
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -14,13 +14,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
@@ -553,7 +553,7 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -578,7 +578,7 @@ func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body Pa
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -603,7 +603,7 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -628,7 +628,7 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -653,7 +653,7 @@ func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocume
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

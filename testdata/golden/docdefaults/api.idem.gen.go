@@ -13,13 +13,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
@@ -309,7 +309,7 @@ func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJS
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -330,7 +330,7 @@ func (c *IdempotentClient) CreateTransfer(ctx context.Context, opts ...idem.Call
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -14,13 +14,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // putThingIdempotencyClientOp is the client configuration of PutThing (PUT /things/{r}/{w}/{context}/{key}/{p}).
@@ -89,7 +89,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, con
 			return nil, err
 		}
 		resp = r1
-		return r1.HTTPResponse, nil
+		return call.Answer(r1.HTTPResponse, r1.Body)
 	})
 	return resp, err
 }
@@ -114,7 +114,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, call string, resp str
 			return nil, err
 		}
 		resp1 = r
-		return r.HTTPResponse, nil
+		return call1.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp1, err
 }

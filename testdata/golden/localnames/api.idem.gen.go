@@ -15,13 +15,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // packBoxIdempotencyOp is the idempotency configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
@@ -563,7 +563,7 @@ func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, de
 			return nil, err
 		}
 		resp1 = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp1, err
 }
@@ -594,7 +594,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, c
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call1.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -615,7 +615,7 @@ func (c *IdempotentClient) RemoveLabel(ctx context.Context, idem string, time st
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -640,7 +640,7 @@ func (c *IdempotentClient) ShipCrate(ctx context.Context, obj string, out string
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -661,7 +661,7 @@ func (c *IdempotentClient) TagIt(ctx context.Context, removeLabelIdempotencyOp s
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

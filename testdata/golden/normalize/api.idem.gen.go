@@ -12,13 +12,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // n3DsVerifyIdempotencyOp is the idempotency configuration of N3DsVerify (POST /3ds/verify).
@@ -550,7 +550,7 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -571,7 +571,7 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -592,7 +592,7 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -613,7 +613,7 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -634,7 +634,7 @@ func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -12,13 +12,13 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 2 of the idem runtime's API for
+// This file is generated for version 3 of the idem runtime's API for
 // generated code (idem.GenVersion). Against another version one of these
 // constants overflows and the file fails to compile here instead of
 // misbehaving at run time: regenerate it.
 const (
-	_ uint = idem.GenVersion - 2
-	_ uint = 2 - idem.GenVersion
+	_ uint = idem.GenVersion - 3
+	_ uint = 3 - idem.GenVersion
 )
 
 // adoptPetIdempotencyClientOp is the client configuration of AdoptPet (POST /pets/{petId}/adoptions).
@@ -99,7 +99,7 @@ func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *Ad
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -124,7 +124,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -151,7 +151,7 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
