@@ -10,10 +10,11 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/idemgen/idemgen/internal/extension"
+	"github.com/idemgen/idemgen/internal/model"
 )
 
 // checkBodyKeySchema resolves a body key's JSON Pointer against the schema
-// of every JSON request body of op (refs followed, allOf merged): a member
+// of every JSON (or form) request body of op (refs followed, allOf merged): a member
 // the schema says cannot be there, or one that is not a string, is an
 // error, as every request would be refused 400 invalid-key at run time.
 // Where the schema cannot tell (a free-form object, an untyped member, a
@@ -25,7 +26,7 @@ func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
 	content := op.RequestBody.Value.Content
 	for _, ct := range slices.Sorted(maps.Keys(content)) {
 		mt := content[ct]
-		if mt == nil || mt.Schema == nil || !isJSONMedia(ct) {
+		if mt == nil || mt.Schema == nil || (!isJSONMedia(ct) && ct != model.FormContentType) {
 			continue
 		}
 		if msg := resolvePointer(mt.Schema, pointer); msg != "" {

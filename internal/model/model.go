@@ -92,6 +92,10 @@ type Operation struct {
 
 	// Names are the names its generated code chooses itself (File.AllocateNames).
 	Names OpNames
+
+	// ClientForm is set on the copy of the operation that File.ClientMethods
+	// makes for its typed form variant.
+	ClientForm bool
 }
 
 // Retry is the client helper's default retry policy.

@@ -633,6 +633,32 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 	return resp, err
 }
 
+// PutSettingsWithFormdataBody sends PUT /settings: Replace the settings from a form.
+//
+// The body is encoded once, as application/x-www-form-urlencoded (nested
+// objects and maps as a[b]). Every attempt carries the same idempotency key
+// and body bytes. Attempts that fail in transport or are answered 409, 429,
+// 502, 503 or 504 are retried as the operation's retry policy allows
+// (options given to NewIdempotentClient or the call may change it). It
+// returns the last typed response, and a *idem.RetryError when it gave up.
+func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body PutSettingsFormdataRequestBody, opts ...idem.CallOption) (*PutSettingsResponse, error) {
+	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
+	buf, err := call.MarshalForm(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *PutSettingsResponse
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+		return call.Answer(r.HTTPResponse, r.Body)
+	})
+	return resp, err
+}
+
 // UploadDocument sends POST /documents: Upload a document in one of several formats.
 //
 // Every attempt carries the same idempotency key and body bytes. Attempts
@@ -649,6 +675,32 @@ func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocume
 	var resp *UploadDocumentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
 		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+		return call.Answer(r.HTTPResponse, r.Body)
+	})
+	return resp, err
+}
+
+// UploadDocumentWithFormdataBody sends POST /documents: Upload a document in one of several formats.
+//
+// The body is encoded once, as application/x-www-form-urlencoded (nested
+// objects and maps as a[b]). Every attempt carries the same idempotency key
+// and body bytes. Attempts that fail in transport or are answered 409, 429,
+// 502, 503 or 504 are retried as the operation's retry policy allows
+// (options given to NewIdempotentClient or the call may change it). It
+// returns the last typed response, and a *idem.RetryError when it gave up.
+func (c *IdempotentClient) UploadDocumentWithFormdataBody(ctx context.Context, body UploadDocumentFormdataRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
+	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
+	buf, err := call.MarshalForm(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *UploadDocumentResponse
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
 		if err != nil {
 			return nil, err
 		}
