@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -111,6 +112,16 @@ func TestFormClient(t *testing.T) {
 	}
 	if _, err := c.PostRefundsWithFormdataBody(ctx, formapi.PostRefundsFormdataRequestBody{Charge: "ch_1", IdempotencyKey: &own}, idem.WithKey("another")); !errors.Is(err, idem.ErrBodyKeyDiffers) {
 		t.Errorf("form key differing from WithKey: err = %v, want ErrBodyKeyDiffers", err)
+	}
+
+	// The raw variant sends the caller's bytes as they are: without the
+	// field, the API's 400 problem comes back once, not retried.
+	s = &formServer{}
+	c = newFormClient(t, s)
+	_, err = c.PostRefunds(ctx, "application/x-www-form-urlencoded", strings.NewReader("charge=ch_1"), idem.WithResult(&res))
+	var pe *idem.ProblemError
+	if !errors.As(err, &pe) || pe.Problem.Code != "missing-key" || res.Attempts != 1 || len(s.bodies) != 1 {
+		t.Errorf("raw variant without the key field: err = %v, %d attempts; want one 400 problem", err, res.Attempts)
 	}
 }
 
