@@ -20,7 +20,7 @@ import (
 // Where the schema cannot tell (a free-form object, an untyped member, a
 // oneOf), the pointer is accepted.
 func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
-	if op == nil || op.RequestBody == nil || op.RequestBody.Value == nil {
+	if pointer == "" || op == nil || op.RequestBody == nil || op.RequestBody.Value == nil {
 		return nil
 	}
 	content := op.RequestBody.Value.Content

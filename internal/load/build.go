@@ -51,7 +51,7 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 	var errs []error
 	if err := checkBodyKey(f, op); err != nil {
 		errs = append(errs, err)
-	} else if err := checkBodyKeySchema(d.op, op.KeyPointer); op.KeyPointer != "" && err != nil {
+	} else if err := checkBodyKeySchema(d.op, op.KeyPointer); err != nil {
 		errs = append(errs, err)
 	}
 	for _, h := range d.headers {

@@ -222,7 +222,7 @@ func (o Operation) ClientRetryDoc() string {
 		form = "The body is encoded once, as " + FormContentType + " (nested objects and maps as a[b])" + o.formKeyDoc() + ". "
 	}
 	return form + "Every attempt carries the same idempotency key and body bytes. Attempts that " + retried +
-		" are retried as the operation's retry policy allows (options given to NewIdempotentClient or the call may change it). It returns the last typed response, and a *idem.RetryError when it gave up."
+		" are retried as the operation's retry policy allows (options given to NewIdempotentClient or the call may change it). It returns the last typed response, and a *idem.RetryError when it gave up, or a *idem.ProblemError when the final answer is an RFC 9457 problem."
 }
 
 // formKeyDoc says, for the form variant of a body-key operation, where the

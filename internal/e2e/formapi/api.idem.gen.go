@@ -72,7 +72,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostCustomers(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PostCustomersResponse, error) {
 	call := c.caller.Begin(&postCustomersIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -98,7 +99,8 @@ func (c *IdempotentClient) PostCustomers(ctx context.Context, contentType string
 // and body bytes. Attempts that fail in transport or are answered 409, 429,
 // 502, 503 or 504 are retried as the operation's retry policy allows
 // (options given to NewIdempotentClient or the call may change it). It
-// returns the last typed response, and a *idem.RetryError when it gave up.
+// returns the last typed response, and a *idem.RetryError when it gave up,
+// or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostCustomersWithFormdataBody(ctx context.Context, body PostCustomersFormdataRequestBody, opts ...idem.CallOption) (*PostCustomersResponse, error) {
 	call := c.caller.Begin(&postCustomersIdempotencyClientOp, opts...)
 	buf, err := call.MarshalForm(body)
@@ -123,7 +125,8 @@ func (c *IdempotentClient) PostCustomersWithFormdataBody(ctx context.Context, bo
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostRefunds(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PostRefundsResponse, error) {
 	call := c.caller.Begin(&postRefundsIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -151,7 +154,8 @@ func (c *IdempotentClient) PostRefunds(ctx context.Context, contentType string, 
 // answered 409, 429, 502, 503 or 504 are retried as the operation's retry
 // policy allows (options given to NewIdempotentClient or the call may
 // change it). It returns the last typed response, and a *idem.RetryError
-// when it gave up.
+// when it gave up, or a *idem.ProblemError when the final answer is an RFC
+// 9457 problem.
 func (c *IdempotentClient) PostRefundsWithFormdataBody(ctx context.Context, body PostRefundsFormdataRequestBody, opts ...idem.CallOption) (*PostRefundsResponse, error) {
 	call := c.caller.Begin(&postRefundsIdempotencyClientOp, opts...)
 	buf, err := call.MarshalForm(body)

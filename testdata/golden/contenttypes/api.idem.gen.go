@@ -542,7 +542,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestBody, opts ...idem.CallOption) (*AddNoteResponse, error) {
 	call := c.caller.Begin(&addNoteIdempotencyClientOp, opts...)
 	buf := []byte(body)
@@ -564,7 +565,8 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body PatchDocumentApplicationMergePatchPlusJSONRequestBody, opts ...idem.CallOption) (*PatchDocumentResponse, error) {
 	call := c.caller.Begin(&patchDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -589,7 +591,8 @@ func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body Pa
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType string, body io.Reader, opts ...idem.CallOption) (*PutBlobResponse, error) {
 	call := c.caller.Begin(&putBlobIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -614,7 +617,8 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PutSettingsResponse, error) {
 	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -640,7 +644,8 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 // and body bytes. Attempts that fail in transport or are answered 409, 429,
 // 502, 503 or 504 are retried as the operation's retry policy allows
 // (options given to NewIdempotentClient or the call may change it). It
-// returns the last typed response, and a *idem.RetryError when it gave up.
+// returns the last typed response, and a *idem.RetryError when it gave up,
+// or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body PutSettingsFormdataRequestBody, opts ...idem.CallOption) (*PutSettingsResponse, error) {
 	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
 	buf, err := call.MarshalForm(body)
@@ -665,7 +670,8 @@ func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocumentJSONRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -691,7 +697,8 @@ func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocume
 // and body bytes. Attempts that fail in transport or are answered 409, 429,
 // 502, 503 or 504 are retried as the operation's retry policy allows
 // (options given to NewIdempotentClient or the call may change it). It
-// returns the last typed response, and a *idem.RetryError when it gave up.
+// returns the last typed response, and a *idem.RetryError when it gave up,
+// or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadDocumentWithFormdataBody(ctx context.Context, body UploadDocumentFormdataRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalForm(body)

@@ -73,7 +73,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, context string, key string, p string, body PutThingJSONRequestBody, opts ...idem.CallOption) (*PutThingResponse, error) {
 	call := c.caller.Begin(&putThingIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -100,7 +101,8 @@ func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, con
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadFile(ctx context.Context, call string, resp string, opts string, request string, contentType string, body io.Reader, opts1 ...idem.CallOption) (*UploadFileResponse, error) {
 	call1 := c.caller.Begin(&uploadFileIdempotencyClientOp, opts1...)
 	buf, err := io.ReadAll(body)

@@ -540,7 +540,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOption) (*N3DsVerifyResponse, error) {
 	call := c.caller.Begin(&n3DsVerifyIdempotencyClientOp, opts...)
 	var resp *N3DsVerifyResponse
@@ -561,7 +562,8 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.CallOption) (*OrderItemsAddItemResponse, error) {
 	call := c.caller.Begin(&orderItemsAddItemIdempotencyClientOp, opts...)
 	var resp *OrderItemsAddItemResponse
@@ -582,7 +584,8 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOption) (*PetsCreateResponse, error) {
 	call := c.caller.Begin(&petsCreateIdempotencyClientOp, opts...)
 	var resp *PetsCreateResponse
@@ -603,7 +606,8 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID string, opts ...idem.CallOption) (*PostWidgetsWidgetIDResponse, error) {
 	call := c.caller.Begin(&postWidgetsWidgetIDIdempotencyClientOp, opts...)
 	var resp *PostWidgetsWidgetIDResponse
@@ -624,7 +628,8 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts ...idem.CallOption) (*SetSKUHTTPURLResponse, error) {
 	call := c.caller.Begin(&setSKUHTTPURLIdempotencyClientOp, opts...)
 	var resp *SetSKUHTTPURLResponse

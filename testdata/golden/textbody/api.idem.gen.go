@@ -139,7 +139,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestBody, opts ...idem.CallOption) (*AddNoteResponse, error) {
 	call := c.caller.Begin(&addNoteIdempotencyClientOp, opts...)
 	buf := []byte(body)
@@ -161,7 +162,8 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostPetText(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PostPetTextResponse, error) {
 	call := c.caller.Begin(&postPetTextIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
