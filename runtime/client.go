@@ -135,9 +135,10 @@ func (c *Caller) jitter(limit time.Duration) time.Duration {
 type CallOption func(*callConfig)
 
 type callConfig struct {
-	key    string
-	policy *RetryPolicy
-	result *CallResult
+	key     string
+	policy  *RetryPolicy
+	result  *CallResult
+	editors []func(ctx context.Context, req *http.Request) error
 }
 
 // WithKey makes the call use key instead of a fresh random one, for example
@@ -158,6 +159,22 @@ func WithCallPolicy(p RetryPolicy) CallOption {
 // a replay. r is filled whether the call succeeds or fails.
 func WithResult(r *CallResult) CallOption {
 	return func(c *callConfig) { c.result = r }
+}
+
+// WithRequestEditors edits every attempt's request of the call, in order,
+// before the key header is set: a trace id, a tenant header, a signature
+// for this one call. The editors have the shape of oapi-codegen's
+// RequestEditorFn, whose values they take as they are:
+//
+//	c.CreatePet(ctx, body, idem.WithRequestEditors(api.RequestEditorFn(addTrace)))
+//
+// (A []api.RequestEditorFn is passed element by element: Go does not
+// convert the slice.) An editor's error ends the call: Run returns a
+// *RetryError that wraps it.
+// Client-wide editors belong to oapi-codegen's client
+// (WithRequestEditorFn).
+func WithRequestEditors(editors ...func(ctx context.Context, req *http.Request) error) CallOption {
+	return func(c *callConfig) { c.editors = append(c.editors, editors...) }
 }
 
 // CallResult is what a caller can learn of a finished call (see [WithResult]).
@@ -199,7 +216,7 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 			o(&cfg)
 		}
 	}
-	call := &Call{caller: c, op: op, key: cfg.key, keyGiven: cfg.key != "", result: cfg.result}
+	call := &Call{caller: c, op: op, key: cfg.key, keyGiven: cfg.key != "", result: cfg.result, editors: cfg.editors}
 	if call.keyGiven {
 		if err := checkKey(call.key); err != nil {
 			call.err = fmt.Errorf("%w (operation %s, key given with WithKey)", err, op.ID)
@@ -232,6 +249,8 @@ type Call struct {
 	keyGiven bool  // key came from WithKey
 	err      error // invalid key or policy, returned by Run
 	result   *CallResult
+	editors  []func(ctx context.Context, req *http.Request) error // WithRequestEditors
+	answer   answer                                               // the last attempt's, if given to Answer
 
 	attempts   int
 	last       *http.Response // response of the last attempt, if it had one
@@ -289,10 +308,17 @@ func (c *Call) MarshalBody(body any) ([]byte, error) {
 }
 
 // Editor returns a request editor (oapi-codegen's RequestEditorFn shape) that
-// sets the key header on an attempt: as a bare token, or as an RFC 8941
-// sf-string with [WithQuotedKeyHeader]. For a body-key operation it does nothing.
+// runs the call's [WithRequestEditors], then sets the key header on an
+// attempt: as a bare token, or as an RFC 8941 sf-string with
+// [WithQuotedKeyHeader] (for a body-key operation, no header). The key is set
+// last, so that every attempt carries the call's key.
 func (c *Call) Editor() func(ctx context.Context, req *http.Request) error {
-	return func(_ context.Context, req *http.Request) error {
+	return func(ctx context.Context, req *http.Request) error {
+		for _, edit := range c.editors {
+			if err := edit(ctx, req); err != nil {
+				return err
+			}
+		}
 		h := c.op.keyHeader()
 		if h == "" {
 			return nil

@@ -46,8 +46,11 @@
 // [ClientOption] values such as [WithPolicy] and [WithAttemptHook]) and make
 // one [Call] per logical call: one key, the same body bytes on every
 // attempt, backoff by the operation's [RetryPolicy]. A caller passes
-// [CallOption] values per call: [WithKey], [WithCallPolicy], [WithResult].
-// A call that gives up returns a [*RetryError].
+// [CallOption] values per call: [WithKey], [WithCallPolicy], [WithResult],
+// and [WithRequestEditors] for request editors of that call alone (values of
+// oapi-codegen's RequestEditorFn, as they are). A call that gives up returns
+// a [*RetryError]; one whose final answer is an RFC 9457 problem returns the
+// typed response and a [*ProblemError] with the decoded [Problem].
 //
 // # Called by generated code only
 //

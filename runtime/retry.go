@@ -15,10 +15,12 @@ const drainLimit = 64 << 10
 
 // Run performs attempts until one is final, the policy is exhausted, or ctx
 // ends. attempt sends one request (with the same body bytes and key) and
-// returns the raw response of oapi-codegen's typed response, or a transport
-// error. Run returns nil when the final answer is not retried (including 4xx
-// answers, which the caller inspects in its typed response), or a
-// *RetryError when it gives up. An invalid key or policy (see [Caller.Begin])
+// returns the raw response of oapi-codegen's typed response (through
+// [Call.Answer], with its body), or a transport error. Run returns nil when
+// the final answer is not retried, a *ProblemError when that answer is a
+// problem (status >= 400, application/problem+json, its body given to
+// Answer; other 4xx answers the caller inspects in its typed response), or
+// a *RetryError when it gives up. An invalid key or policy (see [Caller.Begin])
 // is returned before any attempt, wrapping ErrInvalidKey or ErrInvalidPolicy.
 //
 // A response whose status is in RetryOn is retried, waiting exactly its
@@ -46,6 +48,7 @@ func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http
 			return c.giveUp(err)
 		}
 		began := c.caller.clockNow()
+		c.answer = answer{}
 		resp, err := c.try(ctx, attempt)
 		c.attempts, c.last = n, resp
 		info := AttemptInfo{
@@ -62,7 +65,7 @@ func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http
 			return c.giveUp(cause)
 		}
 		if !info.Retry {
-			return nil
+			return c.problem(resp)
 		}
 		drainBody(resp)
 		if err := c.caller.wait(ctx, info.Wait); err != nil {

@@ -118,7 +118,9 @@ func WithSharedKeySpace() Option {
 // key names do not show a tenant in the clear, but whoever can read the
 // store can test guesses. [WithScopeFromHeader] requires it.
 func WithScopeSecret(secret []byte) Option {
-	secret = append([]byte(nil), secret...)
+	// Never nil once given, so that an empty secret (a variable that was
+	// never loaded) is reported as such rather than as a missing option.
+	secret = append(make([]byte, 0, len(secret)), secret...)
 	return func(c *config) { c.scopeSecret = secret }
 }
 
@@ -153,6 +155,8 @@ func (c *config) checkScope() string {
 		return c.scopeErr
 	case c.scopeKind == scopeFunc && c.scope == nil:
 		return "idem: WithScope(nil) chooses no scope: pass the function, or say idem.WithSharedKeySpace()"
+	case c.scopeSecret != nil && len(c.scopeSecret) == 0:
+		return fmt.Sprintf("idem: WithScopeSecret: the secret is empty (was it loaded?); use at least %d bytes of random data", MinScopeSecret)
 	case c.scopeSecret != nil && len(c.scopeSecret) < MinScopeSecret:
 		return fmt.Sprintf("idem: WithScopeSecret: the secret has %d bytes; use at least %d bytes of random data", len(c.scopeSecret), MinScopeSecret)
 	case c.scopeKind == scopeHeader && c.scopeSecret == nil:

@@ -69,6 +69,14 @@ func TestSecuredOperationNeedsScopeChoice(t *testing.T) {
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore(), idem.WithScopeSecret([]byte("short"))) }); !strings.Contains(msg, "16 bytes") {
 		t.Errorf("short secret: panic %q", msg)
 	}
+	for _, empty := range [][]byte{[]byte(""), nil} {
+		msg := mustPanic(t, func() {
+			idem.NewEngine(newMemStore(), idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret(empty))
+		})
+		if !strings.Contains(msg, "WithScopeSecret: the secret is empty") || strings.Contains(msg, "add idem.WithScopeSecret") {
+			t.Errorf("WithScopeSecret(%#v): panic %q, want it to say the secret is empty", empty, msg)
+		}
+	}
 	if msg := mustPanic(t, func() {
 		idem.NewEngine(newMemStore(), idem.WithSharedKeySpace(), idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret(testScopeSecret))
 	}); !strings.Contains(msg, "WithSharedKeySpace") {

@@ -4,14 +4,19 @@
 //
 // Usage:
 //
-//	idemctl inspect -redis redis://host:6379/0 -api petstore -op CreatePet [-scope s] -key k [-body]
-//	idemctl forget  -redis redis://host:6379/0 -api petstore -op CreatePet [-scope s] -key k [-force]
+//	idemctl inspect -redis redis://host:6379/0 -api petstore -op createPet [-scope s] -key k [-body]
+//	idemctl forget  -redis redis://host:6379/0 -api petstore -op createPet [-scope s] -key k [-force]
 //
 // inspect prints the record's state, the lease or retention it has left, its
 // fence, the stored status, header names and body size (the body only with
 // -body). forget deletes it so that the next request with the key runs the
 // operation again; it refuses a record in progress unless -force is given,
 // and says what forcing risks.
+//
+// -op takes the operationId of the spec (createPet) or its Go name
+// (CreatePet); when no record is found, idemctl lists the operations that
+// have records under the prefix and says when a scope secret is missing.
+// Installed with go get -tool, run it as go tool idemctl.
 package main
 
 import (

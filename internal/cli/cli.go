@@ -147,10 +147,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			if _, err := stdout.Write(f.Content); err != nil {
 				return err
 			}
+			note(stderr, "the output", f.Note)
 		default:
 			if err := write(f); err != nil {
 				return err
 			}
+			note(stderr, f.Name, f.Note)
 		}
 	}
 	if nothing != nil {
@@ -204,6 +206,13 @@ func Message(err error) string {
 	}
 	walk(err)
 	return b.String()
+}
+
+// note prints what the generator says of the file name, if anything.
+func note(stderr io.Writer, name, text string) {
+	if text != "" {
+		fmt.Fprintf(stderr, "idemgen: note: %s %s\n", name, text)
+	}
 }
 
 func write(f generator.File) error {

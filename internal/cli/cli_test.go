@@ -217,3 +217,27 @@ func TestOutputDoesNotDependOnWorkingDirectory(t *testing.T) {
 		t.Errorf("-check from the package directory: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestWrapsNothingNote: a config asking for a server and client, whose
+// filter leaves out every marked operation, gets the golden file (which
+// compiles, TestGoldenBuild) and a note saying why it wraps nothing; a
+// models-only config gets the file and no note.
+func TestWrapsNothingNote(t *testing.T) {
+	want := inCase(t, "bare-filtered")
+	code, _, stderr := run("-config", "cfg.yaml", "-o", "api.idem.gen.go", "openapi.yaml")
+	if code != cli.ExitOK || !strings.Contains(stderr, "idemgen: note: api.idem.gen.go wraps no operation: the spec marks 2 operations x-idempotent, and this configuration's filters") {
+		t.Errorf("exit %d, stderr %q; want a note", code, stderr)
+	}
+	if got, _ := os.ReadFile("api.idem.gen.go"); !bytes.Equal(got, want) {
+		t.Errorf("the file differs from the golden bare-filtered/api.idem.gen.go:\n%s", got)
+	}
+	if code, _, stderr = run("-config", "cfg.yaml", "-o", "api.idem.gen.go", "-check", "openapi.yaml"); code != cli.ExitOK || stderr != "" {
+		t.Errorf("-check: exit %d, stderr %q; want 0 and silence", code, stderr)
+	}
+	if err := os.WriteFile("models.yaml", []byte("package: filtered\ngenerate:\n  models: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr = run("-config", "models.yaml", "-o", "models.idem.gen.go", "openapi.yaml"); code != cli.ExitOK || stderr != "" {
+		t.Errorf("models-only: exit %d, stderr %q; want 0 and no note", code, stderr)
+	}
+}

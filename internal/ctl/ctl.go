@@ -34,8 +34,11 @@ second time beside it.
 The key is the client's key; -api names the API's identity in storage keys:
 the API field of the generated idem.Operation values (a slug of the spec's
 info.title, or its x-idempotent api), or the server's idem.WithAPI; leave
-it out for records stored without one. -op and -scope name the operation ID and the
-scope the server computed for the request: the tenant or principal its
+it out for records stored without one. -op names the operation, by its
+operationId in the spec (createPet) or its Go name (CreatePet, under which
+records are stored); when nothing is found, idemctl lists the operations
+that have records under the prefix. -scope names the scope the server
+computed for the request: the tenant or principal its
 idem.WithScope function returns, or the header value of
 idem.WithScopeFromHeader (the API key). Without -scope the record is looked
 up in the shared key space. The server stores a scope only as a keyed hash
@@ -83,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
 	fs.StringVar(&o.api, "api", "", "the API's identity in storage keys (idem.Operation.API, or the server's idem.WithAPI); empty: none")
-	fs.StringVar(&o.op, "op", "", "operation ID, as in the spec (required)")
+	fs.StringVar(&o.op, "op", "", "operation: the spec's operationId or its Go name (required)")
 	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal, API key), if the server scopes keys")
 	fs.StringVar(&o.scopeSecretEnv, "scope-secret-env", "IDEM_SCOPE_SECRET", "environment variable with the server's idem.WithScopeSecret; unset or empty: no secret")
 	fs.StringVar(&o.key, "key", "", "the client's idempotency key (required)")
@@ -118,34 +121,55 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "idemctl: -redis: %v\n", err)
 		return ExitUsage
 	}
+	// The store's timeout is the context's: without ContextTimeoutEnabled
+	// go-redis would wait out its own socket timeouts (and redisstore
+	// would say so on every run).
+	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix))
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	scope := ""
+	secret := []byte(os.Getenv(o.scopeSecretEnv))
 	if o.scoped {
-		var secret []byte
-		if v := os.Getenv(o.scopeSecretEnv); v != "" {
-			secret = []byte(v)
+		if len(secret) == 0 {
+			secret = nil
 		}
 		scope = idem.ScopeKey(secret, o.scope)
 	}
-	key := idem.RecordKeyIn(o.api, o.op, scope, o.key)
-	if cmd == "inspect" {
-		err = inspect(ctx, store, key, o, stdout)
-	} else {
-		err = forget(ctx, store, key, o, stdout, stderr)
-	}
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, redisstore.ErrNoRecord):
-		fmt.Fprintf(stderr, "idemctl: no record for API %q, operation %s, scope %q, key %q (under prefix %q)\n", o.api, o.op, o.scope, o.key, o.prefix)
-		if o.api == "" {
-			fmt.Fprintln(stderr, "idemctl: servers generated with an API identity keep their records under it: pass -api (the API field of the generated idem.Operation values)")
+	run := func(op string) error {
+		key := idem.RecordKeyIn(o.api, op, scope, o.key)
+		o := o
+		o.op = op
+		if cmd == "inspect" {
+			return inspect(ctx, store, key, o, stdout)
 		}
-		return ExitNoRecord
+		return forget(ctx, store, key, o, stdout, stderr)
+	}
+	err = run(o.op)
+	if name := goName(o.op); errors.Is(err, redisstore.ErrNoRecord) && name != o.op {
+		if err = run(name); err == nil {
+			fmt.Fprintf(stderr, "idemctl: operation %s is stored under its Go name %s\n", o.op, name)
+		}
+	}
+	if errors.Is(err, redisstore.ErrNoRecord) {
+		found, serr := scanStored(ctx, rdb, o.prefix, o.api, o.key)
+		if name := found.matching(o.op); serr == nil && name != "" && name != goName(o.op) {
+			if err = run(name); err == nil {
+				fmt.Fprintf(stderr, "idemctl: operation %s is stored as %s\n", o.op, name)
+			}
+		}
+		if errors.Is(err, redisstore.ErrNoRecord) {
+			found.explain(stderr, o, len(secret) > 0)
+			if serr != nil {
+				fmt.Fprintf(stderr, "  (listing the prefix failed: %v)\n", serr)
+			}
+			return ExitNoRecord
+		}
+	}
+	if err == nil {
+		return ExitOK
 	}
 	fmt.Fprintf(stderr, "idemctl: %v\n", err)
 	return ExitError
@@ -165,13 +189,16 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 	if info.State == redisstore.StateInProgress {
 		line("fence", "%d", info.Fence)
 		line("owner", "%s", present(info.Owner))
+		// One clock: the lease. The record's own TTL runs Abandoned past
+		// it, which matters only once the lease has lapsed.
 		if info.LeaseRemaining > 0 {
-			line("lease", "%v left: a retry now is answered 409", round(info.LeaseRemaining))
-		} else {
-			line("lease", "lapsed %v ago: the next request with this key takes it over (fence %d)", round(-info.LeaseRemaining), info.Fence+1)
+			line("lease", "%v left: a retry now is answered 409; once it lapses, the next request with this key takes the record over (fence %d)",
+				round(info.LeaseRemaining), info.Fence+1)
+			line("age", "%v since the lease was acquired or extended (if -lock %v is the operation's)", round(info.Age(o.retention, o.lock)), o.lock)
+			return nil
 		}
-		line("age", "%v since the lease was acquired or extended (if -lock %v is the operation's)", round(info.Age(o.retention, o.lock)), o.lock)
-		line("expires", "in %v, if nobody takes it over", round(info.TTL))
+		line("lease", "lapsed %v ago: its handler is presumed dead; the next request with this key takes the record over (fence %d)", round(-info.LeaseRemaining), info.Fence+1)
+		line("expires", "in %v, if no request with this key comes before", round(info.TTL))
 		return nil
 	}
 	line("status", "%d", info.Status)

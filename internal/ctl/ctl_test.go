@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -22,6 +23,7 @@ import (
 type backend struct {
 	url, prefix string
 	rdb         *redis.Client
+	mini        *miniredis.Miniredis // the in-process server, nil for real Redis
 }
 
 // eachBackend runs fn against real Redis (REDIS_URL; skipped without it,
@@ -34,7 +36,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	})
 	t.Run("miniredis", func(t *testing.T) {
 		m, rdb := redistest.Mini(t)
-		fn(t, backend{url: "redis://" + m.Addr() + "/0", prefix: "idem", rdb: rdb})
+		fn(t, backend{url: "redis://" + m.Addr() + "/0", prefix: "idem", rdb: rdb, mini: m})
 	})
 }
 

@@ -91,6 +91,63 @@ func testClient(t *testing.T, srv server, b backend) {
 		}
 	})
 
+	t.Run("per-call request editors run on every attempt", func(t *testing.T) {
+		s, c := setup(t)
+		s.failFirst.Store(2)
+		edits := 0
+		asTenantB := clientapi.RequestEditorFn(func(_ context.Context, r *http.Request) error {
+			edits++
+			r.Header.Set("X-API-Key", "key-of-tenant-b") // after the client-wide editor
+			return nil
+		})
+		var res idem.CallResult
+		resp, err := c.CreateOrder(ctx, nil, newOrder, idem.WithKey("order-b"), idem.WithRequestEditors(asTenantB), idem.WithResult(&res))
+		if err != nil || resp.StatusCode() != http.StatusCreated {
+			t.Fatalf("call as tenant B: %v, %v", err, resp)
+		}
+		if edits != 3 || res.Attempts != 3 {
+			t.Errorf("editor ran %d times in %d attempts, want once per attempt (3)", edits, res.Attempts)
+		}
+		// Tenant A (the client-wide header) has its own key space: the
+		// same key runs again there, so the editor's header was sent.
+		again, err := c.CreateOrder(ctx, nil, newOrder, idem.WithKey("order-b"), idem.WithResult(&res))
+		if err != nil || again.StatusCode() != http.StatusCreated || res.Replayed {
+			t.Fatalf("same key as tenant A: %v, status %v, replayed %v; want a run of its own", err, again, res.Replayed)
+		}
+		wantCount(t, "createOrder", s.created.Load(), 2)
+
+		refused := errors.New("no trace id")
+		_, err = c.CreateOrder(ctx, nil, newOrder, idem.WithRequestEditors(func(context.Context, *http.Request) error { return refused }))
+		if !errors.Is(err, refused) {
+			t.Errorf("editor error: err = %v, want it wrapped", err)
+		}
+		wantCount(t, "createOrder (after the editor's error)", s.created.Load(), 2)
+	})
+
+	t.Run("a problem answer is a ProblemError", func(t *testing.T) {
+		s, c := setup(t)
+		if _, err := c.CreateOrder(ctx, nil, newOrder, idem.WithKey("reused")); err != nil {
+			t.Fatal(err)
+		}
+		other := clientapi.CreateOrderJSONRequestBody{Item: "plum", Quantity: 2}
+		resp, err := c.CreateOrder(ctx, nil, other, idem.WithKey("reused"))
+		var pe *idem.ProblemError
+		if !errors.As(err, &pe) {
+			t.Fatalf("err = %v, want a *idem.ProblemError", err)
+		}
+		if pe.Problem.Code != idem.CodeFingerprintMismatch || pe.Problem.Status != http.StatusUnprocessableEntity || pe.Problem.Detail == "" || pe.Key != "reused" || pe.Op != "CreateOrder" {
+			t.Errorf("ProblemError %+v, want code %s, status 422, a detail, key and operation", pe, idem.CodeFingerprintMismatch)
+		}
+		var p *idem.Problem
+		if !errors.As(err, &p) || p.Code != idem.CodeFingerprintMismatch {
+			t.Errorf("errors.As *idem.Problem: %v", p)
+		}
+		if resp == nil || resp.StatusCode() != http.StatusUnprocessableEntity {
+			t.Errorf("typed response %v, want the 422 beside the error", resp)
+		}
+		wantCount(t, "createOrder", s.created.Load(), 1)
+	})
+
 	t.Run("fills the declared key parameter", func(t *testing.T) {
 		s, c := setup(t)
 		resp, err := c.ShipOrder(ctx, "ord-1")

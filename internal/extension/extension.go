@@ -86,6 +86,13 @@ func errorf(field, format string, args ...any) *Error {
 // documentation lists them.
 var fieldNames = []string{"key", "required", "retention", "lock", "wait", "fingerprint", "retry"}
 
+// The members of x-idempotent's key, fingerprint and retry objects.
+var (
+	keyFields         = []string{"header", "body"}
+	fingerprintFields = []string{"ignore", "headers"}
+	retryFields       = []string{"maxAttempts", "initialInterval", "maxInterval", "multiplier", "maxElapsed", "attemptTimeout", "retryOn"}
+)
+
 // Errors returns the problems that err holds, one *Error each: ParseOperation,
 // ParseDocument and Resolve report every problem they find, joined.
 func Errors(err error) []*Error {
@@ -264,7 +271,7 @@ func parseKey(p *problems, v any) *Key {
 		p.add("key", "must be an object with header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key), got %s", describe(v))
 		return nil
 	}
-	checkFields(p, "key", m, []string{"header", "body"})
+	checkFields(p, "key", m, keyFields)
 	hv, hasHeader := m["header"]
 	bv, hasBody := m["body"]
 	switch {
@@ -300,7 +307,7 @@ func parseFingerprint(p *problems, v any) *Fingerprint {
 		p.add("fingerprint", "must be an object with ignore and/or headers, got %s", describe(v))
 		return nil
 	}
-	checkFields(p, "fingerprint", m, []string{"ignore", "headers"})
+	checkFields(p, "fingerprint", m, fingerprintFields)
 	var f Fingerprint
 	if v, ok := m["ignore"]; ok {
 		f.Ignore = parseStrings(p, "fingerprint.ignore", v, "JSON Pointers such as /metadata/trace_id", checkPointer)
@@ -317,7 +324,7 @@ func parseRetry(p *problems, v any) *Retry {
 		p.add("retry", "must be an object (maxAttempts, initialInterval, maxInterval, multiplier, maxElapsed, attemptTimeout, retryOn), got %s", describe(v))
 		return nil
 	}
-	checkFields(p, "retry", m, []string{"maxAttempts", "initialInterval", "maxInterval", "multiplier", "maxElapsed", "attemptTimeout", "retryOn"})
+	checkFields(p, "retry", m, retryFields)
 	var r Retry
 	if v, ok := m["maxAttempts"]; ok {
 		if n, ok := integer(v); ok && n >= 1 {

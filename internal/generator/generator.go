@@ -91,6 +91,10 @@ func unsupportedServer(g codegen.GenerateOptions) error {
 type File struct {
 	Name    string // as given in Config.Output
 	Content []byte
+	// Note is what the command should tell its user about the file, ""
+	// for nothing (a config that asks for a server or client, and gets a
+	// file that wraps no operation, is told why).
+	Note string
 }
 
 // Generate generates the idemgen file for c.
@@ -116,7 +120,7 @@ func Generate(c Config) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []File{{Name: c.Output, Content: src}}, nil
+	return []File{{Name: c.Output, Content: src, Note: m.Note}}, nil
 }
 
 // withNames returns c with Source and SpecName filled in.

@@ -19,12 +19,21 @@ var update = flag.Bool("update", false, "rewrite golden files (idemgen's and oap
 // goldenRoot holds one folder per case: openapi.yaml (or .json), cfg.yaml,
 // and either api.gen.go (oapi-codegen) + api.idem.gen.go (idemgen), or, for
 // the cases named error-*, error.txt with the exact messages the command
-// prints, every problem of the run.
+// prints, every problem of the run. A case laid out as oapi-codegen's split
+// configurations are has, instead of cfg.yaml, one NAME.cfg.yaml per
+// configuration (types, server, client, ...), each generating NAME.gen.go
+// and NAME.idem.gen.go into the one package.
 const goldenRoot = "../../testdata/golden"
 
 type goldenCase struct {
 	name, dir, spec string
-	cfg             generator.Config
+	units           []goldenUnit
+}
+
+// goldenUnit is one configuration of a case and what it generates.
+type goldenUnit struct {
+	cfgFile, oapiOut string
+	cfg              generator.Config
 }
 
 func (c goldenCase) wantsError() bool { return strings.HasPrefix(c.name, "error-") }
@@ -45,26 +54,37 @@ func goldenCases(t *testing.T) []goldenCase {
 		if len(specs) != 1 {
 			t.Fatalf("%s: want exactly one openapi.yaml or openapi.json, have %v", dir, specs)
 		}
-		data, err := os.ReadFile(filepath.Join(dir, "cfg.yaml"))
-		if err != nil {
-			t.Fatal(err)
+		cfgs, _ := filepath.Glob(filepath.Join(dir, "*.cfg.yaml"))
+		if len(cfgs) == 0 {
+			cfgs = []string{filepath.Join(dir, "cfg.yaml")}
 		}
-		cg, _, err := generator.ParseCodegenConfig(data)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
+		c := goldenCase{name: e.Name(), dir: dir, spec: specs[0]}
+		for _, cfgPath := range cfgs {
+			data, err := os.ReadFile(cfgPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cg, _, err := generator.ParseCodegenConfig(data)
+			if err != nil {
+				t.Fatalf("%s: %v", cfgPath, err)
+			}
+			base := strings.TrimSuffix(filepath.Base(cfgPath), ".cfg.yaml")
+			if base == "cfg.yaml" {
+				base = "api"
+			}
+			c.units = append(c.units, goldenUnit{
+				cfgFile: filepath.Base(cfgPath),
+				oapiOut: base + ".gen.go",
+				cfg: generator.Config{
+					Spec:    specs[0],
+					Source:  filepath.Base(specs[0]),
+					Codegen: cg,
+					Output:  base + ".idem.gen.go",
+					Dir:     dir,
+				},
+			})
 		}
-		cases = append(cases, goldenCase{
-			name: e.Name(),
-			dir:  dir,
-			spec: specs[0],
-			cfg: generator.Config{
-				Spec:    specs[0],
-				Source:  filepath.Base(specs[0]),
-				Codegen: cg,
-				Output:  "api.idem.gen.go",
-				Dir:     dir,
-			},
-		})
+		cases = append(cases, c)
 	}
 	return cases
 }
@@ -74,27 +94,29 @@ func TestGolden(t *testing.T) {
 	for _, c := range goldenCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			files, err := generator.Generate(c.cfg)
-			if c.wantsError() {
-				if err == nil {
-					t.Fatal("generated without error; an error-* case expects one")
+			for _, u := range c.units {
+				files, err := generator.Generate(u.cfg)
+				if c.wantsError() {
+					if err == nil {
+						t.Fatal("generated without error; an error-* case expects one")
+					}
+					checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte(cli.Message(err)))
+					return
 				}
-				checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte(cli.Message(err)))
-				return
-			}
-			if err != nil {
-				t.Fatalf("generate: %v", err)
-			}
-			if len(files) != 1 || files[0].Name != "api.idem.gen.go" {
-				t.Fatalf("files = %v, want one api.idem.gen.go", files)
-			}
-			checkGolden(t, filepath.Join(c.dir, "api.idem.gen.go"), files[0].Content)
-			if *update {
-				oapi, err := oapiCodegen(t, c.dir, "cfg.yaml", filepath.Base(c.spec))
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("generate %s: %v", u.cfgFile, err)
 				}
-				checkGolden(t, filepath.Join(c.dir, "api.gen.go"), oapi)
+				if len(files) != 1 || files[0].Name != u.cfg.Output {
+					t.Fatalf("%s: files = %v, want one %s", u.cfgFile, files, u.cfg.Output)
+				}
+				checkGolden(t, filepath.Join(c.dir, u.cfg.Output), files[0].Content)
+				if *update {
+					oapi, err := oapiCodegen(t, c.dir, u.cfgFile, filepath.Base(c.spec))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkGolden(t, filepath.Join(c.dir, u.oapiOut), oapi)
+				}
 			}
 		})
 	}
@@ -108,16 +130,18 @@ func TestGoldenDeterministic(t *testing.T) {
 		if c.wantsError() {
 			continue
 		}
-		first, err := generator.Generate(c.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := generator.Generate(c.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(first[0].Content, second[0].Content) {
-			t.Errorf("%s: two runs differ", c.name)
+		for _, u := range c.units {
+			first, err := generator.Generate(u.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := generator.Generate(u.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(first[0].Content, second[0].Content) {
+				t.Errorf("%s: %s: two runs differ", c.name, u.cfgFile)
+			}
 		}
 	}
 }

@@ -49,7 +49,9 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 		ResponseType: d.response,
 	}
 	var errs []error
-	if err := checkBodyKey(op); err != nil {
+	if err := checkBodyKey(f, op); err != nil {
+		errs = append(errs, err)
+	} else if err := checkBodyKeySchema(d.op, op.KeyPointer); err != nil {
 		errs = append(errs, err)
 	}
 	for _, h := range d.headers {
@@ -77,7 +79,11 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 	return op, nil
 }
 
-func checkBodyKey(op model.Operation) error {
+// checkBodyKey checks that a body key can be found in every body the
+// operation takes: JSON bodies, and for a client alone form bodies, whose
+// key is a field (the client fills it; the server reads keys from JSON
+// bodies only).
+func checkBodyKey(f model.File, op model.Operation) error {
 	if op.KeyPointer == "" {
 		return nil
 	}
@@ -85,7 +91,14 @@ func checkBodyKey(op model.Operation) error {
 		return &extension.Error{Field: "key.body", Msg: "operation has no request body; a body key needs a JSON body: use key.header instead"}
 	}
 	for _, b := range op.Bodies {
-		if b.Kind != model.BodyJSON {
+		switch {
+		case b.Kind == model.BodyForm && (f.Server || f.AnyStrict()):
+			return &extension.Error{Field: "key.body", Msg: fmt.Sprintf(
+				"operation accepts %s; the server reads a body key from JSON bodies only (a client alone fills it into a form field): use key.header instead", b.ContentType)}
+		case b.Kind == model.BodyForm && strings.Count(op.KeyPointer, "/") != 1:
+			return &extension.Error{Field: "key.body", Msg: fmt.Sprintf(
+				"operation accepts %s, whose key is a form field: name it with a pointer of one member, such as /idempotency_key", b.ContentType)}
+		case b.Kind != model.BodyJSON && b.Kind != model.BodyForm:
 			return &extension.Error{Field: "key.body", Msg: fmt.Sprintf(
 				"operation accepts %s, which is not JSON; a body key needs every request body to be JSON: use key.header instead", b.ContentType)}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
 
+	"github.com/idemgen/idemgen/internal/extension"
 	"github.com/idemgen/idemgen/internal/model"
 )
 
@@ -29,6 +30,9 @@ type codegenSpec struct {
 	ops      []codegenOp       // its path operations
 	imports  map[string]string // package names its Go types may use -> import paths
 	declared map[string]bool   // the package-level identifiers its output declares
+	// marked counts the operations of the whole spec that opt in to
+	// x-idempotent, before the config's include/exclude filters.
+	marked int
 }
 
 // codegenOp is what idemgen needs of one operation, as oapi-codegen
@@ -79,9 +83,15 @@ func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg code
 	// Generate rewrites operationIds in place with their Go names; keep the
 	// originals to restore them for the second OperationDefinitions pass.
 	original := map[*openapi3.Operation]string{}
+	marked := 0
 	for _, item := range spec.Paths.Map() {
 		for _, op := range item.Operations() {
 			original[op] = op.OperationID
+			if v, ok := op.Extensions[extension.Name]; ok {
+				if enabled, _, err := extension.ParseOperation(v); err != nil || enabled {
+					marked++
+				}
+			}
 		}
 	}
 	cfg.OutputOptions.SkipFmt = true
@@ -137,7 +147,7 @@ func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg code
 		d.bodies = bodies(def)
 		out = append(out, d)
 	}
-	return &codegenSpec{doc: spec, ops: out, imports: known, declared: declared}, nil
+	return &codegenSpec{doc: spec, ops: out, imports: known, declared: declared, marked: marked}, nil
 }
 
 // declaredNames returns the package-level identifiers that oapi-codegen's
@@ -204,7 +214,16 @@ func isStringParam(p codegen.ParameterDefinition) bool {
 	if p.Spec == nil || p.Spec.Schema == nil || p.Spec.Schema.Value == nil {
 		return false
 	}
-	s, err := codegen.GenerateGoSchema(&openapi3.SchemaRef{Value: p.Spec.Schema.Value}, nil)
+	return isStringSchema(p.Spec.Schema.Value)
+}
+
+// isStringSchema reports whether oapi-codegen represents schema, with any
+// $ref resolved, as a Go string.
+func isStringSchema(schema *openapi3.Schema) bool {
+	if schema == nil {
+		return false
+	}
+	s, err := codegen.GenerateGoSchema(&openapi3.SchemaRef{Value: schema}, nil)
 	return err == nil && s.GoType == "string"
 }
 
@@ -227,6 +246,7 @@ func bodies(def codegen.OperationDefinition) []model.Body {
 			mb.Kind = model.BodyForm
 		case b.NameTag == "Text":
 			mb.Kind = model.BodyText
+			mb.String = isStringSchema(b.Schema.OAPISchema)
 		default:
 			mb.Kind = model.BodyReader
 		}

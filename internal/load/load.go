@@ -134,6 +134,9 @@ func Load(in Input) (model.File, error) {
 		errs.sort()
 		return model.File{}, errs
 	}
+	if len(f.Operations) == 0 {
+		f = f.Bare(cg.marked)
+	}
 	return f, nil
 }
 

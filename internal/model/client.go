@@ -14,13 +14,57 @@ const (
 	ClientBodyJSON                         // a typed value, marshalled once by the Call
 	ClientBodyText                         // a typed string
 	ClientBodyReader                       // content type and an io.Reader, read once
+	ClientBodyForm                         // a typed form body, encoded once by the Call
 )
+
+// FormContentType is the media type of the typed form variant's body.
+const FormContentType = "application/x-www-form-urlencoded"
+
+// ClientMethods are the methods of IdempotentClient for the operation: the
+// operation itself, and for one that takes a form body also its typed form
+// variant (ClientForm set), as oapi-codegen's client has
+// XWithFormdataBody beside XWithBody.
+func (f File) ClientMethods() []Operation {
+	var out []Operation
+	for _, op := range f.Operations {
+		out = append(out, op)
+		if form := op.FormBody(); form != nil {
+			v := op
+			v.ClientForm = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// FormBody returns the operation's application/x-www-form-urlencoded
+// body, nil if it takes none.
+func (o Operation) FormBody() *Body {
+	for _, b := range o.Bodies {
+		if b.Kind == BodyForm {
+			return &b
+		}
+	}
+	return nil
+}
+
+// ClientMethodName is the name of the IdempotentClient method: the
+// operation's Go name, with oapi-codegen's suffix for the form variant.
+func (o Operation) ClientMethodName() string {
+	if o.ClientForm {
+		return o.GoName + "WithFormdataBody"
+	}
+	return o.GoName
+}
 
 // ClientBody returns the body the client helper sends: application/json if
 // the operation takes it, else its first JSON media type, else its only
-// text/plain body; nil when it reads an io.Reader with a caller-given
-// content type, or takes no body.
+// text/plain body if its Go type is a string; nil when it reads an
+// io.Reader with a caller-given content type, or takes no body.
 func (o Operation) ClientBody() *Body {
+	if o.ClientForm {
+		return o.FormBody()
+	}
 	for _, b := range o.Bodies {
 		if b.ContentType == "application/json" {
 			return &b
@@ -31,7 +75,7 @@ func (o Operation) ClientBody() *Body {
 			return &b
 		}
 	}
-	if len(o.Bodies) == 1 && o.Bodies[0].Kind == BodyText {
+	if len(o.Bodies) == 1 && o.Bodies[0].Kind == BodyText && o.Bodies[0].String {
 		return &o.Bodies[0]
 	}
 	return nil
@@ -44,6 +88,8 @@ func (o Operation) ClientBodyKind() ClientBodyKind {
 	}
 	b := o.ClientBody()
 	switch {
+	case o.ClientForm:
+		return ClientBodyForm
 	case b == nil:
 		return ClientBodyReader
 	case b.Kind == BodyText:
@@ -61,6 +107,9 @@ func (o Operation) IsClientBodyText() bool { return o.ClientBodyKind() == Client
 
 // IsClientBodyReader reports whether the client helper reads an io.Reader.
 func (o Operation) IsClientBodyReader() bool { return o.ClientBodyKind() == ClientBodyReader }
+
+// IsClientBodyForm reports whether the client helper encodes a typed form.
+func (o Operation) IsClientBodyForm() bool { return o.ClientBodyKind() == ClientBodyForm }
 
 // FillKeyParam reports whether the client helper sets the declared key
 // header parameter to the call's key. Only string types can hold it; for
@@ -104,7 +153,7 @@ func (o Operation) ClientParams() string {
 		s += ", " + l.Params + " *" + o.GoName + "Params"
 	}
 	switch o.ClientBodyKind() {
-	case ClientBodyJSON, ClientBodyText:
+	case ClientBodyJSON, ClientBodyText, ClientBodyForm:
 		s += ", " + l.Body + " " + o.ClientBody().Type
 	case ClientBodyReader:
 		s += ", " + l.ContentType + " string, " + l.Body + " io.Reader"
@@ -136,7 +185,7 @@ func (o Operation) ClientCallArgs() string {
 	}
 	reader := l.Bytes + ".NewReader(" + l.Buf + ")"
 	switch o.ClientBodyKind() {
-	case ClientBodyJSON, ClientBodyText:
+	case ClientBodyJSON, ClientBodyText, ClientBodyForm:
 		s += ", " + quote(o.ClientBody().ContentType) + ", " + reader
 	case ClientBodyReader:
 		s += ", " + l.ContentType + ", " + reader
@@ -148,7 +197,8 @@ func (o Operation) ClientCallArgs() string {
 // variable before the call's Run, as it does when it prepares a body, so
 // that the Run line assigns it (=) rather than declaring it (:=).
 func (o Operation) ErrDeclaredBeforeRun() bool {
-	return o.ClientBodyKind() == ClientBodyJSON || o.ClientBodyKind() == ClientBodyReader
+	k := o.ClientBodyKind()
+	return k == ClientBodyJSON || k == ClientBodyReader || k == ClientBodyForm
 }
 
 // ClientRetryDoc says, for the client helper's doc comment, what its
@@ -167,6 +217,19 @@ func (o Operation) ClientRetryDoc() string {
 		}
 		retried += " or are answered " + list
 	}
-	return "Every attempt carries the same idempotency key and body bytes. Attempts that " + retried +
-		" are retried as the operation's retry policy allows (options given to NewIdempotentClient or the call may change it). It returns the last typed response, and a *idem.RetryError when it gave up."
+	form := ""
+	if o.ClientForm {
+		form = "The body is encoded once, as " + FormContentType + " (nested objects and maps as a[b])" + o.formKeyDoc() + ". "
+	}
+	return form + "Every attempt carries the same idempotency key and body bytes. Attempts that " + retried +
+		" are retried as the operation's retry policy allows (options given to NewIdempotentClient or the call may change it). It returns the last typed response, and a *idem.RetryError when it gave up, or a *idem.ProblemError when the final answer is an RFC 9457 problem."
+}
+
+// formKeyDoc says, for the form variant of a body-key operation, where the
+// key goes.
+func (o Operation) formKeyDoc() string {
+	if o.KeyPointer == "" {
+		return ""
+	}
+	return ", with the call's key in its field " + strings.TrimPrefix(o.KeyPointer, "/") + " when that is empty"
 }

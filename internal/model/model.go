@@ -34,6 +34,14 @@ type File struct {
 	// Names are the names the generated code chooses itself (AllocateNames).
 	Names FileNames
 
+	// Unwrapped says why the file wraps no operation ("" when it wraps
+	// some): it then holds its header and version guard alone (see Bare).
+	Unwrapped string
+	// Note is what the command tells its user about the file, "" for
+	// nothing: that a configuration which asks for a server or client got
+	// none, as Unwrapped says.
+	Note string
+
 	// TypeImports maps the package names used in oapi-codegen's Go types
 	// (path parameters such as openapi_types.UUID) to their import paths.
 	TypeImports map[string]string
@@ -88,6 +96,10 @@ type Operation struct {
 
 	// Names are the names its generated code chooses itself (File.AllocateNames).
 	Names OpNames
+
+	// ClientForm is set on the copy of the operation that File.ClientMethods
+	// makes for its typed form variant.
+	ClientForm bool
 }
 
 // Retry is the client helper's default retry policy.
@@ -145,4 +157,8 @@ type Body struct {
 	Kind        BodyKind
 	Type        string // oapi-codegen's request body type, e.g. CreatePetJSONRequestBody ("" for BodyReader and BodyMultipart)
 	Field       string // field of the strict XRequestObject that holds it
+	// String: a BodyText whose Go type is a string, which the client sends
+	// as its bytes (oapi-codegen gives a text body of another schema, an
+	// array say, a type of that schema).
+	String bool
 }

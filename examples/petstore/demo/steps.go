@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -101,10 +102,11 @@ func (d *demo) reusedKey(ctx context.Context) error {
 
 	var res idem.CallResult
 	_, err = d.client.CreatePet(ctx, petclient.NewPet{Name: "Nemo", Species: "fish"}, idem.WithKey(key), idem.WithResult(&res))
-	if err != nil {
-		return err
+	var problem *idem.ProblemError
+	if !errors.As(err, &problem) {
+		return fmt.Errorf("%w: the client helper's reused key gave %v, not a problem", errUnexpected, err)
 	}
-	d.say("client helper: the same mistake -> %d after %d attempt (422 is never retried)", res.Status, res.Attempts)
+	d.say("client helper: the same mistake -> %d %s after %d attempt (422 is never retried)", res.Status, problem.Problem.Code, res.Attempts)
 	return d.expectRuns("createPet", 3)
 }
 

@@ -101,7 +101,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, opts ...idem.CallOption) (*CreateOrderResponse, error) {
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -121,7 +122,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -132,7 +133,8 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -146,7 +148,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -157,7 +159,8 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts ...idem.CallOption) (*ShipOrderResponse, error) {
 	call := c.caller.Begin(&shipOrderIdempotencyClientOp, opts...)
 	key := call.Key()
@@ -169,7 +172,7 @@ func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts .
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -180,7 +183,8 @@ func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts .
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadFile(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*UploadFileResponse, error) {
 	call := c.caller.Begin(&uploadFileIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -194,7 +198,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, contentType string, b
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

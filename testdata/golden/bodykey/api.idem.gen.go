@@ -212,7 +212,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -226,7 +227,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

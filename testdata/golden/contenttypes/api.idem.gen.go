@@ -548,7 +548,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestBody, opts ...idem.CallOption) (*AddNoteResponse, error) {
 	call := c.caller.Begin(&addNoteIdempotencyClientOp, opts...)
 	buf := []byte(body)
@@ -559,7 +560,7 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -570,7 +571,8 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body PatchDocumentApplicationMergePatchPlusJSONRequestBody, opts ...idem.CallOption) (*PatchDocumentResponse, error) {
 	call := c.caller.Begin(&patchDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -584,7 +586,7 @@ func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body Pa
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -595,7 +597,8 @@ func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body Pa
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType string, body io.Reader, opts ...idem.CallOption) (*PutBlobResponse, error) {
 	call := c.caller.Begin(&putBlobIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -609,7 +612,7 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -620,7 +623,8 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PutSettingsResponse, error) {
 	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -634,7 +638,34 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
+	})
+	return resp, err
+}
+
+// PutSettingsWithFormdataBody sends PUT /settings: Replace the settings from a form.
+//
+// The body is encoded once, as application/x-www-form-urlencoded (nested
+// objects and maps as a[b]). Every attempt carries the same idempotency key
+// and body bytes. Attempts that fail in transport or are answered 409, 429,
+// 502, 503 or 504 are retried as the operation's retry policy allows
+// (options given to NewIdempotentClient or the call may change it). It
+// returns the last typed response, and a *idem.RetryError when it gave up,
+// or a *idem.ProblemError when the final answer is an RFC 9457 problem.
+func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body PutSettingsFormdataRequestBody, opts ...idem.CallOption) (*PutSettingsResponse, error) {
+	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
+	buf, err := call.MarshalForm(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *PutSettingsResponse
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -645,7 +676,8 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocumentJSONRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -659,7 +691,34 @@ func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocume
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
+	})
+	return resp, err
+}
+
+// UploadDocumentWithFormdataBody sends POST /documents: Upload a document in one of several formats.
+//
+// The body is encoded once, as application/x-www-form-urlencoded (nested
+// objects and maps as a[b]). Every attempt carries the same idempotency key
+// and body bytes. Attempts that fail in transport or are answered 409, 429,
+// 502, 503 or 504 are retried as the operation's retry policy allows
+// (options given to NewIdempotentClient or the call may change it). It
+// returns the last typed response, and a *idem.RetryError when it gave up,
+// or a *idem.ProblemError when the final answer is an RFC 9457 problem.
+func (c *IdempotentClient) UploadDocumentWithFormdataBody(ctx context.Context, body UploadDocumentFormdataRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
+	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
+	buf, err := call.MarshalForm(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *UploadDocumentResponse
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -298,7 +298,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429 or 503 are retried as the
 // operation's retry policy allows (options given to NewIdempotentClient or
 // the call may change it). It returns the last typed response, and a
-// *idem.RetryError when it gave up.
+// *idem.RetryError when it gave up, or a *idem.ProblemError when the final
+// answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJSONRequestBody, opts ...idem.CallOption) (*CreateRefundResponse, error) {
 	call := c.caller.Begin(&createRefundIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -312,7 +313,7 @@ func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJS
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -323,7 +324,8 @@ func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJS
 // that fail in transport or are answered 409, 429 or 503 are retried as the
 // operation's retry policy allows (options given to NewIdempotentClient or
 // the call may change it). It returns the last typed response, and a
-// *idem.RetryError when it gave up.
+// *idem.RetryError when it gave up, or a *idem.ProblemError when the final
+// answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateTransfer(ctx context.Context, opts ...idem.CallOption) (*CreateTransferResponse, error) {
 	call := c.caller.Begin(&createTransferIdempotencyClientOp, opts...)
 	var resp *CreateTransferResponse
@@ -333,7 +335,7 @@ func (c *IdempotentClient) CreateTransfer(ctx context.Context, opts ...idem.Call
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

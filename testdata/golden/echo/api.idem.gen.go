@@ -291,7 +291,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *CloseStoreParams, opts ...idem.CallOption) (*CloseStoreResponse, error) {
 	call := c.caller.Begin(&closeStoreIdempotencyClientOp, opts...)
 	var resp *CloseStoreResponse
@@ -301,7 +302,7 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -312,7 +313,8 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 // that fail in transport or are answered 409 or 503 are retried as the
 // operation's retry policy allows (options given to NewIdempotentClient or
 // the call may change it). It returns the last typed response, and a
-// *idem.RetryError when it gave up.
+// *idem.RetryError when it gave up, or a *idem.ProblemError when the final
+// answer is an RFC 9457 problem.
 func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orderId openapi_types.UUID, params *RefundOrderParams, body RefundOrderJSONRequestBody, opts ...idem.CallOption) (*RefundOrderResponse, error) {
 	call := c.caller.Begin(&refundOrderIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -332,7 +334,7 @@ func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orde
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

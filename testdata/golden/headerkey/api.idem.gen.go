@@ -306,7 +306,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -320,7 +321,7 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -331,7 +332,8 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) VaccinatePet(ctx context.Context, petId int64, opts ...idem.CallOption) (*VaccinatePetResponse, error) {
 	call := c.caller.Begin(&vaccinatePetIdempotencyClientOp, opts...)
 	key := call.Key()
@@ -343,7 +345,7 @@ func (c *IdempotentClient) VaccinatePet(ctx context.Context, petId int64, opts .
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

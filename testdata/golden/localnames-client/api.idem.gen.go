@@ -74,7 +74,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, context string, key string, p string, body PutThingJSONRequestBody, opts ...idem.CallOption) (*PutThingResponse, error) {
 	call := c.caller.Begin(&putThingIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -90,7 +91,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, con
 			return nil, err
 		}
 		resp = r1
-		return r1.HTTPResponse, nil
+		return call.Answer(r1.HTTPResponse, r1.Body)
 	})
 	return resp, err
 }
@@ -101,7 +102,8 @@ func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, con
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadFile(ctx context.Context, call string, resp string, opts string, request string, contentType string, body io.Reader, opts1 ...idem.CallOption) (*UploadFileResponse, error) {
 	call1 := c.caller.Begin(&uploadFileIdempotencyClientOp, opts1...)
 	buf, err := io.ReadAll(body)
@@ -115,7 +117,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, call string, resp str
 			return nil, err
 		}
 		resp1 = r
-		return r.HTTPResponse, nil
+		return call1.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp1, err
 }

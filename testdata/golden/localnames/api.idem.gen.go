@@ -558,7 +558,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, decorator string, resp string, opts string, body PackBoxTextRequestBody, opts1 ...idem.CallOption) (*PackBoxResponse, error) {
 	call := c.caller.Begin(&packBoxIdempotencyClientOp1, opts1...)
 	buf := []byte(body)
@@ -569,7 +570,7 @@ func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, de
 			return nil, err
 		}
 		resp1 = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp1, err
 }
@@ -580,7 +581,8 @@ func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, de
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, call string, params *PutThingParams, body PutThingJSONRequestBody, opts ...idem.CallOption) (*PutThingResponse, error) {
 	call1 := c.caller.Begin(&putThingIdempotencyClientOp, opts...)
 	buf, err := call1.MarshalBody(body)
@@ -600,7 +602,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, c
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call1.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -611,7 +613,8 @@ func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, c
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) RemoveLabel(ctx context.Context, idem string, time string, putThingIdempotencyOp string, packBoxIdempotencyClientOp string, params *RemoveLabelParams, opts ...idem.CallOption) (*RemoveLabelResponse, error) {
 	call := c.caller.Begin(&removeLabelIdempotencyClientOp, opts...)
 	var resp *RemoveLabelResponse
@@ -621,7 +624,7 @@ func (c *IdempotentClient) RemoveLabel(ctx context.Context, idem string, time st
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -632,7 +635,8 @@ func (c *IdempotentClient) RemoveLabel(ctx context.Context, idem string, time st
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) ShipCrate(ctx context.Context, obj string, out string, f string, engine string, ok string, params string, contentType string, body io.Reader, opts ...idem.CallOption) (*ShipCrateResponse, error) {
 	call := c.caller.Begin(&shipCrateIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -646,7 +650,7 @@ func (c *IdempotentClient) ShipCrate(ctx context.Context, obj string, out string
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -657,7 +661,8 @@ func (c *IdempotentClient) ShipCrate(ctx context.Context, obj string, out string
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) TagIt(ctx context.Context, removeLabelIdempotencyOp string, opts ...idem.CallOption) (*TagItResponse, error) {
 	call := c.caller.Begin(&tagItIdempotencyClientOp, opts...)
 	var resp *TagItResponse
@@ -667,7 +672,7 @@ func (c *IdempotentClient) TagIt(ctx context.Context, removeLabelIdempotencyOp s
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

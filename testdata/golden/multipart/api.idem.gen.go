@@ -212,7 +212,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostFiles(ctx context.Context, contentType string, body io.Reader, opts ...idem.CallOption) (*PostFilesResponse, error) {
 	call := c.caller.Begin(&postFilesIdempotencyClientOp, opts...)
 	buf, err := io.ReadAll(body)
@@ -226,7 +227,7 @@ func (c *IdempotentClient) PostFiles(ctx context.Context, contentType string, bo
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -546,7 +546,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOption) (*N3DsVerifyResponse, error) {
 	call := c.caller.Begin(&n3DsVerifyIdempotencyClientOp, opts...)
 	var resp *N3DsVerifyResponse
@@ -556,7 +557,7 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -567,7 +568,8 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.CallOption) (*OrderItemsAddItemResponse, error) {
 	call := c.caller.Begin(&orderItemsAddItemIdempotencyClientOp, opts...)
 	var resp *OrderItemsAddItemResponse
@@ -577,7 +579,7 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -588,7 +590,8 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOption) (*PetsCreateResponse, error) {
 	call := c.caller.Begin(&petsCreateIdempotencyClientOp, opts...)
 	var resp *PetsCreateResponse
@@ -598,7 +601,7 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -609,7 +612,8 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID string, opts ...idem.CallOption) (*PostWidgetsWidgetIDResponse, error) {
 	call := c.caller.Begin(&postWidgetsWidgetIDIdempotencyClientOp, opts...)
 	var resp *PostWidgetsWidgetIDResponse
@@ -619,7 +623,7 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -630,7 +634,8 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts ...idem.CallOption) (*SetSKUHTTPURLResponse, error) {
 	call := c.caller.Begin(&setSKUHTTPURLIdempotencyClientOp, opts...)
 	var resp *SetSKUHTTPURLResponse
@@ -640,7 +645,7 @@ func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

@@ -229,7 +229,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateSubscription(ctx context.Context, body CreateSubscriptionJSONRequestBody, opts ...idem.CallOption) (*CreateSubscriptionResponse, error) {
 	call := c.caller.Begin(&createSubscriptionIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -245,7 +246,7 @@ func (c *IdempotentClient) CreateSubscription(ctx context.Context, body CreateSu
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

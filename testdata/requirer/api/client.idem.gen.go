@@ -58,7 +58,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, opts ...idem.CallOption) (*CreateOrderResponse, error) {
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -72,7 +73,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, body CreateOrderJSON
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }

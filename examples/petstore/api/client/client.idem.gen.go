@@ -86,7 +86,8 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *AdoptPetParams, body AdoptPetJSONRequestBody, opts ...idem.CallOption) (*AdoptPetResponse, error) {
 	call := c.caller.Begin(&adoptPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -100,7 +101,7 @@ func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *Ad
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -111,7 +112,8 @@ func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *Ad
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -125,7 +127,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
@@ -136,7 +138,8 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 // that fail in transport or are answered 409, 429, 502, 503 or 504 are
 // retried as the operation's retry policy allows (options given to
 // NewIdempotentClient or the call may change it). It returns the last typed
-// response, and a *idem.RetryError when it gave up.
+// response, and a *idem.RetryError when it gave up, or a *idem.ProblemError
+// when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
 	buf, err := call.MarshalBody(body)
@@ -152,7 +155,7 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 			return nil, err
 		}
 		resp = r
-		return r.HTTPResponse, nil
+		return call.Answer(r.HTTPResponse, r.Body)
 	})
 	return resp, err
 }
