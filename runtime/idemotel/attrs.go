@@ -42,6 +42,11 @@ const (
 	// OutcomeUnstored: the handler's result could not be stored although
 	// completion was retried while the lease lasted (Hooks.Unstored).
 	OutcomeUnstored = "unstored"
+	// OutcomeUnreplicated: the result was stored, but no replica
+	// acknowledged it in time, so the client got it marked
+	// Idempotency-Degraded (Hooks.Unreplicated; counted instead of
+	// completed).
+	OutcomeUnreplicated = "unreplicated"
 )
 
 // acquireOutcome is the idem.outcome of an acquire's answer.

@@ -179,6 +179,7 @@ func (s *Store) verifyShared(ctx context.Context) error {
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
 	var problems []string
+	dur := newDurabilityCheck()
 	err := s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
 		p, err := s.checkNode(ctx, n, addr)
 		if p != "" {
@@ -186,8 +187,14 @@ func (s *Store) verify(ctx context.Context) error {
 			problems = append(problems, p)
 			mu.Unlock()
 		}
+		if err == nil {
+			err = dur.node(ctx, n, addr)
+		}
 		return err
 	})
+	if err == nil {
+		s.checked(ctx, dur)
+	}
 	if err != nil && len(problems) == 0 {
 		return &idem.StoreError{Op: "verify configuration", Err: err}
 	}

@@ -44,6 +44,8 @@ type Store struct {
 	checkEvery       time.Duration // WithCheckInterval
 	evictionAccepted bool          // WithEvictionRunsMayRepeat
 	clientProblem    string        // what is wrong with rdb's options, for Check; "" if nothing
+	acks             replicaAcks   // WithReplicaAcks, and what the checks read of replicas (replica.go)
+	durability       durability    // WithWarnings, and the last warning (durability.go)
 
 	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu      sync.Mutex              // guards flight
@@ -115,6 +117,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 		release:      redis.NewScript(lua.Release),
 		extend:       redis.NewScript(lua.Extend),
 		checkEvery:   DefaultCheckInterval,
+		acks:         replicaAcks{fixed: -1, timeout: DefaultReplicaAckTimeout},
 	}
 	s.pipe, _ = rdb.(pipeliner)
 	for _, opt := range opts {
@@ -264,7 +267,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	return s.run(ctx, "complete", s.complete, key, token, encodeResult(rec, s.compressOver), ret)
+	return s.completeAcked(ctx, key, token, encodeResult(rec, s.compressOver), ret)
 }
 
 // Release implements [idem.Store].

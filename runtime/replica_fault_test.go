@@ -1,0 +1,187 @@
+package idem_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redisproc"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+// Failover tests: a master with a replica, the master lost, the replica
+// promoted. Redis replicates asynchronously, so a completion the master
+// answered may never reach the replica; the store waits for a replica's
+// acknowledgement (WAIT) and marks a first answer Idempotency-Degraded when
+// none comes in time. What every test here checks is the promise of the
+// README: a first answer that is a plain 2xx (neither replayed nor
+// degraded) is never undone by the failover, so its key never runs again.
+
+// replicaPair is a master and its replica, the replica connected to the
+// master through a proxy (link) that the test can freeze to partition them.
+type replicaPair struct {
+	master, replica *redisproc.Server
+	link            *redisproc.Proxy
+}
+
+// startReplicaPair starts a master and a replica of it through a proxy, and
+// waits until the replica is in sync.
+func startReplicaPair(t *testing.T) *replicaPair {
+	t.Helper()
+	master := faultServerWith(t, redisproc.Options{})
+	link, err := redisproc.StartProxy(master.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	replica := faultServerWith(t, redisproc.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(link.Port())}})
+	waitReplicas(t, master.Addr(), 1)
+	return &replicaPair{master: master, replica: replica, link: link}
+}
+
+// waitReplicas waits until the server at addr reports n connected replicas
+// in sync (state=online).
+func waitReplicas(t *testing.T, addr string, n int) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	faultEventually(t, 20*time.Second, fmt.Sprintf("%d replica(s) online at %s", n, addr), func() bool {
+		info, err := rdb.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Count(info, ",state=online,") == n
+	})
+}
+
+// promote makes the server at addr a master (REPLICAOF NO ONE), as an
+// operator or a failover script would.
+func promote(t *testing.T, addr string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	if err := rdb.SlaveOf(context.Background(), "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstAnswer classifies a first answer: plain (2xx, neither replayed nor
+// degraded), degraded (2xx marked Idempotency-Degraded), or what else.
+func firstAnswer(w *httptest.ResponseRecorder) string {
+	switch {
+	case w.Code/100 == 2 && w.Header().Get(idem.HeaderDegraded) == "true":
+		return "degraded"
+	case w.Code/100 == 2 && w.Header().Get(idem.HeaderReplayed) != "true":
+		return "plain"
+	case w.Code/100 == 2:
+		return "replayed"
+	case w.Code == http.StatusServiceUnavailable:
+		return "503"
+	}
+	return strconv.Itoa(w.Code) + " " + faultCode(w)
+}
+
+// TestFailoverPartitionedReplica reproduces the loss of acknowledged
+// completions: the default wiring (redisstore.New on a plain client) reaches
+// a master with one replica through a proxy that follows the promotion.
+// Twenty keys complete while replication is healthy; then the replication
+// link is cut (a proxy that stops forwarding), twenty more keys complete,
+// the master is killed and the replica promoted. Every key is retried after
+// the failover: the first twenty replay; of the partitioned twenty, none
+// may have been answered a plain 2xx, since the promoted replica never saw
+// their completions and they run again.
+func TestFailoverPartitionedReplica(t *testing.T) {
+	pair := startReplicaPair(t)
+	front, err := redisproc.StartProxy(pair.master.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(front.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: front.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	runs := newFaultRuns()
+	var completed, unreplicated atomic.Int64
+	hooks := idem.Hooks{
+		Completed: func(context.Context, idem.Event) { completed.Add(1) },
+		Unreplicated: func(_ context.Context, ev idem.Event) {
+			if !errors.Is(ev.Err, idem.ErrUnreplicated) || ev.Response == nil || ev.Status != http.StatusCreated {
+				t.Errorf("Unreplicated event %+v; want ErrUnreplicated, status 201 and the response", ev)
+			}
+			unreplicated.Add(1)
+		},
+	}
+	var logged logBuffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	eng := idem.NewEngine(redisstore.New(rdb), idem.WithHooks(hooks), idem.WithLogger(logger))
+	h := eng.Middleware(faultOp)(faultHandler(runs, nil))
+
+	first := map[string]string{} // key -> firstAnswer
+	var mu sync.Mutex            // guards first
+	send := func(prefix string) {
+		var wg sync.WaitGroup
+		for i := range 20 {
+			key := fmt.Sprintf("%s-%d", prefix, i)
+			wg.Go(func() {
+				a := firstAnswer(faultPost(h, key))
+				mu.Lock()
+				first[key] = a
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	send("healthy")
+	for i := range 20 {
+		if a := first[fmt.Sprintf("healthy-%d", i)]; a != "plain" {
+			t.Errorf("healthy-%d: first answer %s while replication is healthy; want plain", i, a)
+		}
+	}
+
+	pair.link.Freeze() // the replica hears nothing more, the master does not notice
+	send("partitioned")
+	// Each answer counted once by the hooks, and the burst logged once.
+	unacked := unreplicated.Load()
+	if c := completed.Load(); c+unacked != 40 || unacked == 0 {
+		t.Errorf("hooks: Completed %d, Unreplicated %d; want 40 in all, some unreplicated", c, unacked)
+	}
+	if lines := logged.lines("not acknowledged by a replica"); len(lines) != 1 {
+		t.Errorf("the unacknowledged burst was logged %d times; want once: %q", len(lines), lines)
+	}
+	pair.master.Kill()
+	promote(t, pair.replica.Addr())
+	front.Retarget(pair.replica.Addr())
+
+	counts := map[string]int{}
+	for key, a := range first {
+		counts[a]++
+		var w *httptest.ResponseRecorder
+		faultEventually(t, 10*time.Second, "an answer other than 503 after the failover", func() bool {
+			w = faultPost(h, key)
+			return w.Code != http.StatusServiceUnavailable
+		})
+		if w.Code/100 != 2 {
+			t.Errorf("%s: retry answered %d %s", key, w.Code, w.Body)
+		}
+		switch n := runs.of(key); {
+		case a == "plain" && n != 1:
+			t.Errorf("%s: first answered a plain %s, then ran %d times in all: the failover undid an answered completion", key, "2xx", n)
+		case a == "plain" && w.Header().Get(idem.HeaderReplayed) != "true":
+			t.Errorf("%s: first answered a plain 2xx, retry not replayed", key)
+		case a != "plain" && a != "degraded" && a != "503":
+			t.Errorf("%s: first answer %s; want plain, degraded or 503", key, a)
+		}
+	}
+	if counts["degraded"] != int(unacked) {
+		t.Errorf("%d degraded first answers, %d Unreplicated hook calls; want equal", counts["degraded"], unacked)
+	}
+	t.Logf("first answers: %v", counts)
+}
