@@ -185,3 +185,80 @@ func TestFailoverPartitionedReplica(t *testing.T) {
 	}
 	t.Logf("first answers: %v", counts)
 }
+
+// failoverStoreOpts are the options of the failover tests' stores: none,
+// the default wiring. (Set to redisstore.WithReplicaAcks(0, 0) to see them
+// fail as main did.)
+var failoverStoreOpts []redisstore.Option
+
+// startSentinels starts three Sentinels monitoring master as "idem"
+// (quorum 2, down after 500ms) and waits until each knows the other two and
+// the replica.
+func startSentinels(t *testing.T, master *redisproc.Server) []string {
+	t.Helper()
+	conf := fmt.Sprintf("sentinel monitor idem 127.0.0.1 %d 2\n"+
+		"sentinel down-after-milliseconds idem 500\n"+
+		"sentinel failover-timeout idem 5000\n", master.Port())
+	var addrs []string
+	for range 3 {
+		addrs = append(addrs, faultServerWith(t, redisproc.Options{Sentinel: conf}).Addr())
+	}
+	for _, addr := range addrs {
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: addr})
+		faultEventually(t, 30*time.Second, "Sentinel "+addr+" to know 2 others and the replica", func() bool {
+			m, err := rdb.Master(context.Background(), "idem").Result()
+			return err == nil && m["num-other-sentinels"] == "2" && m["num-slaves"] == "1"
+		})
+		_ = rdb.Close()
+	}
+	return addrs
+}
+
+// TestFailoverSentinel stalls the replication link of a master watched by
+// three Sentinels, kills the master under load while the replica lags, through go-redis's FailoverClient and the store's
+// default wiring, and lets Sentinel promote the replica. Every key whose
+// answer was a plain 2xx replays that answer afterwards and does not run
+// again; the keys that ran twice meanwhile (a duplicate that started while
+// the failover lost an in-progress record) are counted.
+func TestFailoverSentinel(t *testing.T) {
+	pair := startReplicaPair(t)
+	master, replica := pair.master, pair.replica
+	sentinels := startSentinels(t, master)
+
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:            "idem",
+		SentinelAddrs:         sentinels,
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
+		PoolSize:              32,
+		ContextTimeoutEnabled: true,
+	})
+	t.Cleanup(func() { _ = rdb.Close() })
+	runs := newFaultRuns()
+	op := faultOp
+	op.Lock = 2 * time.Second // a lease orphaned by the failover lapses soon
+	eng := idem.NewEngine(redisstore.New(rdb, failoverStoreOpts...), idem.WithStoreTimeout(time.Second))
+	load := startFailoverLoad(t, eng.Middleware(op)(faultHandler(runs, nil)), runs, 8)
+
+	faultEventually(t, 30*time.Second, "200 plain answers before the kill", func() bool { return load.plain.Load() >= 200 })
+	// The replication link stalls while the master answers 100 more, then
+	// the master dies and the link drops what it held: the replica never
+	// gets those completions.
+	pair.link.Freeze()
+	lagged := load.ok.Load()
+	faultEventually(t, 30*time.Second, "100 answers while the replica lags", func() bool { return load.ok.Load() >= lagged+100 })
+	master.Kill()
+	pair.link.Close()
+	sentinel := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
+	defer sentinel.Close()
+	faultEventually(t, 30*time.Second, "Sentinel to promote the replica", func() bool {
+		addr, err := sentinel.GetMasterAddrByName(context.Background(), "idem").Result()
+		return err == nil && len(addr) == 2 && addr[1] == strconv.Itoa(replica.Port())
+	})
+	after := load.plain.Load()
+	faultEventually(t, 30*time.Second, "200 more plain answers after the promotion", func() bool { return load.plain.Load() >= after+200 })
+
+	ranTwice, kinds := load.check(t)
+	t.Logf("answers: %v; keys run twice during the failover: %d of %d", kinds, ranTwice, len(runs.snapshot()))
+}

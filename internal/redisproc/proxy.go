@@ -61,18 +61,18 @@ func (p *Proxy) Thaw() {
 	}
 }
 
-// Retarget closes every forwarded connection and sends new ones to target.
-// It also thaws the proxy.
+// Retarget closes every forwarded connection, dropping what a freeze held
+// back, and sends new ones to target. It also thaws the proxy.
 func (p *Proxy) Retarget(target string) {
 	p.mu.Lock()
 	p.target = target
 	conns := p.conns
 	p.conns = map[net.Conn]struct{}{}
 	p.mu.Unlock()
-	p.Thaw()
 	for c := range conns {
 		_ = c.Close()
 	}
+	p.Thaw()
 }
 
 // Close stops the proxy and closes every forwarded connection.
