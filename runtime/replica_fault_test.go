@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/redisproc"
+	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
@@ -100,6 +101,9 @@ func firstAnswer(w *httptest.ResponseRecorder) string {
 // may have been answered a plain 2xx, since the promoted replica never saw
 // their completions and they run again.
 func TestFailoverPartitionedReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master and a replica")
+	}
 	pair := startReplicaPair(t)
 	front, err := redisproc.StartProxy(pair.master.Addr())
 	if err != nil {
@@ -221,6 +225,9 @@ func startSentinels(t *testing.T, master *redisproc.Server) []string {
 // again; the keys that ran twice meanwhile (a duplicate that started while
 // the failover lost an in-progress record) are counted.
 func TestFailoverSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master, a replica and three Sentinels")
+	}
 	pair := startReplicaPair(t)
 	master, replica := pair.master, pair.replica
 	sentinels := startSentinels(t, master)
@@ -260,5 +267,58 @@ func TestFailoverSentinel(t *testing.T) {
 	faultEventually(t, 30*time.Second, "200 more plain answers after the promotion", func() bool { return load.plain.Load() >= after+200 })
 
 	ranTwice, kinds := load.check(t)
-	t.Logf("answers: %v; keys run twice during the failover: %d of %d", kinds, ranTwice, len(runs.snapshot()))
+	t.Logf("answers: %v; keys run twice without a degraded answer (in-progress record lost): %d of %d", kinds, ranTwice, len(runs.snapshot()))
+}
+
+// TestFailoverCluster fails a master of a private three-master Cluster
+// with a replica each over to its replica (CLUSTER FAILOVER on the replica)
+// under load, through a ClusterClient and the store's default wiring: the
+// completions wait for the slot master's replica (WAIT runs on the masters,
+// the old one's and the promoted one's), and every key answered a plain
+// 2xx replays that answer afterwards and does not run again.
+func TestFailoverCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a private Redis Cluster")
+	}
+	ctx := context.Background()
+	faultServer(t, false) // skips (or fails under CI=true) without redis-server
+	cluster, err := redisproc.StartCluster(ctx, 3, time.Second, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	if err := cluster.AddReplicas(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                 cluster.Addrs(),
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
+		ContextTimeoutEnabled: true,
+	})
+	t.Cleanup(func() { _ = rdb.Close() })
+	runs := newFaultRuns()
+	eng := idem.NewEngine(redisstore.New(rdb, failoverStoreOpts...), idem.WithStoreTimeout(time.Second))
+	load := startFailoverLoad(t, eng.Middleware(faultOp)(faultHandler(runs, nil)), runs, 8)
+
+	faultEventually(t, 30*time.Second, "200 plain answers before the failover", func() bool { return load.plain.Load() >= 200 })
+	promoted := faultClient(t, cluster.Replicas[0].Addr())
+	if err := promoted.ClusterFailover(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	faultEventually(t, 30*time.Second, "the replica to become a master", func() bool {
+		info, err := promoted.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "role:master") && strings.Contains(info, ",state=online,")
+	})
+	after := load.plain.Load()
+	faultEventually(t, 30*time.Second, "200 more plain answers after the failover", func() bool { return load.plain.Load() >= after+200 })
+
+	ranTwice, kinds := load.check(t)
+	for _, n := range []*redisproc.Server{cluster.Nodes[0], cluster.Replicas[0]} {
+		if calls := redistest.CommandCalls(t, faultClient(t, n.Addr())); calls["wait"] == 0 {
+			t.Errorf("no WAIT on %s (commandstats %v): completions on it were not acknowledged", n.Addr(), calls)
+		}
+	}
+	t.Logf("answers: %v; keys run twice without a degraded answer (in-progress record lost): %d of %d", kinds, ranTwice, len(runs.snapshot()))
 }
