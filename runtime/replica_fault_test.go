@@ -244,9 +244,12 @@ func TestFailoverSentinel(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	runs := newFaultRuns()
 	op := faultOp
-	op.Lock = 2 * time.Second // a lease orphaned by the failover lapses soon
+	op.Lock = 5 * time.Second // longer than the promotion; a lease orphaned by it lapses soon
 	eng := idem.NewEngine(redisstore.New(rdb, failoverStoreOpts...), idem.WithStoreTimeout(time.Second))
-	load := startFailoverLoad(t, eng.Middleware(op)(faultHandler(runs, nil)), runs, 8)
+	// Each run takes 10ms, as a handler that does some work does, so that
+	// runs are in progress when the master dies.
+	work := func(string, int64) { time.Sleep(10 * time.Millisecond) }
+	load := startFailoverLoad(t, eng.Middleware(op)(faultHandler(runs, work)), runs, 16)
 
 	faultEventually(t, 30*time.Second, "200 plain answers before the kill", func() bool { return load.plain.Load() >= 200 })
 	// The replication link stalls while the master answers 100 more, then

@@ -25,7 +25,7 @@ import (
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
-const DefaultReplicaAckTimeout = 100 * time.Millisecond
+const DefaultReplicaAckTimeout = 200 * time.Millisecond
 
 // WithReplicaAcks sets how many replicas must acknowledge a completion
 // before the client is answered, and how long to wait for them (timeout <=
