@@ -25,7 +25,8 @@ import (
 // replica and the default wiring (WAIT 1), and the same master with the
 // acknowledgement off (WithReplicaAcks(0, 0): replication alone). Besides
 // ns/op it reports the 50th, 99th and 99.9th percentile and the maximum of
-// the completion's latency in µs, from which the default timeout is chosen.
+// the completion's latency in µs, from which the default timeout is chosen,
+// and how many completions of the round were not acknowledged in time.
 func BenchmarkReplicaAck(b *testing.B) {
 	ctx := context.Background()
 	start := func(args ...string) *redisproc.Server {
@@ -61,7 +62,8 @@ func BenchmarkReplicaAck(b *testing.B) {
 			rdb := redis.NewClient(&redis.Options{Addr: bc.addr, ContextTimeoutEnabled: true, PoolSize: 64})
 			defer rdb.Close()
 			store := redisstore.New(rdb, append([]redisstore.Option{redisstore.WithPrefix(bc.name)}, bc.opts...)...)
-			var mu sync.Mutex // guards lat
+			var unacked atomic.Int64 // completions answered ErrUnreplicated
+			var mu sync.Mutex        // guards lat
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			b.SetParallelism(benchParallelism)
@@ -75,7 +77,10 @@ func BenchmarkReplicaAck(b *testing.B) {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 					began := time.Now()
-					if err := store.Complete(ctx, key, token, benchRecord, time.Minute); err != nil {
+					switch err := store.Complete(ctx, key, token, benchRecord, time.Minute); {
+					case errors.Is(err, idem.ErrUnreplicated):
+						unacked.Add(1)
+					case err != nil:
 						b.Fatalf("complete: %v", err)
 					}
 					mine = append(mine, time.Since(began))
@@ -93,6 +98,7 @@ func BenchmarkReplicaAck(b *testing.B) {
 			b.ReportMetric(at(0.99), "p99-µs")
 			b.ReportMetric(at(0.999), "p999-µs")
 			b.ReportMetric(at(1), "max-µs")
+			b.ReportMetric(float64(unacked.Load()), "unacked")
 		})
 	}
 }
