@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -106,10 +107,10 @@ func (l *failoverLoad) halt() {
 // answered 2xx. A key that was answered a plain 2xx must be replayed with
 // the fence of that answer, and must not run again: the failover undid no
 // answered result. It returns how many keys ran more than once during the
-// load (each with an answer that was not plain, or a duplicate that started
-// while the failover had lost the in-progress record; see README) and how
-// many answers of each kind the load saw.
-func (l *failoverLoad) check(t *testing.T) (ranTwice int, kinds map[string]int) {
+// load, how many of those were never answered degraded (a duplicate that
+// started after the failover had lost the in-progress record; see README),
+// and how many answers of each kind the load saw.
+func (l *failoverLoad) check(t *testing.T) (ranTwice, undegraded int, kinds map[string]int) {
 	t.Helper()
 	l.halt()
 	keys := make([]string, 0, len(l.answers))
@@ -126,6 +127,9 @@ func (l *failoverLoad) check(t *testing.T) (ranTwice int, kinds map[string]int) 
 		before := l.runs.of(key)
 		if before > 1 {
 			ranTwice++
+			if !slices.ContainsFunc(replies, func(r failoverReply) bool { return r.kind == "degraded" }) {
+				undegraded++
+			}
 		}
 		var w *httptest.ResponseRecorder
 		faultEventually(t, 15*time.Second, "a 2xx answer to the retry of "+key, func() bool {
@@ -147,5 +151,5 @@ func (l *failoverLoad) check(t *testing.T) (ranTwice int, kinds map[string]int) 
 			}
 		}
 	}
-	return ranTwice, kinds
+	return ranTwice, undegraded, kinds
 }

@@ -284,9 +284,9 @@ func TestFailoverSentinel(t *testing.T) {
 	after := load.plain.Load()
 	faultEventually(t, 30*time.Second, "200 more plain answers after the promotion", func() bool { return load.plain.Load() >= after+200 })
 
-	ranTwice, kinds := load.check(t)
-	t.Logf("answers: %v; keys run twice: %d of %d, of which beside a run still in progress (in-progress record lost): %d",
-		kinds, ranTwice, len(runs.snapshot()), overlapping.Load())
+	ranTwice, undegraded, kinds := load.check(t)
+	t.Logf("answers: %v; keys run twice: %d of %d, never answered degraded: %d; runs that started beside another of their key: %d",
+		kinds, ranTwice, len(runs.snapshot()), undegraded, overlapping.Load())
 }
 
 // TestFailoverCluster fails a master of a private three-master Cluster
@@ -333,11 +333,11 @@ func TestFailoverCluster(t *testing.T) {
 	after := load.plain.Load()
 	faultEventually(t, 30*time.Second, "200 more plain answers after the failover", func() bool { return load.plain.Load() >= after+200 })
 
-	ranTwice, kinds := load.check(t)
+	ranTwice, undegraded, kinds := load.check(t)
 	for _, n := range []*redisproc.Server{cluster.Nodes[0], cluster.Replicas[0]} {
 		if calls := redistest.CommandCalls(t, faultClient(t, n.Addr())); calls["wait"] == 0 {
 			t.Errorf("no WAIT on %s (commandstats %v): completions on it were not acknowledged", n.Addr(), calls)
 		}
 	}
-	t.Logf("answers: %v; keys run twice: %d of %d", kinds, ranTwice, len(runs.snapshot()))
+	t.Logf("answers: %v; keys run twice: %d of %d, never answered degraded: %d", kinds, ranTwice, len(runs.snapshot()), undegraded)
 }
