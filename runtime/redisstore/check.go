@@ -90,7 +90,10 @@ type flight struct {
 // Redis costs a request the store timeout and no more. Call it from a
 // startup or readiness probe. The engine does not depend on it: the store
 // verifies the same (but for the client option, which it only logs) before
-// its first acquire and every check interval.
+// its first acquire and every check interval. It also reads each master's
+// replicas and persistence: the replicas decide the completions' WAIT
+// ([WithReplicaAcks]), and a master that keeps records in memory only is
+// warned about ([WithWarnings]), not refused.
 //
 // It returns nil, an error matching [idem.ErrStoreMisconfigured] that says
 // what to change, or one matching only [idem.ErrStoreUnavailable] when
