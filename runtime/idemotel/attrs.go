@@ -68,8 +68,11 @@ func acquireOutcome(o idem.Outcome) string {
 
 // storeErrorType is the error.type of a failed store call.
 func storeErrorType(err error) string {
-	if errors.Is(err, idem.ErrNotOwner) {
+	switch {
+	case errors.Is(err, idem.ErrNotOwner):
 		return "not_owner"
+	case errors.Is(err, idem.ErrUnreplicated):
+		return "unreplicated"
 	}
 	return "store_unavailable"
 }
