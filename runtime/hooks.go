@@ -65,7 +65,8 @@ type Hooks struct {
 	// stored but the store could not confirm in time that it survives a
 	// failover (Redis: no replica acknowledged it, see ErrUnreplicated).
 	// ev.Response is the handler's response, which the client gets marked
-	// Idempotency-Degraded: true; ev.Err says what the store waited for. A
+	// Idempotency-Degraded: true (Do returns the result as it is: this
+	// hook is what tells); ev.Err says what the store waited for. A
 	// retry replays the result unless a failover loses it first, and then
 	// runs the handler again.
 	Unreplicated func(ctx context.Context, ev Event)
