@@ -318,8 +318,10 @@ func TestFailoverCluster(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	runs := newFaultRuns()
+	op := faultOp
+	op.Lock = 5 * time.Second // a lease orphaned by the failover lapses soon
 	eng := idem.NewEngine(redisstore.New(rdb, failoverStoreOpts...), idem.WithStoreTimeout(time.Second))
-	load := startFailoverLoad(t, eng.Middleware(faultOp)(faultHandler(runs, nil)), runs, 8)
+	load := startFailoverLoad(t, eng.Middleware(op)(faultHandler(runs, nil)), runs, 8)
 
 	faultEventually(t, 30*time.Second, "200 plain answers before the failover", func() bool { return load.plain.Load() >= 200 })
 	promoted := faultClient(t, cluster.Replicas[0].Addr())
