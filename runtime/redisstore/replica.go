@@ -123,6 +123,9 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 // completeAcked runs complete.lua for key and, when the master has replicas
 // to wait for, WAIT in the same pipeline on the same connection.
 func (s *Store) completeAcked(ctx context.Context, key string, args ...any) error {
+	if s.acks.fixed == 0 {
+		return s.run(ctx, "complete", s.complete, key, args...)
+	}
 	skey := s.storageKey(key)
 	node, addr, err := s.ackNode(ctx, skey)
 	if err != nil {
