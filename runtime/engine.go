@@ -21,6 +21,9 @@ type Engine struct {
 	// last, nil while the store works: the log says why requests are
 	// refused once per change, not once per request.
 	misconfigured atomic.Pointer[string]
+	// unreplicatedLog keeps a replica that is down from logging a line
+	// per request (lease.unreplicated).
+	unreplicatedLog burstLog
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if

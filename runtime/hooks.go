@@ -12,10 +12,10 @@ type Event struct {
 	Fence     int64         // fencing token of the owned lease (Acquired, Recovered, Completed, ...)
 	Remaining time.Duration // remaining lease of the other owner (Conflict)
 	Status    int           // response status (Replayed, Completed, Released)
-	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored)
+	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
 	Call      string        // the store call: "acquire", "complete", "release" or "extend" (StoreCall)
 	Outcome   Outcome       // what the store answered an acquire (the end of its StoreCall)
-	Response  *Response     // the response that could not be stored (Unstored); read it, do not change it
+	Response  *Response     // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
 }
 
 // Hooks are optional callbacks for metrics and tracing. Each runs
@@ -61,6 +61,15 @@ type Hooks struct {
 	// set, runs first): keep the response here to answer it from your own
 	// records.
 	Unstored func(ctx context.Context, ev Event)
+	// Unreplicated is called, instead of Completed, when the result was
+	// stored but the store could not confirm in time that it survives a
+	// failover (Redis: no replica acknowledged it, see ErrUnreplicated).
+	// ev.Response is the handler's response, which the client gets marked
+	// Idempotency-Degraded: true (Do returns the result as it is: this
+	// hook is what tells); ev.Err says what the store waited for. A
+	// retry replays the result unless a failover loses it first, and then
+	// runs the handler again.
+	Unreplicated func(ctx context.Context, ev Event)
 }
 
 // step is a step that StoreCall or Handler brackets: its end, or a zero

@@ -82,6 +82,8 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	switch {
 	case errors.Is(err, ErrNotOwner):
 		return nil, l.superseded(ctx)
+	case errors.Is(err, ErrUnreplicated):
+		l.unreplicated(ctx, resp, err)
 	case err != nil:
 		l.unstored(ctx, resp, err)
 	}
@@ -213,6 +215,8 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 	switch {
 	case err == nil:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
+	case errors.Is(err, ErrUnreplicated):
+		// Stored: run reports it (lease.unreplicated).
 	case errors.Is(err, ErrNotOwner):
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 	default:

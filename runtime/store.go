@@ -14,7 +14,9 @@ type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
 	// Complete stores rec for key if token still owns the in-progress lease;
-	// it returns ErrNotOwner otherwise and leaves the record untouched. rec,
+	// it returns ErrNotOwner otherwise and leaves the record untouched, and
+	// an error matching ErrUnreplicated when it stored rec but could not
+	// confirm its durability (replicas) in time. rec,
 	// its header and its body are shared with the response being sent: a
 	// store that keeps them past its return must copy them.
 	Complete(ctx context.Context, key, token string, rec *Record, retention time.Duration) error
@@ -87,6 +89,15 @@ func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Er
 // The engine answers it 503 store-misconfigured and never runs the handler,
 // fail-open or not; its error says what to change.
 var ErrStoreMisconfigured = errors.New("idem: store misconfigured")
+
+// ErrUnreplicated is matched (errors.Is) by the error of a Complete that
+// stored the result but could not confirm in time that it survives the loss
+// of the server that holds it (Redis with replicas: no replica acknowledged
+// it). A retry replays the result, unless a failover loses it first; then
+// the retry runs the handler again. The engine answers the handler's
+// response marked Idempotency-Degraded: true and calls Hooks.Unreplicated,
+// so that no plain 2xx is answered that a failover can undo.
+var ErrUnreplicated = errors.New("idem: result stored, but no replica acknowledged it in time")
 
 // ErrNotOwner is returned by Complete, Release and Extend when the caller's
 // token no longer owns the lease (it expired and another worker took over,

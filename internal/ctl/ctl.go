@@ -127,7 +127,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix))
+	// The store's warnings are about the server it serves, not for an operator's look at one key.
+	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix), redisstore.WithLogger(nil))
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	scope := ""

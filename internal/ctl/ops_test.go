@@ -17,7 +17,7 @@ import (
 func complete(t *testing.T, b backend, secret []byte, op, scope, key string) {
 	t.Helper()
 	ctx := context.Background()
-	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
+	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithLogger(nil)) // the test server keeps records in memory only
 	k := idem.RecordKey(op, scope, key)
 	if scope != "" {
 		k = idem.RecordKey(op, idem.ScopeKey(secret, scope), key)

@@ -42,6 +42,11 @@ const (
 	// OutcomeUnstored: the handler's result could not be stored although
 	// completion was retried while the lease lasted (Hooks.Unstored).
 	OutcomeUnstored = "unstored"
+	// OutcomeUnreplicated: the result was stored, but no replica
+	// acknowledged it in time, so the client got it marked
+	// Idempotency-Degraded (Hooks.Unreplicated; counted instead of
+	// completed).
+	OutcomeUnreplicated = "unreplicated"
 )
 
 // acquireOutcome is the idem.outcome of an acquire's answer.
@@ -63,8 +68,11 @@ func acquireOutcome(o idem.Outcome) string {
 
 // storeErrorType is the error.type of a failed store call.
 func storeErrorType(err error) string {
-	if errors.Is(err, idem.ErrNotOwner) {
+	switch {
+	case errors.Is(err, idem.ErrNotOwner):
 		return "not_owner"
+	case errors.Is(err, idem.ErrUnreplicated):
+		return "unreplicated"
 	}
 	return "store_unavailable"
 }

@@ -18,7 +18,7 @@
 //
 // idem.outcome takes the values of the Outcome constants. One request
 // counts more than one outcome: a first run (first_run or recovered) then
-// completed or released.
+// completed (or unreplicated), or released.
 //
 // Each store call is a span named after it (idem.acquire, idem.complete,
 // idem.release, idem.extend) in the request's trace, a child of the span in

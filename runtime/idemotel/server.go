@@ -45,18 +45,19 @@ func NewHooks(opts ...Option) (idem.Hooks, error) {
 		return idem.Hooks{}, err
 	}
 	return idem.Hooks{
-		Acquired:   s.count(OutcomeFirstRun),
-		Recovered:  s.count(OutcomeRecovered),
-		Replayed:   s.count(OutcomeReplay),
-		Conflict:   s.count(OutcomeConflict),
-		Mismatch:   s.count(OutcomeMismatch),
-		Completed:  s.count(OutcomeCompleted),
-		Released:   s.count(OutcomeReleased),
-		LeaseLost:  s.count(OutcomeLeaseLost),
-		StoreError: s.storeError,
-		Unstored:   s.count(OutcomeUnstored),
-		StoreCall:  s.storeCall,
-		Handler:    s.timeHandler,
+		Acquired:     s.count(OutcomeFirstRun),
+		Recovered:    s.count(OutcomeRecovered),
+		Replayed:     s.count(OutcomeReplay),
+		Conflict:     s.count(OutcomeConflict),
+		Mismatch:     s.count(OutcomeMismatch),
+		Completed:    s.count(OutcomeCompleted),
+		Released:     s.count(OutcomeReleased),
+		LeaseLost:    s.count(OutcomeLeaseLost),
+		StoreError:   s.storeError,
+		Unstored:     s.count(OutcomeUnstored),
+		Unreplicated: s.count(OutcomeUnreplicated),
+		StoreCall:    s.storeCall,
+		Handler:      s.timeHandler,
 	}, nil
 }
 

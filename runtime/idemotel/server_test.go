@@ -199,8 +199,8 @@ func TestHooksDefaultProviders(t *testing.T) {
 }
 
 // TestServerStoreOutcomes: a store that refuses to run as configured counts
-// as misconfigured, not as a store error, and a result the engine could not
-// store counts as unstored.
+// as misconfigured, not as a store error, a result the engine could not
+// store counts as unstored, and one no replica acknowledged as unreplicated.
 func TestServerStoreOutcomes(t *testing.T) {
 	tel := newTelemetry(t)
 	hooks, err := idemotel.NewHooks(tel.options()...)
@@ -212,9 +212,11 @@ func TestServerStoreOutcomes(t *testing.T) {
 	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: misconfigured})
 	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: &idem.StoreError{Op: "acquire", Err: errors.New("dial tcp: connection refused")}})
 	hooks.Unstored(ctx, idem.Event{Operation: "createPet", Status: 201, Response: &idem.Response{Status: 201}})
+	hooks.Unreplicated(ctx, idem.Event{Operation: "createPet", Status: 201, Err: idem.ErrUnreplicated, Response: &idem.Response{Status: 201}})
 	tel.wantCounts(t, "idem.server.outcomes", []countRow{
 		{map[string]string{"idem.outcome": idemotel.OutcomeMisconfigured}, 1},
 		{map[string]string{"idem.outcome": idemotel.OutcomeStoreError}, 1},
 		{map[string]string{"idem.outcome": idemotel.OutcomeUnstored}, 1},
+		{map[string]string{"idem.outcome": idemotel.OutcomeUnreplicated}, 1},
 	})
 }

@@ -106,7 +106,10 @@ type flight struct {
 // Redis costs a request the store timeout and no more. Call it from a
 // startup or readiness probe. The engine does not depend on it: the store
 // verifies the same (but for the client option, which it only logs) before
-// its first acquire and every check interval.
+// its first acquire and every check interval. It also reads each master's
+// replicas and persistence: the replicas decide the completions' WAIT
+// ([WithReplicaAcks]), and a master that keeps records in memory only is
+// warned about ([WithWarnings]), not refused.
 //
 // It returns nil, an error matching [idem.ErrStoreMisconfigured] that says
 // what to change, or one matching only [idem.ErrStoreUnavailable] when
@@ -199,6 +202,7 @@ func (s *Store) verifyShared(ctx context.Context) error {
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
 	var problems []string
+	dur := newDurabilityCheck()
 	err := s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
 		p, err := s.checkNode(ctx, n, addr)
 		if p != "" {
@@ -206,8 +210,14 @@ func (s *Store) verify(ctx context.Context) error {
 			problems = append(problems, p)
 			mu.Unlock()
 		}
+		if err == nil {
+			err = dur.node(ctx, n, addr)
+		}
 		return err
 	})
+	if err == nil {
+		s.checked(ctx, dur)
+	}
 	if err != nil && len(problems) == 0 {
 		return &idem.StoreError{Op: "verify configuration", Err: err}
 	}

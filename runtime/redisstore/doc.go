@@ -8,6 +8,10 @@
 //	}
 //	h := api.HandlerFromMux(api.WithIdempotency(impl, store), chi.NewRouter())
 //
+// With replicas, each completion is acknowledged by one before the client
+// is answered (WAIT, pipelined with the script; see [WithReplicaAcks]), so
+// that a failover does not undo an answered result.
+//
 // It is the only runtime package that imports go-redis and the Lua scripts
 // of package lua, so a program that only uses generated clients links
 // neither.

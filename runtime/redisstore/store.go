@@ -44,6 +44,9 @@ type Store struct {
 	checkEvery       time.Duration // WithCheckInterval
 	evictionAccepted bool          // WithEvictionRunsMayRepeat
 	clientProblem    string        // what is wrong with rdb's options, for Check; "" if nothing
+	acks             replicaAcks   // WithReplicaAcks, and what the checks read of replicas (replica.go)
+	durability       durability    // WithWarnings, and the last warning (durability.go)
+	log              *slog.Logger  // WithLogger
 
 	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu      sync.Mutex              // guards flight
@@ -60,6 +63,19 @@ type pipeliner interface {
 
 // Option configures a [Store].
 type Option func(*Store)
+
+// WithLogger sets the logger of the store's own warnings: a go-redis client
+// built without ContextTimeoutEnabled, and a server that keeps records in
+// memory only (see [WithWarnings]). The default is log/slog's default
+// logger at the time New runs; nil discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		s.log = l
+	}
+}
 
 // WithPrefix sets the prefix of stored keys: the record of a key k is
 // stored at prefix + ":" + k, or at k itself when prefix is empty. The
@@ -115,6 +131,8 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 		release:      redis.NewScript(lua.Release),
 		extend:       redis.NewScript(lua.Extend),
 		checkEvery:   DefaultCheckInterval,
+		acks:         replicaAcks{fixed: -1, timeout: DefaultReplicaAckTimeout},
+		log:          slog.Default(),
 	}
 	s.pipe, _ = rdb.(pipeliner)
 	for _, opt := range opts {
@@ -123,7 +141,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
 	if s.clientProblem = clientProblem(rdb); s.clientProblem != "" {
 		// Loud, once per store: Check refuses it, but the engine works on.
-		slog.Warn("redisstore: " + s.clientProblem)
+		s.log.Warn("redisstore: " + s.clientProblem)
 	}
 	return s
 }
@@ -264,7 +282,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	return s.run(ctx, "complete", s.complete, key, token, encodeResult(rec, s.compressOver), ret)
+	return s.completeAcked(ctx, key, token, encodeResult(rec, s.compressOver), ret)
 }
 
 // Release implements [idem.Store].

@@ -13,10 +13,12 @@ import (
 // clusterSlots is the number of hash slots of Redis Cluster.
 const clusterSlots = 16384
 
-// Cluster is a Redis Cluster of masters without replicas, each a [Server]
-// child process on loopback, for tests that take a shard down.
+// Cluster is a Redis Cluster, each node a [Server] child process on
+// loopback, for tests that take a shard down or fail one over.
 type Cluster struct {
-	Nodes []*Server
+	Nodes    []*Server // the masters it was formed with
+	Replicas []*Server // AddReplicas's, Replicas[i] first replicating Nodes[i]
+	opts     Options   // of every node
 }
 
 // StartCluster starts n cluster-enabled servers, splits the hash slots
@@ -33,7 +35,7 @@ func StartCluster(ctx context.Context, n int, nodeTimeout time.Duration, opts Op
 		"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
 		"--cluster-require-full-coverage", "yes",
 	)
-	c := &Cluster{}
+	c := &Cluster{opts: opts}
 	for range n {
 		s, err := Start(ctx, opts)
 		if err != nil {
@@ -126,6 +128,63 @@ func (c *Cluster) check(ctx context.Context) error {
 	return nil
 }
 
+// AddReplicas starts one replica for each master and waits until every
+// master reports it connected and in sync.
+func (c *Cluster) AddReplicas(ctx context.Context) error {
+	for _, m := range c.Nodes {
+		r, err := Start(ctx, c.opts)
+		if err != nil {
+			return err
+		}
+		c.Replicas = append(c.Replicas, r)
+		if err := c.replicate(ctx, r, m); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, m := range c.Nodes {
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+		for {
+			info, err := rdb.Info(ctx, "replication").Result()
+			if err == nil && strings.Contains(info, ",state=online,") {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				_ = rdb.Close()
+				return fmt.Errorf("redisproc: replica of %s not in sync: %v", m.Addr(), err)
+			}
+			time.Sleep(50 * time.Millisecond) // polling a server we do not control
+		}
+		_ = rdb.Close()
+	}
+	return c.WaitOK(ctx, 30*time.Second)
+}
+
+// replicate introduces r to the cluster and makes it a replica of m, once
+// r has learnt m's node ID through the cluster bus.
+func (c *Cluster) replicate(ctx context.Context, r, m *Server) error {
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	defer rc.Close()
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	defer mc.Close()
+	id, err := mc.ClusterMyID(ctx).Result()
+	if err == nil {
+		err = rc.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(m.Port())).Err()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for err == nil {
+		if err = rc.ClusterReplicate(ctx, id).Err(); err == nil || time.Now().After(deadline) {
+			break
+		}
+		err = nil // "Unknown node": the handshake is not done yet
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("redisproc: replicate %s from %s: %w", r.Addr(), m.Addr(), err)
+	}
+	return nil
+}
+
 // Addrs returns the nodes' host:port addresses.
 func (c *Cluster) Addrs() []string {
 	addrs := make([]string, len(c.Nodes))
@@ -137,7 +196,7 @@ func (c *Cluster) Addrs() []string {
 
 // Stop kills every node and removes their directories.
 func (c *Cluster) Stop() {
-	for _, s := range c.Nodes {
+	for _, s := range append(c.Nodes, c.Replicas...) {
 		s.Stop()
 	}
 }

@@ -42,6 +42,10 @@ type Options struct {
 	// StartTimeout bounds the wait for the server to answer PING
 	// (default 10s).
 	StartTimeout time.Duration
+	// Sentinel, when set, runs a Sentinel (redis-server --sentinel) instead
+	// of a server, with this configuration (sentinel monitor ... lines),
+	// written to sentinel.conf in Dir, which the Sentinel rewrites.
+	Sentinel string
 	// CPUs, when set, pins the server to these CPUs (a taskset -c list
 	// such as "1" or "2-3"), so that it does not compete with the process
 	// that drives it. It needs taskset (util-linux) on PATH.
@@ -137,6 +141,15 @@ func (s *Server) start(ctx context.Context) error {
 		args = append(args, "--appendonly", "no")
 	}
 	args = append(args, s.opts.Args...)
+	if s.opts.Sentinel != "" {
+		conf := filepath.Join(s.opts.Dir, "sentinel.conf")
+		if _, err := os.Stat(conf); err != nil {
+			if err := os.WriteFile(conf, []byte(s.opts.Sentinel), 0o600); err != nil {
+				return fmt.Errorf("redisproc: %w", err)
+			}
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
+	}
 	name := s.path
 	if s.opts.CPUs != "" {
 		taskset, err := exec.LookPath("taskset")

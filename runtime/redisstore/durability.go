@@ -1,0 +1,125 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every check also reads, on every master, how many replicas it has (for
+// the completions' WAIT, replica.go) and whether it keeps records on disk.
+// A master with neither an append-only file nor RDB snapshots nor a replica
+// loses every record when it restarts, and every retry after that runs its
+// handler again. The store works on it (development servers often run like
+// that), but says so: a log line when the warning appears or changes, and
+// the WithWarnings function at every check that finds it.
+
+// WithWarnings sets a function the store calls, at every check (see
+// [WithCheckInterval]) that finds one, with what in the server's
+// configuration it works on but that weakens the promise, and what to set
+// instead: a master that keeps records in memory only (no append-only
+// file, no RDB snapshots, no replica). The store also logs each new
+// warning once, with its logger ([WithLogger]).
+func WithWarnings(fn func(ctx context.Context, warning string)) Option {
+	return func(s *Store) { s.durability.warn = fn }
+}
+
+// durability is the store's warning function and the warning it logged
+// last.
+type durability struct {
+	warn   func(ctx context.Context, warning string)
+	logged atomic.Pointer[string]
+}
+
+// durabilityCheck collects, during one verification, what every master
+// says of its replicas and persistence. It is safe for concurrent use.
+type durabilityCheck struct {
+	mu       sync.Mutex     // guards the fields below
+	replicas map[string]int // by node address
+	volatile []string       // addresses of masters that keep records in memory only
+}
+
+func newDurabilityCheck() *durabilityCheck {
+	return &durabilityCheck{replicas: map[string]int{}}
+}
+
+// node reads one master's replicas and persistence. A server that does not
+// answer INFO replication (miniredis), or denies it, counts as one without
+// replicas; persistence that cannot be read is not warned about.
+func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
+	if n == nil {
+		return nil
+	}
+	repl, err := n.Info(ctx, "replication").Result()
+	if err != nil && answered(err) != nil {
+		return err
+	}
+	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
+	d.mu.Lock()
+	d.replicas[addr] = replicas
+	d.mu.Unlock()
+	if err != nil || replicas > 0 || infoField(repl, "role") != "master" {
+		return nil // replicated, or a replica itself, or nothing known
+	}
+	pers, err := n.Info(ctx, "persistence").Result()
+	if err != nil || infoField(pers, "aof_enabled") != "0" {
+		return answered(err)
+	}
+	cfg, err := n.ConfigGet(ctx, "save").Result()
+	if save, ok := cfg["save"]; err != nil || !ok || strings.TrimSpace(save) != "" {
+		return answered(err)
+	}
+	d.mu.Lock()
+	d.volatile = append(d.volatile, addr)
+	d.mu.Unlock()
+	return nil
+}
+
+// answered is nil for an error Redis answered (an unknown command, a
+// denied one): what it would have said is not known, and not needed.
+func answered(err error) error {
+	var rerr redis.Error
+	if err == nil || errors.As(err, &rerr) {
+		return nil
+	}
+	return err
+}
+
+// infoField is the value of field in an INFO reply, or "".
+func infoField(info, field string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// checked keeps what a verification read: the masters' replicas for the
+// completions, and the warning, which it logs when new and reports.
+func (s *Store) checked(ctx context.Context, d *durabilityCheck) {
+	s.acks.seen.Store(&replicaView{at: time.Now(), replicas: d.replicas})
+	warning := ""
+	if len(d.volatile) > 0 {
+		where := ""
+		if d.volatile[0] != "" {
+			where = " on " + strings.Join(d.volatile, ", ")
+		}
+		warning = fmt.Sprintf("Redis keeps idempotency records in memory only%s (no append-only file, no RDB snapshots, "+
+			"no replica): a restart loses every record, and a retry of a request answered before it runs its handler "+
+			"again; set appendonly yes (appendfsync everysec or always), or save rules, or add a replica", where)
+	}
+	if prev := s.durability.logged.Swap(&warning); (prev == nil || *prev != warning) && warning != "" {
+		s.log.Warn("redisstore: " + warning)
+	}
+	if warning != "" && s.durability.warn != nil {
+		s.durability.warn(ctx, warning)
+	}
+}

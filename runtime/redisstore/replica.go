@@ -1,0 +1,212 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/lua"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// Redis replicates asynchronously: a master answers complete before any
+// replica has the record, and a failover in that window undoes an answered
+// completion (the promoted replica never saw it, and the retry runs the
+// handler again). So a completion is followed by WAIT numreplicas timeout,
+// on the connection that ran the script and pipelined with it: WAIT
+// answers once that many replicas have acknowledged every write of that
+// connection, or when the timeout passes, with the number that did. A first
+// request still costs two round trips. When too few acknowledge, Complete
+// returns an error matching idem.ErrUnreplicated and the engine answers the
+// result marked Idempotency-Degraded.
+
+// DefaultReplicaAckTimeout is how long a completion waits for its replicas'
+// acknowledgement by default (WithReplicaAcks).
+const DefaultReplicaAckTimeout = 200 * time.Millisecond
+
+// WithReplicaAcks sets how many replicas must acknowledge a completion
+// before the client is answered, and how long to wait for them (timeout <=
+// 0 means [DefaultReplicaAckTimeout]). A completion that is not
+// acknowledged in time is still stored, and its client gets the result
+// marked Idempotency-Degraded: true ([idem.ErrUnreplicated]). n = 0 turns
+// the acknowledgement off: a failover may then undo answered completions.
+//
+// The default waits for one replica whenever the master holding the key
+// reports connected replicas (INFO replication, read at each check, see
+// [WithCheckInterval]), and for none otherwise. With a Cluster the wait
+// goes to the master of the key's slot; a client that is not a go-redis
+// Client, ClusterClient or Ring (a wrapper that only runs scripts) cannot
+// wait, and its completions are not acknowledged.
+func WithReplicaAcks(n int, timeout time.Duration) Option {
+	return func(s *Store) {
+		s.acks.fixed = max(n, 0)
+		if timeout > 0 {
+			s.acks.timeout = timeout
+		}
+	}
+}
+
+// replicaAcks is the store's acknowledgement policy and what it knows of
+// its masters' replicas.
+type replicaAcks struct {
+	fixed   int           // replicas to wait for (WithReplicaAcks); -1: one where the master has replicas
+	timeout time.Duration // how long WAIT waits
+
+	// seen is what the last check read of each master's replicas. A
+	// master that is not in it (a Cluster's newly promoted one) is waited
+	// for, and makes the store check again.
+	seen atomic.Pointer[replicaView]
+}
+
+// replicaView is what one check read of every master's replicas.
+type replicaView struct {
+	at       time.Time
+	replicas map[string]int // by node address (node.Options().Addr): connected replicas
+}
+
+// recheckAfter bounds how often an unknown master or an unacknowledged
+// completion makes the store check its masters again.
+const recheckAfter = time.Second
+
+// want is how many replicas a completion on the master at addr waits for.
+func (s *Store) want(addr string) int {
+	if s.acks.fixed >= 0 {
+		return s.acks.fixed
+	}
+	v := s.acks.seen.Load()
+	if v == nil {
+		return 0 // never checked: the first acquire checks before any completion
+	}
+	n, ok := v.replicas[addr]
+	if !ok {
+		s.recheck(v)
+		return 1
+	}
+	return min(n, 1)
+}
+
+// recheck makes the next acquire check the server again in the background,
+// unless the view is fresh.
+func (s *Store) recheck(v *replicaView) {
+	if v != nil && time.Since(v.at) < recheckAfter {
+		return
+	}
+	if vd := s.verdict.Load(); vd != nil {
+		vd.due.Or(dueCheck)
+	}
+}
+
+// ackNode is the client of the master that holds key, and its address, for
+// a completion that waits for replicas; nil when the client cannot tell it.
+func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string, error) {
+	var c *redis.Client
+	var err error
+	switch r := s.rdb.(type) {
+	case *redis.Client:
+		c = r
+	case *redis.ClusterClient:
+		c, err = r.MasterForKey(ctx, key)
+	case *redis.Ring:
+		c, err = r.GetShardClientForKey(key)
+	default:
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return c, c.Options().Addr, nil
+}
+
+// completeAcked runs complete.lua for key and, when the master has replicas
+// to wait for, WAIT in the same pipeline on the same connection.
+func (s *Store) completeAcked(ctx context.Context, key string, args ...any) error {
+	if s.acks.fixed == 0 {
+		return s.run(ctx, "complete", s.complete, key, args...)
+	}
+	skey := s.storageKey(key)
+	node, addr, err := s.ackNode(ctx, skey)
+	if err != nil {
+		return s.ackFailed(err)
+	}
+	n := 0
+	if node != nil {
+		n = s.want(addr)
+	}
+	if n == 0 {
+		return s.run(ctx, "complete", s.complete, key, args...)
+	}
+	timeout := s.acks.timeout
+	if d, ok := ctx.Deadline(); ok {
+		// WAIT must answer before the call's deadline, or a stored result
+		// would look like a failed call.
+		timeout = min(timeout, time.Until(d)/2)
+	}
+	ms := max(timeout.Milliseconds(), 1)
+	script, wait := s.completeWait(ctx, node, redis.NewCmd(ctx, append([]any{"evalsha", s.complete.Hash(), 1, skey}, args...)...), n, ms)
+	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
+		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, append([]any{"eval", lua.Complete, 1, skey}, args...)...), n, ms)
+	}
+	stored, err := script.Int64()
+	switch {
+	case err != nil:
+		return s.ackFailed(s.denied("complete", err))
+	case stored == 0:
+		return idem.ErrNotOwner
+	case stored != 1:
+		return &idem.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
+	}
+	acked, err := wait.Result()
+	if err == nil && acked >= int64(n) {
+		return nil
+	}
+	s.recheck(s.acks.seen.Load()) // a replica may have left: read again how many there are
+	return &unreplicatedError{want: n, acked: acked, timeout: time.Duration(ms) * time.Millisecond, err: err}
+}
+
+// completeWait sends script and WAIT n ms in one pipeline on node.
+func (s *Store) completeWait(ctx context.Context, node *redis.Client, script *redis.Cmd, n int, ms int64) (*redis.Cmd, *redis.IntCmd) {
+	wait := redis.NewIntCmd(ctx, "wait", n, ms)
+	pipe := node.Pipeline()
+	_ = pipe.Process(ctx, script)
+	_ = pipe.Process(ctx, wait)
+	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	return script, wait
+}
+
+// ackFailed is a completion's failure to reach the key's master. A
+// ClusterClient reloads its slot map, so that the engine's next attempt
+// goes to the slot's new master.
+func (s *Store) ackFailed(err error) error {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		c.ReloadState(context.Background())
+	}
+	if _, ok := err.(*idem.StoreError); ok {
+		return err
+	}
+	return &idem.StoreError{Op: "complete", Err: err}
+}
+
+// unreplicatedError is a completion stored on the master that too few
+// replicas acknowledged in time.
+type unreplicatedError struct {
+	want    int
+	acked   int64
+	timeout time.Duration
+	err     error // WAIT's own failure, if it failed
+}
+
+func (e *unreplicatedError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("idem: result stored, but WAIT %d failed: %v", e.want, e.err)
+	}
+	return fmt.Sprintf("idem: result stored, but %d of %d replicas acknowledged it within %v", e.acked, e.want, e.timeout)
+}
+
+// Is makes errors.Is(err, idem.ErrUnreplicated) true.
+func (e *unreplicatedError) Is(target error) bool { return target == idem.ErrUnreplicated }
+
+// Unwrap returns WAIT's failure, if any.
+func (e *unreplicatedError) Unwrap() error { return e.err }

@@ -1,0 +1,163 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/internal/redistest/redisproc"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// startServer starts a private redis-server for the test (skipped without
+// one, failed under CI=true).
+func startServer(t *testing.T, opts redisproc.Options) *redisproc.Server {
+	t.Helper()
+	srv, err := redisproc.Start(context.Background(), opts)
+	switch {
+	case errors.Is(err, redisproc.ErrNotFound) && os.Getenv("CI") != "true":
+		t.Skip("redis-server not installed")
+	case err != nil:
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// client returns a client of addr, closed when the test ends.
+func client(t *testing.T, addr string) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// completeOne acquires key and completes it, returning Complete's error.
+func completeOne(t *testing.T, s *Store, key string) error {
+	t.Helper()
+	ctx := context.Background()
+	acq, err := s.Acquire(ctx, idem.AcquireRequest{Key: key, Token: "t-" + key, Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || acq.Outcome != idem.OutcomeProceed {
+		t.Fatalf("acquire %s: %+v, %v", key, acq, err)
+	}
+	return s.Complete(ctx, key, "t-"+key, &idem.Record{Status: 201, Body: []byte("{}")}, time.Hour)
+}
+
+// TestReplicaAcks: on a master with a replica, every kind of client waits
+// for it (WAIT, pipelined on the script's connection), so a completion
+// returns nil once the replica has it; with the replication link stalled
+// it returns an error matching idem.ErrUnreplicated, and the record is
+// stored on the master all the same. WithReplicaAcks(0, 0) does not wait,
+// and a master without replicas is not waited for.
+func TestReplicaAcks(t *testing.T) {
+	master := startServer(t, redisproc.Options{})
+	link, err := redisproc.StartProxy(master.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	replica := startServer(t, redisproc.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(link.Port())}})
+	admin := client(t, master.Addr())
+	deadline := time.Now().Add(20 * time.Second)
+	for info := ""; !strings.Contains(info, ",state=online,"); info, _ = admin.Info(context.Background(), "replication").Result() {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s not in sync: %s", replica.Addr(), info)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a server we do not control
+	}
+
+	universal := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{master.Addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = universal.Close() })
+	clients := map[string]redis.Scripter{"Client": client(t, master.Addr()), "UniversalClient": universal}
+	for name, rdb := range clients {
+		// The default waits, because the master has a replica; on a loaded
+		// test machine the wait may outlast the default timeout, which is
+		// an unacknowledged completion, not a failure.
+		before := redistest.CommandCalls(t, admin)["wait"]
+		if err := completeOne(t, New(rdb, WithPrefix(name)), "default"); err != nil && !errors.Is(err, idem.ErrUnreplicated) {
+			t.Errorf("%s: complete with a replica in sync: %v", name, err)
+		}
+		if n := redistest.CommandCalls(t, admin)["wait"]; n != before+1 {
+			t.Errorf("%s: %d WAIT for one completion; want 1", name, n-before)
+		}
+		if err := completeOne(t, New(rdb, WithPrefix(name), WithReplicaAcks(1, 10*time.Second)), "acked"); err != nil {
+			t.Errorf("%s: complete with a replica in sync: %v; want it acknowledged", name, err)
+		}
+	}
+
+	off := New(client(t, master.Addr()), WithPrefix("off"), WithReplicaAcks(0, 0))
+	before := redistest.CommandCalls(t, admin)["wait"]
+	if err := completeOne(t, off, "k"); err != nil {
+		t.Errorf("WithReplicaAcks(0, 0): %v", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["wait"]; n != before {
+		t.Errorf("WithReplicaAcks(0, 0) sent %d WAIT", n-before)
+	}
+
+	// NOSCRIPT on the pipelined EVALSHA falls back to EVAL, still waited.
+	s := New(client(t, master.Addr()), WithPrefix("flushed"), WithReplicaAcks(1, 10*time.Second))
+	if err := completeOne(t, s, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before = redistest.CommandCalls(t, admin)["eval"]
+	if err := completeOne(t, s, "after-flush"); err != nil {
+		t.Errorf("complete after SCRIPT FLUSH: %v", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["eval"]; n == before {
+		t.Errorf("no EVAL after SCRIPT FLUSH")
+	}
+
+	link.Freeze()
+	var wg sync.WaitGroup
+	for name, rdb := range clients {
+		wg.Go(func() {
+			s := New(rdb, WithPrefix(name), WithReplicaAcks(1, 50*time.Millisecond))
+			err := completeOne(t, s, "stalled")
+			var se *idem.StoreError
+			if !errors.Is(err, idem.ErrUnreplicated) || errors.As(err, &se) {
+				t.Errorf("%s: complete with the link stalled: %v; want ErrUnreplicated, not a store error", name, err)
+			}
+			acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: "stalled", Token: "again", Fingerprint: "fp"})
+			if err != nil || acq.Outcome != idem.OutcomeReplay {
+				t.Errorf("%s: unreplicated completion not stored on the master: %+v, %v", name, acq, err)
+			}
+		})
+	}
+	wg.Wait()
+	link.Thaw()
+}
+
+// TestDurabilityWarning: a master that keeps records in memory only (no
+// append-only file, no save rules, no replica) is warned about at each
+// check, with what to set, and not refused; one with an append-only file is
+// not warned about.
+func TestDurabilityWarning(t *testing.T) {
+	volatile := startServer(t, redisproc.Options{})
+	persistent := startServer(t, redisproc.Options{Persist: true})
+	for _, c := range []struct {
+		srv  *redisproc.Server
+		want bool
+	}{{volatile, true}, {persistent, false}} {
+		var warnings []string
+		s := New(client(t, c.srv.Addr()), WithWarnings(func(_ context.Context, w string) { warnings = append(warnings, w) }))
+		if err := s.Check(context.Background()); err != nil {
+			t.Errorf("%s: Check: %v; want nil (a warning is not a refusal)", c.srv.Addr(), err)
+		}
+		switch {
+		case !c.want && len(warnings) > 0:
+			t.Errorf("%s (append-only file): warned %q", c.srv.Addr(), warnings)
+		case c.want && (len(warnings) != 1 || !strings.Contains(warnings[0], "appendonly yes") || !strings.Contains(warnings[0], c.srv.Addr())):
+			t.Errorf("%s (in memory only): warnings %q; want one, naming the server and appendonly yes", c.srv.Addr(), warnings)
+		}
+	}
+}
