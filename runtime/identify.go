@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -72,8 +73,13 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 	if name == "" {
 		return "", false, nil
 	}
-	vals, ok := r.Header[http.CanonicalHeaderKey(name)]
-	if !ok || len(vals) == 0 {
+	return e.keyFromValues(op, name, r.Header[http.CanonicalHeaderKey(name)])
+}
+
+// keyFromValues is headerKey for the values vals of the key header name,
+// however the request carries its headers.
+func (e *Engine) keyFromValues(op *Operation, name string, vals []string) (string, bool, *Problem) {
+	if len(vals) == 0 {
 		if op.Optional {
 			return "", false, nil
 		}
@@ -159,18 +165,27 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 	var scope string
 	if e.cfg.scope != nil {
 		s, err := e.cfg.scope(r)
-		if err != nil {
-			var p *Problem
-			if errors.As(err, &p) {
-				return nil, p
-			}
-			e.cfg.logger.ErrorContext(r.Context(), "idem: scope function failed", "op", op.ID, "err", err)
-			return nil, NewProblem(http.StatusInternalServerError, CodeScopeFailed,
-				"the request could not be scoped")
+		var prob *Problem
+		if scope, prob = e.scopeKey(r.Context(), op, s, err); prob != nil {
+			return nil, prob
 		}
-		scope = e.cfg.hashScope(s)
 	}
 	return newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
+}
+
+// scopeKey is the storage form of the scope s the scope function
+// returned, or the problem to answer for its error err.
+func (e *Engine) scopeKey(ctx context.Context, op *Operation, s string, err error) (string, *Problem) {
+	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return "", p
+		}
+		e.cfg.logger.ErrorContext(ctx, "idem: scope function failed", "op", op.ID, "err", err)
+		return "", NewProblem(http.StatusInternalServerError, CodeScopeFailed,
+			"the request could not be scoped")
+	}
+	return e.cfg.hashScope(s), nil
 }
 
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports

@@ -75,7 +75,15 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case k == nil:
 		return run(ctx)
 	}
-	o := e.protect(ctx, k, r, sb.raw, run)
+	return e.runKeyed(ctx, k, r, sb.raw, run)
+}
+
+// runKeyed is the protocol for an identified request k whose handler
+// answers with a Response (the strict server, [Engine.ServeRequest]): the
+// Response to write, run's when it ran, and run's error. r and raw are for
+// a reconciler, as in protect.
+func (e *Engine) runKeyed(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+	o := e.protect(ctx, k, r, raw, run)
 	switch o.kind {
 	case ran:
 		return o.resp, o.err

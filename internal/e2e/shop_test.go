@@ -234,6 +234,11 @@ func scoped() []idem.Option {
 // serversWith are the generated servers with the engine options opts, each
 // behind its framework's way of turning a panic into a 500.
 func serversWith(opts ...idem.Option) []server {
+	return append(append([]server{}, netHTTPAndEchoGinServers(opts...)...), fiberServers(opts...)...)
+}
+
+// netHTTPAndEchoGinServers are serversWith's net/http, echo and gin forms.
+func netHTTPAndEchoGinServers(opts ...idem.Option) []server {
 	return []server{
 		{"chi strict", func(s *shop, store idem.Store) http.Handler {
 			si := strictapi.NewStrictHandlerWithIdempotency(strictShop{s}, nil, store, opts...)

@@ -69,12 +69,9 @@ func (c Config) Validate() error {
 func unsupportedServer(g codegen.GenerateOptions) error {
 	var flag, why string
 	switch {
-	case g.FiberServer, g.FiberV3Server:
-		flag = "fiber-server"
-		if g.FiberV3Server {
-			flag = "fiber-v3-server"
-		}
-		why = "fiber runs on fasthttp, not net/http, so the idempotency runtime (built on net/http requests and response writers) cannot capture or replay its responses"
+	case g.FiberV3Server:
+		flag = "fiber-v3-server"
+		why = "idemgen has no adapter to fiber v3 yet (fiber-server, fiber v2, has one)"
 	case g.IrisServer:
 		flag = "iris-server"
 		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"

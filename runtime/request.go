@@ -1,0 +1,118 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// HeaderValues is a request's headers as the engine reads them: the values
+// of a header, given its canonical name, in the order sent (none when
+// absent). http.Header implements it.
+type HeaderValues interface {
+	Values(name string) []string
+}
+
+// Request is a request shown to the engine in the parts that identify it,
+// by an adapter for a framework that does not hand its handlers an
+// *http.Request (fiber, on fasthttp): the adapter fills it from the
+// framework's own request, without converting it. See [Engine.ServeRequest].
+type Request struct {
+	Method string       // the request method
+	Path   string       // the path as sent, escaped (it carries the path parameters)
+	Query  string       // the raw query, without '?'
+	Header HeaderValues // the request headers
+	Body   []byte       // the body as sent; nil without one
+
+	// HTTP returns the request as an *http.Request. The engine calls it
+	// only for what takes one: a [WithScope] function (not
+	// [WithScopeFromHeader], which reads Header), and a [Reconciler]. With
+	// HTTP nil, such an engine answers 500 scope-failed.
+	HTTP func() (*http.Request, error)
+}
+
+// ServeRequest is the protocol of [Engine.Serve] for a request given in
+// its parts, for framework adapters that are not net/http (fiber's): it
+// identifies q (the key header or body key, the body limit, the scope, the
+// fingerprint) and runs the protocol. run calls the handler with the given
+// context (carrying the key and fence, see [FromContext]) and captures
+// what it answered in the framework's own response.
+//
+// The returned Response is what the adapter must answer: run's own when
+// the handler ran (with the [HeaderDegraded] header set when the store
+// failed and the engine fails open), or a replay or a problem (400, 409,
+// 413, 422, 503) for the adapter to write in place of anything the handler
+// wrote. A non-nil error is run's, returned after the lease was released.
+func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+	run = requireResponse(op, run)
+	k, prob := e.identifyRequest(ctx, q, op)
+	switch {
+	case prob != nil:
+		return prob.Response(), nil
+	case k == nil: // optional key, none sent: unprotected
+		return run(ctx)
+	}
+	var r *http.Request
+	if e.cfg.reconciler != nil && q.HTTP != nil {
+		r, _ = q.HTTP() // nil on an error: the reconciler gets no request
+	}
+	return e.runKeyed(ctx, k, r, q.Body, run)
+}
+
+// identifyRequest is identifyHTTP for a request given in its parts; the
+// body was read by the framework already, and is bounded here.
+func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation) (*keyedRequest, *Problem) {
+	var key string
+	if name := op.keyHeader(); name != "" {
+		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(http.CanonicalHeaderKey(name)))
+		if prob != nil || !hasKey {
+			return nil, prob
+		}
+		key = k
+	}
+	if int64(len(q.Body)) > e.cfg.bodyLimit {
+		return nil, tooLargeProblem(e.cfg.bodyLimit)
+	}
+	body := payload{raw: q.Body}
+	if ct := q.Header.Values("Content-Type"); op.keyHeader() == "" || (len(ct) > 0 && isJSONContentType(ct[0])) {
+		body = jsonPayload(op, q.Body)
+	}
+	if op.keyHeader() == "" {
+		var ok bool
+		var prob *Problem
+		if key, ok, prob = bodyKey(op, body); prob != nil || !ok {
+			return nil, prob
+		}
+	}
+	var scope string
+	if e.cfg.scope != nil {
+		s, err := e.requestScope(q)
+		var prob *Problem
+		if scope, prob = e.scopeKey(ctx, op, s, err); prob != nil {
+			return nil, prob
+		}
+	}
+	rl := requestLine{method: q.Method, path: q.Path, query: q.Query, header: q.Header}
+	return newKeyedRequest(op, scope, key, fingerprintOf(op, &rl, body)), nil
+}
+
+// requestScope is the scope function's answer for q: WithScopeFromHeader's
+// from q's headers, WithScope's from q.HTTP.
+func (e *Engine) requestScope(q *Request) (string, error) {
+	if e.cfg.scopeKind == scopeHeader {
+		return strings.Join(q.Header.Values(e.cfg.scopeHeader), "\x00"), nil // as WithScopeFromHeader's function
+	}
+	if q.HTTP == nil {
+		return "", errNoHTTPRequest
+	}
+	r, err := q.HTTP()
+	if err != nil {
+		return "", err
+	}
+	return e.cfg.scope(r)
+}
+
+// errNoHTTPRequest is the scope failure of a WithScope function for a
+// Request without HTTP.
+var errNoHTTPRequest = errors.New("idem: the WithScope function takes an *http.Request, and the adapter gives none (idem.Request.HTTP is nil)")
