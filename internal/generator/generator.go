@@ -69,9 +69,6 @@ func (c Config) Validate() error {
 func unsupportedServer(g codegen.GenerateOptions) error {
 	var flag, why string
 	switch {
-	case g.FiberV3Server:
-		flag = "fiber-v3-server"
-		why = "idemgen has no adapter to fiber v3 yet (fiber-server, fiber v2, has one)"
 	case g.IrisServer:
 		flag = "iris-server"
 		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"
