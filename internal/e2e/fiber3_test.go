@@ -53,7 +53,6 @@ func (h fiber3Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	copyResponse(w, res)
 }
 
-
 // fiber3Shop is the shop as a fiber ServerInterface. It answers its
 // failures by returning an error, which the app's ErrorHandler renders:
 // the generated decorator must render it before it records.
@@ -138,7 +137,6 @@ func (s fiber3StrictShop) UploadFile(_ context.Context, req fiber3strictapi.Uplo
 	}
 	return fiber3strictapi.UploadFile201JSONResponse{Id: id, Purpose: purpose, Size: size}, nil
 }
-
 
 // listen serves the app on l until the test ends.
 func (h fiber3Handler) listen(l net.Listener) func() {
