@@ -31,6 +31,7 @@ require (
 	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/gorilla/mux v1.8.1
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/labstack/echo/v5 v5.4.4
 	github.com/valyala/fasthttp v1.69.0
 )
 

@@ -72,9 +72,6 @@ func unsupportedServer(g codegen.GenerateOptions) error {
 	case g.IrisServer:
 		flag = "iris-server"
 		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"
-	case g.Echo5Server:
-		flag = "echo5-server"
-		why = "echo v5 handlers take a *echo.Context, for which idemgen has no adapter yet (echo-server, echo v4, has one)"
 	default:
 		return nil
 	}
