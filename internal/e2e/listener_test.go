@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idemgen/idemgen/internal/redistest"
+	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -32,10 +34,12 @@ func listen(t *testing.T, h http.Handler) string {
 
 // TestConcurrentOneKey: 200 concurrent requests with one key, over real
 // connections to each server form and real Redis, run the handler exactly
-// once; every other request gets 409 or the replay of that run.
+// once; every other request gets 409 or the replay of that run. The store
+// timeout is raised: 200 requests wait for go-redis's pooled connections,
+// and on a loaded test machine that wait must not become a 503.
 func TestConcurrentOneKey(t *testing.T) {
 	const n = 200
-	for _, srv := range servers() {
+	for _, srv := range serversWith(append(scoped(), idem.WithStoreTimeout(time.Minute))...) {
 		t.Run(srv.name, func(t *testing.T) {
 			s := &shop{}
 			store := &failingStore{Store: redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))}
@@ -43,7 +47,7 @@ func TestConcurrentOneKey(t *testing.T) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 			t.Cleanup(client.CloseIdleConnections)
 			start := make(chan struct{})
-			statuses := make([]int, n)
+			statuses, bodies := make([]int, n), make([]string, n)
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
@@ -56,21 +60,21 @@ func TestConcurrentOneKey(t *testing.T) {
 						t.Errorf("request %d: %v", i, err)
 						return
 					}
-					_, _ = io.Copy(io.Discard, res.Body)
+					b, _ := io.ReadAll(res.Body)
 					_ = res.Body.Close()
-					statuses[i] = res.StatusCode
+					statuses[i], bodies[i] = res.StatusCode, string(b)
 				})
 			}
 			close(start)
 			wg.Wait()
 			created := 0
-			for _, st := range statuses {
+			for i, st := range statuses {
 				switch st {
 				case http.StatusCreated:
 					created++
 				case http.StatusConflict:
 				default:
-					t.Errorf("status %d, want 201 or 409", st)
+					t.Errorf("status %d, want 201 or 409; body %s", st, bodies[i])
 				}
 			}
 			if created == 0 {

@@ -235,7 +235,7 @@ func scoped() []idem.Option {
 // serversWith are the generated servers with the engine options opts, each
 // behind its framework's way of turning a panic into a 500.
 func serversWith(opts ...idem.Option) []server {
-	return slices.Concat(netHTTPAndEchoGinServers(opts...), echo5Servers(opts...), fiberServers(opts...), fiber3Servers(opts...))
+	return slices.Concat(netHTTPAndEchoGinServers(opts...), echo5Servers(opts...), fiberServers(opts...), fiber3Servers(opts...), irisServers(opts...))
 }
 
 // netHTTPAndEchoGinServers are serversWith's net/http, echo and gin forms.

@@ -55,27 +55,7 @@ func (c Config) Validate() error {
 	if err := c.Codegen.Validate(); err != nil && c.Codegen.PackageName != "" {
 		errs = append(errs, fmt.Errorf("oapi-codegen config: %w", err))
 	}
-	if err := unsupportedServer(c.Codegen.Generate); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// unsupportedServer is the error for a server oapi-codegen generates and
-// idemgen does not wrap, nil for the others. idemgen wraps the net/http
-// routers (chi-server, std-http-server, gorilla-server), echo-server and
-// gin-server; it refuses the rest rather than emit nothing for them, which
-// would leave their idempotent operations unprotected without a word.
-func unsupportedServer(g codegen.GenerateOptions) error {
-	var flag, why string
-	switch {
-	case g.IrisServer:
-		flag = "iris-server"
-		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"
-	default:
-		return nil
-	}
-	return fmt.Errorf("oapi-codegen config: generate: %s: not supported: %s; idemgen generates for chi-server, std-http-server, gorilla-server, echo-server and gin-server (and client)", flag, why)
 }
 
 // File is one generated file.

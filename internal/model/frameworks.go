@@ -57,6 +57,11 @@ func (f File) CtxStrict() bool {
 	return f.FrameworkStrict && (f.Framework == Fiber || f.Framework == FiberV3)
 }
 
+// VisitsContext reports whether the file has an iris strict server, whose
+// response objects answer through iris's context, not an
+// http.ResponseWriter (fiber's are CtxStrict).
+func (f File) VisitsContext() bool { return f.FrameworkStrict && f.Framework == Iris }
+
 // CtxTypeOf is the type of the context the framework's handlers take,
 // with the framework's package named pkg.
 func (f File) CtxTypeOf(pkg string) string {

@@ -49,7 +49,7 @@ func (f File) frameworkPkgs() frameworkPkgs {
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && !f.CtxStrict()) || f.Client {
+	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && !f.CtxStrict() && !f.VisitsContext()) || f.Client {
 		add("net/http")
 	}
 	if f.Strict || f.Client {
