@@ -24,7 +24,7 @@ func (s replayStore) Acquire(context.Context, idem.AcquireRequest) (idem.Acquisi
 func (replayStore) Complete(context.Context, string, string, *idem.Record, time.Duration) error {
 	return nil
 }
-func (replayStore) Release(context.Context, string, string) error              { return nil }
+func (replayStore) Release(context.Context, string, string) error               { return nil }
 func (replayStore) Extend(context.Context, string, string, time.Duration) error { return nil }
 
 // BenchmarkReplay compares a replay through idemfiber.Serve, which reads
