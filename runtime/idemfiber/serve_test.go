@@ -160,3 +160,45 @@ func TestServeScopesWithAnHTTPRequest(t *testing.T) {
 		t.Errorf("handler ran %d times, want 2 (one per tenant)", runs)
 	}
 }
+
+// TestServeAnswersProblemsIntoFiber: the engine's problems reach the
+// client through fiber's response as the net/http forms send them: RFC
+// 9457 documents, Cache-Control: no-store, and a 409's Retry-After.
+func TestServeAnswersProblemsIntoFiber(t *testing.T) {
+	engine := newEngine(t)
+	entered, gate := make(chan struct{}), make(chan struct{})
+	app := fiber.New()
+	app.Post("/brew", func(c *fiber.Ctx) error {
+		return idemfiber.Serve(engine, c, &op, func(c *fiber.Ctx) error {
+			entered <- struct{}{}
+			<-gate
+			return c.SendStatus(http.StatusCreated)
+		})
+	})
+	done := make(chan answer)
+	go func() { done <- post(t, app) }()
+	<-entered
+	conflict := post(t, app)
+	close(gate)
+	if first := <-done; first.status != http.StatusCreated {
+		t.Errorf("first answer %d, want 201", first.status)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/brew", nil) // no key
+	res, err := app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	missing := answer{status: res.StatusCode, header: res.Header}
+	for _, c := range []struct {
+		a      answer
+		status int
+	}{{conflict, http.StatusConflict}, {missing, http.StatusBadRequest}} {
+		if c.a.status != c.status || c.a.header.Get("Content-Type") != "application/problem+json" || c.a.header.Get("Cache-Control") != "no-store" {
+			t.Errorf("answer %d (want %d), Content-Type %q, Cache-Control %q", c.a.status, c.status, c.a.header.Get("Content-Type"), c.a.header.Get("Cache-Control"))
+		}
+	}
+	if conflict.header.Get("Retry-After") == "" {
+		t.Errorf("409 without Retry-After")
+	}
+}
