@@ -78,9 +78,9 @@ const (
 )
 
 // TestServer is the behaviour every generated server promises, one table
-// of scenarios run against each of the ten server forms (servers: chi,
-// std-http, gorilla, echo and gin, each strict and plain), over miniredis
-// and real Redis.
+// of scenarios run against each of the eighteen server forms (servers:
+// chi, std-http, gorilla, echo v4 and v5, gin, iris, fiber v2 and v3, each
+// strict and plain), over miniredis and real Redis.
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string
