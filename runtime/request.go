@@ -60,19 +60,42 @@ func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *Operation, ru
 	return e.runKeyed(ctx, k, r, q.Body, run)
 }
 
-// identifyRequest is identifyHTTP for a request given in its parts; the
-// body was read by the framework already, and is bounded here.
-func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation) (*keyedRequest, *Problem) {
-	var key string
+// CheckRequest is the part of ServeRequest's identification that needs
+// nothing decoded: the key header (missing, repeated, malformed) and the
+// body limit. It returns the problem to answer (400, 413), or nil when q
+// may go on. Adapters call it in front of a strict handler that decodes
+// the body before the strict middleware runs, as [Engine.ServeBody] is
+// called for net/http.
+func (e *Engine) CheckRequest(q *Request, op *Operation) *Response {
+	if _, _, prob := e.checkRequest(q, op); prob != nil {
+		return prob.Response()
+	}
+	return nil
+}
+
+// checkRequest is readRequest for a request given in its parts: the key
+// header's key, protect false when an optional key header is absent, or
+// the problem to answer. The body was read by the framework already; it is
+// bounded here.
+func (e *Engine) checkRequest(q *Request, op *Operation) (key string, protect bool, prob *Problem) {
 	if name := op.keyHeader(); name != "" {
 		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(http.CanonicalHeaderKey(name)))
 		if prob != nil || !hasKey {
-			return nil, prob
+			return "", false, prob
 		}
 		key = k
 	}
 	if int64(len(q.Body)) > e.cfg.bodyLimit {
-		return nil, tooLargeProblem(e.cfg.bodyLimit)
+		return "", false, tooLargeProblem(e.cfg.bodyLimit)
+	}
+	return key, true, nil
+}
+
+// identifyRequest is identifyHTTP for a request given in its parts.
+func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation) (*keyedRequest, *Problem) {
+	key, protect, prob := e.checkRequest(q, op)
+	if prob != nil || !protect {
+		return nil, prob
 	}
 	body := payload{raw: q.Body}
 	if ct := q.Header.Values("Content-Type"); op.keyHeader() == "" || (len(ct) > 0 && isJSONContentType(ct[0])) {

@@ -179,3 +179,35 @@ func TestServeRequestWithScopeAndOptionalKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRequest: the step in front of a strict decoder answers the key
+// header's problems and the body limit, and lets anything else through,
+// a body key too (the strict middleware checks it).
+func TestCheckRequest(t *testing.T) {
+	e := idem.NewEngine(newMemStore(), idem.WithBodyLimit(16))
+	header := &idem.Operation{ID: "CreatePet"}
+	cases := []struct {
+		name string
+		op   *idem.Operation
+		req  *http.Request
+		want int // 0: go on
+	}{
+		{"a key and a small body", header, engineReq("POST", "/pets", `{not json`, "Idempotency-Key", "k"), 0},
+		{"missing key", header, engineReq("POST", "/pets", `{}`), http.StatusBadRequest},
+		{"malformed key", header, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "bad\x01key"), http.StatusBadRequest},
+		{"body over the limit", header, engineReq("POST", "/pets", `{"name":"rex the dog"}`, "Idempotency-Key", "k"), http.StatusRequestEntityTooLarge},
+		{"an optional key absent", &idem.Operation{ID: "Ping", Optional: true}, engineReq("POST", "/ping", `{"name":"rex the dog"}`), 0},
+		{"a body key, not checked here", &idem.Operation{ID: "Pay", KeyPointer: "/key"}, engineReq("POST", "/pay", `{}`), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := e.CheckRequest(parts(t, c.req), c.op)
+			switch {
+			case c.want == 0 && resp != nil:
+				t.Errorf("answered %d %s, want to go on", resp.Status, resp.Body)
+			case c.want != 0 && (resp == nil || resp.Status != c.want):
+				t.Errorf("answered %+v, want %d", resp, c.want)
+			}
+		})
+	}
+}

@@ -235,6 +235,14 @@ func TestServer(t *testing.T) {
 			}
 			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 0)
 		}},
+		{"an undecodable body over the limit is 413, before any decoding", func(t *testing.T, h http.Handler, s *shop) {
+			a := do(t, h, "POST", "/orders", `{"item":`+strings.Repeat(" ", 1<<20)+`!`, "Idempotency-Key", "k1")
+			wantStatus(t, a, http.StatusRequestEntityTooLarge)
+			if code := problemCode(t, a); code != "payload-too-large" {
+				t.Errorf("code = %q, want payload-too-large", code)
+			}
+			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 0)
+		}},
 		{"a panic releases the key: the retry runs again", func(t *testing.T, h http.Handler, s *shop) {
 			s.panicFirst.Store(1)
 			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusInternalServerError)

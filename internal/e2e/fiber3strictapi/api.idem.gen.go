@@ -154,9 +154,11 @@ func (s *idempotentServer) UploadFile(c fiber.Ctx) error {
 // idempotency key: a retry with the same key and request gets the stored
 // response, a concurrent one 409, a different request under the same key
 // 422. The request is identified by its body as the client sent it, as
-// WithIdempotency does. The idempotency middleware runs innermost, after
-// middlewares; the other operations pass through unchanged. Give the result
-// to RegisterHandlers.
+// WithIdempotency does; a step in front of the strict handler answers a
+// missing or malformed key header (400) and a body over the body limit
+// (413) before anything is decoded. The idempotency middleware runs
+// innermost, after middlewares; the other operations pass through
+// unchanged. Give the result to RegisterHandlers.
 //
 // The spec requires security for CreateOrder, CreatePayment, ShipOrder,
 // UploadFile, so opts must choose a key space: idem.WithScope,
@@ -171,7 +173,50 @@ func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []St
 		&uploadFileIdempotencyOp,
 	}, store, opts...)
 	// The strict handler wraps the first middleware first: it runs innermost.
-	return NewStrictHandler(ssi, append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...))
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandler(ssi, middlewares), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it answers a bad key header or a body over the limit
+// before the strict handler decodes the body (idemfiber3.ServeBody).
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CreateOrder checks the key header and the body size of POST /orders,
+// then calls the strict handler.
+func (s *idempotentStrictServer) CreateOrder(c fiber.Ctx, params CreateOrderParams) error {
+	return idemfiber3.ServeBody(s.engine, c, &createOrderIdempotencyOp, func(c fiber.Ctx) error {
+		return s.ServerInterface.CreateOrder(c, params)
+	})
+}
+
+// CreatePayment checks the key header and the body size of POST /payments,
+// then calls the strict handler.
+func (s *idempotentStrictServer) CreatePayment(c fiber.Ctx) error {
+	return idemfiber3.ServeBody(s.engine, c, &createPaymentIdempotencyOp, func(c fiber.Ctx) error {
+		return s.ServerInterface.CreatePayment(c)
+	})
+}
+
+// ShipOrder checks the key header and the body size of POST /orders/{orderId}/ship,
+// then calls the strict handler.
+func (s *idempotentStrictServer) ShipOrder(c fiber.Ctx, orderId string, params ShipOrderParams) error {
+	return idemfiber3.ServeBody(s.engine, c, &shipOrderIdempotencyOp, func(c fiber.Ctx) error {
+		return s.ServerInterface.ShipOrder(c, orderId, params)
+	})
+}
+
+// UploadFile checks the key header and the body size of POST /files,
+// then calls the strict handler.
+func (s *idempotentStrictServer) UploadFile(c fiber.Ctx) error {
+	return idemfiber3.ServeBody(s.engine, c, &uploadFileIdempotencyOp, func(c fiber.Ctx) error {
+		return s.ServerInterface.UploadFile(c)
+	})
 }
 
 // idempotencyStrictMiddleware returns the strict middleware of

@@ -127,16 +127,45 @@ func (s *idempotentServer) RefundOrder(c *fiber.Ctx, storeId string, orderId ope
 // idempotency key: a retry with the same key and request gets the stored
 // response, a concurrent one 409, a different request under the same key
 // 422. The request is identified by its body as the client sent it, as
-// WithIdempotency does. The idempotency middleware runs innermost, after
-// middlewares; the other operations pass through unchanged. Give the result
-// to RegisterHandlers.
+// WithIdempotency does; a step in front of the strict handler answers a
+// missing or malformed key header (400) and a body over the body limit
+// (413) before anything is decoded. The idempotency middleware runs
+// innermost, after middlewares; the other operations pass through
+// unchanged. Give the result to RegisterHandlers.
 func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
 	engine := idem.NewEngineFor([]*idem.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
 	// The strict handler wraps the first middleware first: it runs innermost.
-	return NewStrictHandler(ssi, append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...))
+	middlewares = append([]StrictMiddlewareFunc{idempotencyStrictMiddleware(engine)}, middlewares...)
+	return &idempotentStrictServer{ServerInterface: NewStrictHandler(ssi, middlewares), engine: engine}
+}
+
+// idempotentStrictServer is the step in front of the strict handler: for each
+// idempotent operation it answers a bad key header or a body over the limit
+// before the strict handler decodes the body (idemfiber.ServeBody).
+type idempotentStrictServer struct {
+	ServerInterface
+	engine *idem.Engine
+}
+
+var _ ServerInterface = (*idempotentStrictServer)(nil)
+
+// CloseStore checks the key header and the body size of POST /stores/{storeId}/close,
+// then calls the strict handler.
+func (s *idempotentStrictServer) CloseStore(c *fiber.Ctx, storeId int, params CloseStoreParams) error {
+	return idemfiber.ServeBody(s.engine, c, &closeStoreIdempotencyOp, func(c *fiber.Ctx) error {
+		return s.ServerInterface.CloseStore(c, storeId, params)
+	})
+}
+
+// RefundOrder checks the key header and the body size of POST /stores/{storeId}/orders/{orderId}/refunds,
+// then calls the strict handler.
+func (s *idempotentStrictServer) RefundOrder(c *fiber.Ctx, storeId string, orderId openapi_types.UUID, params RefundOrderParams) error {
+	return idemfiber.ServeBody(s.engine, c, &refundOrderIdempotencyOp, func(c *fiber.Ctx) error {
+		return s.ServerInterface.RefundOrder(c, storeId, orderId, params)
+	})
 }
 
 // idempotencyStrictMiddleware returns the strict middleware of
