@@ -54,7 +54,9 @@
 // [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [Capture],
 // [Caller.Begin] and the methods of [Call] are the entry points generated
 // files call; [GenVersion] makes a file generated for another runtime
-// version fail to compile.
+// version fail to compile. [Engine.ServeRequest] and
+// [Engine.CheckRequest], over a [Request] given in its parts, are the
+// entry points of the framework adapters that are not net/http (fiber's).
 //
 // # Stores
 //
