@@ -59,6 +59,9 @@
 // files call; [MinVersion], [MaxVersion] and [EnforceVersion] make a file
 // generated for a version this runtime does not support fail to compile
 // ([GenVersion] does for files generated before the range).
+// [Engine.ServeRequest] and [Engine.CheckRequest], over a [Request] given
+// in its parts, are the entry points of the framework adapters that are not
+// net/http (fiber's).
 //
 // # Stores
 //

@@ -85,16 +85,31 @@ func isJSONContentType(ct string) bool {
 // hashed in its canonical form (see jsonPayload); any other body is hashed
 // as is. r may be nil (for [Do]).
 func fingerprint(op *Operation, r *http.Request, body payload) string {
+	if r == nil {
+		return fingerprintOf(op, nil, body)
+	}
+	return fingerprintOf(op, &requestLine{method: r.Method, path: r.URL.EscapedPath(), query: r.URL.RawQuery, header: r.Header}, body)
+}
+
+// requestLine is what fingerprint hashes of a request besides its body,
+// from net/http or from a framework's own request ([Request]).
+type requestLine struct {
+	method, path, query string
+	header              HeaderValues
+}
+
+// fingerprintOf is fingerprint of a request's line (nil for [Do]) and body.
+func fingerprintOf(op *Operation, rl *requestLine, body payload) string {
 	var buf [512]byte
 	b := buf[:0]
 	b = field(b, "op", op.ID)
-	if r != nil {
-		b = field(b, "method", r.Method)
-		b = field(b, "path", r.URL.EscapedPath())
-		b = field(b, "query", canonicalQuery(r))
+	if rl != nil {
+		b = field(b, "method", rl.method)
+		b = field(b, "path", rl.path)
+		b = field(b, "query", canonicalQuery(rl.query))
 		for _, name := range op.FingerprintHeaders {
 			name = http.CanonicalHeaderKey(name)
-			vals := r.Header.Values(name)
+			vals := rl.header.Values(name)
 			b = field(b, "header", name)
 			b = field(b, "count", strconv.Itoa(len(vals)))
 			for _, v := range vals {
@@ -123,13 +138,13 @@ func field[V string | []byte](b []byte, tag string, val V) []byte {
 
 // canonicalQuery renders the query with sorted keys (values keep their
 // order); an unparsable query is used as sent.
-func canonicalQuery(r *http.Request) string {
-	if r.URL.RawQuery == "" {
+func canonicalQuery(raw string) string {
+	if raw == "" {
 		return ""
 	}
-	vals, err := url.ParseQuery(r.URL.RawQuery)
+	vals, err := url.ParseQuery(raw)
 	if err != nil {
-		return r.URL.RawQuery
+		return raw
 	}
 	return vals.Encode()
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// The protocol is written once, in protect; Serve, ServeStrict and Do are
-// adapters that identify a request their way and translate the outcome.
+// The protocol is written once, in protect; Serve, ServeStrict,
+// ServeRequest and Do are adapters that identify a request their way and
+// translate the outcome.
 
 // outcome is how the protocol ended for one identified request.
 type outcome struct {

@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
@@ -51,7 +52,7 @@ func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protec
 	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
 		return "", false, nil, prob
 	}
-	if prob := encodedBodyProblem(r); prob != nil {
+	if prob := encodedBodyProblem(r.Header.Values("Content-Encoding")); prob != nil {
 		return "", false, nil, prob
 	}
 	raw, prob = readBody(r, e.cfg.bodyLimit)
@@ -80,8 +81,13 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 	if name == "" {
 		return "", false, nil
 	}
-	vals, ok := r.Header[http.CanonicalHeaderKey(name)]
-	if !ok || len(vals) == 0 {
+	return e.keyFromValues(op, name, r.Header[http.CanonicalHeaderKey(name)])
+}
+
+// keyFromValues is headerKey for the values vals of the key header name,
+// however the request carries its headers.
+func (e *Engine) keyFromValues(op *Operation, name string, vals []string) (string, bool, *Problem) {
+	if len(vals) == 0 {
 		if op.Optional {
 			return "", false, nil
 		}
@@ -98,13 +104,13 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 }
 
 // encodedBodyProblem is the 415 for a request whose body has a content
-// coding (Content-Encoding: gzip, say), nil for one without (or with
+// coding (codings are its Content-Encoding values) (Content-Encoding: gzip, say), nil for one without (or with
 // identity). The fingerprint is over the body as sent, and the plain and
 // strict servers would decode it differently (the plain handler may
 // decompress it, the strict decoder cannot), so the layer refuses it before
 // any handler runs, in every style, and stores nothing (RFC 7694).
-func encodedBodyProblem(r *http.Request) *Problem {
-	for _, v := range r.Header["Content-Encoding"] {
+func encodedBodyProblem(codings []string) *Problem {
+	for _, v := range codings {
 		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
 				p := problemf(http.StatusUnsupportedMediaType, CodeUnsupportedContentEncoding,
@@ -183,24 +189,33 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 			return nil, prob
 		}
 	}
-	if prob := e.cfg.missingCredential(r, op); prob != nil {
+	if prob := e.cfg.missingCredential(r.Header.Values, op); prob != nil {
 		return nil, prob
 	}
 	var scope string
 	if e.cfg.scope != nil {
 		s, err := e.cfg.scope(r)
-		if err != nil {
-			var p *Problem
-			if errors.As(err, &p) {
-				return nil, p
-			}
-			e.cfg.logger.ErrorContext(r.Context(), "idem: scope function failed", "op", op.ID, "err", err)
-			return nil, NewProblem(http.StatusInternalServerError, CodeScopeFailed,
-				"the request could not be scoped")
+		var prob *Problem
+		if scope, prob = e.scopeKey(r.Context(), op, s, err); prob != nil {
+			return nil, prob
 		}
-		scope = e.cfg.hashScope(s)
 	}
 	return e.newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
+}
+
+// scopeKey is the storage form of the scope s the scope function
+// returned, or the problem to answer for its error err.
+func (e *Engine) scopeKey(ctx context.Context, op *Operation, s string, err error) (string, *Problem) {
+	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return "", p
+		}
+		e.cfg.logger.ErrorContext(ctx, "idem: scope function failed", "op", op.ID, "err", err)
+		return "", NewProblem(http.StatusInternalServerError, CodeScopeFailed,
+			"the request could not be scoped")
+	}
+	return e.cfg.hashScope(s), nil
 }
 
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports

@@ -70,7 +70,7 @@ func promote(t *testing.T, addr string) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	if err := rdb.SlaveOf(context.Background(), "NO", "ONE").Err(); err != nil {
+	if err := rdb.ReplicaOf(context.Background(), "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
 }

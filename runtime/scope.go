@@ -125,15 +125,16 @@ func WithScopeSecret(secret []byte) Option {
 }
 
 // missingCredential is the 401 for a request to op, which declares
-// security, that lacks WithScopeFromHeader's header or sends it empty:
+// security, that lacks WithScopeFromHeader's header or sends it empty
+// (header returns a request header's values):
 // without it, every such caller would share one key space. nil when the
 // credential is there, op declares no security, the scope comes from
 // elsewhere, or WithAnonymousCallers allows it.
-func (c *config) missingCredential(r *http.Request, op *Operation) *Problem {
+func (c *config) missingCredential(header func(name string) []string, op *Operation) *Problem {
 	if c.scopeKind != scopeHeader || c.anonymous || len(op.Security) == 0 {
 		return nil
 	}
-	for _, v := range r.Header[c.scopeHeader] {
+	for _, v := range header(c.scopeHeader) {
 		if strings.TrimSpace(v) != "" {
 			return nil
 		}

@@ -88,6 +88,21 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		// stored-body limit: whatever the store says now, w is not ours.
 		return &Response{streamed: true}, nil
 	}
+	return e.answerKeyed(ctx, o, run)
+}
+
+// runKeyed is the protocol for an identified request k whose handler
+// answers with a Response ([Engine.ServeRequest]): the Response to write,
+// run's when it ran, and run's error. r and raw are for a reconciler, as in
+// protect.
+func (e *Engine) runKeyed(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+	return e.answerKeyed(ctx, e.protect(ctx, k, r, raw, run), run)
+}
+
+// answerKeyed translates the outcome o of a handler that answers with a
+// Response (the strict server, [Engine.ServeRequest]) into the Response to
+// write, and run's error.
+func (e *Engine) answerKeyed(ctx context.Context, o outcome, run func(ctx context.Context) (*Response, error)) (*Response, error) {
 	switch o.kind {
 	case ran:
 		return o.resp, o.err

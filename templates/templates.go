@@ -18,5 +18,5 @@ var FS embed.FS
 // Order lists the templates in the order their output appears in a
 // generated file.
 func Order() []string {
-	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "echo.tmpl", "gin.tmpl", "strict.tmpl", "strictfw.tmpl", "client.tmpl"}
+	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "echo.tmpl", "gin.tmpl", "echo5.tmpl", "iris.tmpl", "strict.tmpl", "strictfw.tmpl", "fiber.tmpl", "strictctx.tmpl", "client.tmpl"}
 }

@@ -78,9 +78,9 @@ const (
 )
 
 // TestServer is the behaviour every generated server promises, one table
-// of scenarios run against each of the ten server forms (servers: chi,
-// std-http, gorilla, echo and gin, each strict and plain), over miniredis
-// and real Redis.
+// of scenarios run against each of the eighteen server forms (servers:
+// chi, std-http, gorilla, echo v4 and v5, gin, iris, fiber v2 and v3, each
+// strict and plain), over miniredis and real Redis.
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -229,6 +229,14 @@ func TestServer(t *testing.T) {
 		{"a body over the limit is 413 and the handler does not run", func(t *testing.T, h http.Handler, s *shop) {
 			big := `{"item":"` + strings.Repeat("a", 1<<20) + `","quantity":1}`
 			a := do(t, h, "POST", "/orders", big, "Idempotency-Key", "k1")
+			wantStatus(t, a, http.StatusRequestEntityTooLarge)
+			if code := problemCode(t, a); code != "payload-too-large" {
+				t.Errorf("code = %q, want payload-too-large", code)
+			}
+			wantCount(t, "createOrder (calls)", s.createCalls.Load(), 0)
+		}},
+		{"an undecodable body over the limit is 413, before any decoding", func(t *testing.T, h http.Handler, s *shop) {
+			a := do(t, h, "POST", "/orders", `{"item":`+strings.Repeat(" ", 1<<20)+`!`, "Idempotency-Key", "k1")
 			wantStatus(t, a, http.StatusRequestEntityTooLarge)
 			if code := problemCode(t, a); code != "payload-too-large" {
 				t.Errorf("code = %q, want payload-too-large", code)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -257,6 +258,12 @@ func oneCaller(h http.Handler) http.Handler {
 
 // bareServersWith are serversWith without oneCaller.
 func bareServersWith(opts ...idem.Option) []server {
+	return slices.Concat(netHTTPAndEchoGinServers(opts...), echo5Servers(opts...), fiberServers(opts...), fiber3Servers(opts...), irisServers(opts...))
+}
+
+// netHTTPAndEchoGinServers are the net/http, echo and gin forms of
+// bareServersWith.
+func netHTTPAndEchoGinServers(opts ...idem.Option) []server {
 	return []server{
 		{"chi strict", func(s *shop, store idem.Store) http.Handler {
 			si := strictapi.NewStrictHandlerWithIdempotency(strictShop{s}, nil, store, opts...)

@@ -20,12 +20,11 @@
 //   - What is emitted follows the oapi-codegen config: WithIdempotency for
 //     chi-server, std-http-server and gorilla-server (their ServerInterface
 //     has the same shape, and IdempotencyErrorHandler answers its request
-//     errors), and for echo-server and gin-server with their signatures
-//     (over runtime/idemecho and runtime/idemgin);
-//     NewStrictHandlerWithIdempotency when strict-server is generated with
-//     one of them; IdempotentClient for client. fiber-server,
-//     fiber-v3-server, iris-server and echo5-server are errors
-//     (Config.Validate), not a file that protects nothing.
+//     errors), and for echo-server, echo5-server, gin-server, iris-server,
+//     fiber-server and fiber-v3-server with their signatures (over
+//     runtime/idemecho, idemecho5, idemgin, idemiris, idemfiber and
+//     idemfiber3); NewStrictHandlerWithIdempotency when strict-server is
+//     generated with one of them; IdempotentClient for client.
 //   - Strict bodies: oapi-codegen's strict handler decodes the body before
 //     any strict middleware runs, so NewStrictHandlerWithIdempotency puts a
 //     ServerInterface decorator in front of it that reads the body as sent

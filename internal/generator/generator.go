@@ -55,36 +55,7 @@ func (c Config) Validate() error {
 	if err := c.Codegen.Validate(); err != nil && c.Codegen.PackageName != "" {
 		errs = append(errs, fmt.Errorf("oapi-codegen config: %w", err))
 	}
-	if err := unsupportedServer(c.Codegen.Generate); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// unsupportedServer is the error for a server oapi-codegen generates and
-// idemgen does not wrap, nil for the others. idemgen wraps the net/http
-// routers (chi-server, std-http-server, gorilla-server), echo-server and
-// gin-server; it refuses the rest rather than emit nothing for them, which
-// would leave their idempotent operations unprotected without a word.
-func unsupportedServer(g codegen.GenerateOptions) error {
-	var flag, why string
-	switch {
-	case g.FiberServer, g.FiberV3Server:
-		flag = "fiber-server"
-		if g.FiberV3Server {
-			flag = "fiber-v3-server"
-		}
-		why = "fiber runs on fasthttp, not net/http, so the idempotency runtime (built on net/http requests and response writers) cannot capture or replay its responses"
-	case g.IrisServer:
-		flag = "iris-server"
-		why = "iris handlers answer through iris's own context and response writer, for which idemgen has no adapter"
-	case g.Echo5Server:
-		flag = "echo5-server"
-		why = "echo v5 handlers take a *echo.Context, for which idemgen has no adapter yet (echo-server, echo v4, has one)"
-	default:
-		return nil
-	}
-	return fmt.Errorf("oapi-codegen config: generate: %s: not supported: %s; idemgen generates for chi-server, std-http-server, gorilla-server, echo-server and gin-server (and client)", flag, why)
 }
 
 // File is one generated file.

@@ -79,17 +79,25 @@ func Load(in Input) (model.File, error) {
 		Package:     in.Codegen.PackageName,
 		Source:      in.Source,
 		API:         api,
-		Server:      router || g.EchoServer || g.GinServer,
+		Server:      router || g.EchoServer || g.GinServer || g.Echo5Server || g.FiberServer || g.FiberV3Server || g.IrisServer,
 		Strict:      router && g.Strict,
 		Client:      g.Client,
 		TypeImports: map[string]string{},
 	}
-	f.FrameworkStrict = g.Strict && (g.EchoServer || g.GinServer)
+	f.FrameworkStrict = g.Strict && f.Server && !router
 	switch {
 	case g.EchoServer:
 		f.Framework = model.Echo
 	case g.GinServer:
 		f.Framework = model.Gin
+	case g.Echo5Server:
+		f.Framework = model.Echo5
+	case g.FiberServer:
+		f.Framework = model.Fiber
+	case g.FiberV3Server:
+		f.Framework = model.FiberV3
+	case g.IrisServer:
+		f.Framework = model.Iris
 	}
 	for _, d := range cg.ops {
 		v, ok := d.op.Extensions[extension.Name]

@@ -5,8 +5,8 @@ import "fmt"
 // Bare returns f for a run with no idempotent operation in scope: no
 // server, strict or client scaffolding (which would wrap nothing and
 // import what nothing uses), only the header and version guard, and
-// Unwrapped saying why. A file that compiles, rather than none, keeps a
-// go:generate line and idemgen -check working while the spec has no
+// Unwrapped saying why. A file that compiles, rather than none, keeps the
+// generate directive and idemgen -check working while the spec has no
 // x-idempotent operation yet, and for each config of a split layout (a
 // models-only config among them). marked counts the operations the
 // whole spec marks, before the config's include/exclude filters.

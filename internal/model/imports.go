@@ -41,7 +41,7 @@ func (f File) frameworkPkgs() frameworkPkgs {
 	case Gin:
 		return frameworkPkgs{"gin", GinImport, "idemgin", IdemGinImport}
 	}
-	return frameworkPkgs{}
+	return f.newFrameworkPkgs()
 }
 
 // Imports returns the import specs the file needs, standard library first,
@@ -49,7 +49,7 @@ func (f File) frameworkPkgs() frameworkPkgs {
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.AnyStrict() || f.Client {
+	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && !f.CtxStrict() && !f.VisitsContext()) || f.Client {
 		add("net/http")
 	}
 	if f.Strict || f.Client {
@@ -76,7 +76,7 @@ func (f File) Imports() []string {
 		need[name+" "+strconv.Quote(p)] = true
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
-	if f.EchoServer() || f.GinServer() || f.FrameworkStrict {
+	if f.FrameworkServer() || f.FrameworkStrict {
 		p := f.frameworkPkgs()
 		other = append(other, strconv.Quote(p.path), strconv.Quote(p.adapterPath))
 	}

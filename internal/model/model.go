@@ -16,8 +16,8 @@ type File struct {
 
 	Server bool // emit the ServerInterface decorator, for Framework
 	Strict bool // emit the strict-server middleware of the net/http routers
-	// FrameworkStrict: emit the strict-server middleware of Framework,
-	// echo or gin.
+	// FrameworkStrict: emit the strict-server middleware of Framework
+	// (not the net/http routers).
 	FrameworkStrict bool
 	Client          bool // emit the client helpers
 
@@ -56,6 +56,10 @@ const (
 	NetHTTP Framework = iota // chi, std-http and gorilla: one net/http ServerInterface shape
 	Echo                     // echo v4: methods take an echo.Context and return an error
 	Gin                      // gin: methods take a *gin.Context
+	Echo5                    // echo v5: methods take a *echo.Context and return an error
+	Fiber                    // fiber v2: methods take a *fiber.Ctx and return an error
+	FiberV3                  // fiber v3: methods take a fiber.Ctx and return an error
+	Iris                     // iris: methods take an iris.Context
 )
 
 // Operation is one idempotent operation.

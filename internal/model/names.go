@@ -179,10 +179,10 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 			R:         body.fresh("r"),
 			Params:    body.fresh("params"),
 			HTTP:      alias(hidden, f.NetHTTPServer(), "http", "net/http"),
-			Framework: alias(hidden, f.EchoServer() || f.GinServer() || f.FrameworkStrict, fw.name, fw.path),
-			Adapter:   alias(hidden, f.EchoServer() || f.GinServer() || f.FrameworkStrict, fw.adapterName, fw.adapterPath),
+			Framework: alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.name, fw.path),
+			Adapter:   alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.adapterName, fw.adapterPath),
 		}
-		if f.Framework == Gin {
+		if f.Framework == Gin || f.Framework == Fiber || f.Framework == FiberV3 {
 			op.Names.Server.Ctx = body.fresh("c")
 		} else {
 			op.Names.Server.Ctx = body.fresh("ctx")

@@ -130,10 +130,7 @@ func (f File) AnyStrict() bool { return f.Strict || f.FrameworkStrict }
 // FrameworkCtxType is the type of the context echo's or gin's strict
 // handler functions take.
 func (f File) FrameworkCtxType() string {
-	if f.Framework == Gin {
-		return "*gin.Context"
-	}
-	return "echo.Context"
+	return f.CtxTypeOf(f.frameworkPkgs().name)
 }
 
 // FrameworkRequestContext is the expression for the request's

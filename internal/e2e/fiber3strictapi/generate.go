@@ -1,0 +1,7 @@
+// Package fiber3strictapi is oapi-codegen's and idemgen's output for the strict fiber v3 server of
+// ../openapi.yaml, used by the end-to-end tests. Regenerate with go generate.
+
+package fiber3strictapi
+
+//go:generate go tool oapi-codegen -config cfg.yaml ../openapi.yaml
+//go:generate go tool idemgen -config cfg.yaml -o api.idem.gen.go ../openapi.yaml

@@ -1,0 +1,92 @@
+package idemecho5_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemecho5"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+
+func newEngine(t *testing.T) *idem.Engine {
+	_, rdb := redistest.Mini(t)
+	return idem.NewEngine(redisstore.New(rdb))
+}
+
+func post(h http.Handler) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/brew", nil)
+	req.Header.Set("Idempotency-Key", "k1")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestServeStoresTheRenderedError: an error the handler returns is what the
+// echo instance's HTTPErrorHandler makes of it, on the first answer and on
+// its replay; echo renders nothing more.
+func TestServeStoresTheRenderedError(t *testing.T) {
+	engine := newEngine(t)
+	e := echo.New()
+	rendered := 0
+	e.HTTPErrorHandler = func(c *echo.Context, err error) {
+		rendered++
+		_ = c.String(http.StatusTeapot, "teapot: "+err.Error())
+	}
+	runs := 0
+	e.POST("/brew", func(c *echo.Context) error {
+		return idemecho5.Serve(engine, c, &op, func(c *echo.Context) error {
+			runs++
+			return errors.New("no coffee")
+		})
+	})
+	for i, replayed := range []string{"", "true"} {
+		rec := post(e)
+		if rec.Code != http.StatusTeapot || rec.Body.String() != "teapot: no coffee" || rec.Header().Get(idem.HeaderReplayed) != replayed {
+			t.Errorf("answer %d: %d %q, replayed %q; want 418 %q, replayed %q", i+1, rec.Code, rec.Body, rec.Header().Get(idem.HeaderReplayed), "teapot: no coffee", replayed)
+		}
+	}
+	if runs != 1 || rendered != 1 {
+		t.Errorf("handler ran %d times, error rendered %d times; want 1 and 1", runs, rendered)
+	}
+}
+
+// TestServeRestoresResponseOnPanic: a panic in the handler reaches the
+// middleware around Serve with c's own response back in place, uncommitted,
+// and the key released (the retry runs).
+func TestServeRestoresResponseOnPanic(t *testing.T) {
+	engine := newEngine(t)
+	e := echo.New()
+	runs := 0
+	e.POST("/brew", func(c *echo.Context) (err error) {
+		own := c.Response()
+		defer func() {
+			if recover() == nil {
+				return
+			}
+			if r, err := echo.UnwrapResponse(own); c.Response() != own || err != nil || r.Committed {
+				t.Errorf("after the panic: response %p (own %p), committed %v", c.Response(), own, r != nil && r.Committed)
+			}
+			err = c.NoContent(http.StatusInternalServerError)
+		}()
+		return idemecho5.Serve(engine, c, &op, func(c *echo.Context) error {
+			if runs++; runs == 1 {
+				panic("boom")
+			}
+			return c.NoContent(http.StatusCreated)
+		})
+	})
+	if rec := post(e); rec.Code != http.StatusInternalServerError {
+		t.Fatalf("first answer %d, want 500", rec.Code)
+	}
+	if rec := post(e); rec.Code != http.StatusCreated || runs != 2 {
+		t.Fatalf("retry answered %d after %d runs, want 201 after 2", rec.Code, runs)
+	}
+}

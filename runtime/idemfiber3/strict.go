@@ -1,0 +1,21 @@
+package idemfiber3
+
+import (
+	"github.com/gofiber/fiber/v3"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// ServeBody is the step in front of fiber's strict handler, as the
+// generated NewStrictHandlerWithIdempotency puts it there: before the
+// strict handler decodes anything, it answers a missing or malformed key
+// header (400) and a body over the limit (413) itself
+// ([idem.Engine.CheckRequest]); otherwise it calls next. fasthttp keeps
+// the body as the client sent it, for [ServeStrict] to fingerprint.
+func ServeBody(e *idem.Engine, c fiber.Ctx, op *idem.Operation, next fiber.Handler) error {
+	if resp := e.CheckRequest(request(c), op); resp != nil {
+		write(c.Response(), resp)
+		return nil
+	}
+	return next(c)
+}
