@@ -18,12 +18,17 @@ import (
 )
 
 // lapse moves key's lease deadline (and, with expire, its expiry) into the
-// past: the database's clock, moved for one row.
+// past, or every record's when key is "": the database's clock, moved for
+// those rows.
 func lapse(t *testing.T, s string, pool *pgxpool.Pool, key string, expire bool) {
 	t.Helper()
 	set := "lease_until = statement_timestamp() - interval '1 millisecond'"
 	if expire {
 		set += ", expires_at = statement_timestamp() - interval '1 millisecond'"
+	}
+	if key == "" {
+		pgtest.Exec(t, pool, "UPDATE "+pgx.Identifier{s}.Sanitize()+" SET "+set)
+		return
 	}
 	pgtest.Exec(t, pool, "UPDATE "+pgx.Identifier{s}.Sanitize()+" SET "+set+" WHERE key = $1", key)
 }
