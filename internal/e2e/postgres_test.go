@@ -75,4 +75,3 @@ func engineStore(f *failingStore) idem.Store {
 	}
 	return f
 }
-
