@@ -44,6 +44,11 @@ func Pool(t testing.TB, maxConns int) *pgxpool.Pool {
 // PoolOf is [Pool] of the server at url.
 func PoolOf(t testing.TB, url string, maxConns int) *pgxpool.Pool {
 	t.Helper()
+	return poolOf(t, url, maxConns, nil)
+}
+
+func poolOf(t testing.TB, url string, maxConns int, tracer pgx.QueryTracer) *pgxpool.Pool {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatalf("database URL %s: %v", url, err)
@@ -51,6 +56,7 @@ func PoolOf(t testing.TB, url string, maxConns int) *pgxpool.Pool {
 	if maxConns > 0 {
 		cfg.MaxConns = int32(maxConns)
 	}
+	cfg.ConnConfig.Tracer = tracer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
