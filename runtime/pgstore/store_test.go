@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -235,5 +236,50 @@ func TestSchemaUnderAnotherName(t *testing.T) {
 	}
 	if a := acquire(t, s, "k", "t", "fp"); a.Outcome != idem.OutcomeProceed {
 		t.Fatalf("acquire = %+v", a)
+	}
+}
+
+// TestBackgroundPurge: from its first acquire the store purges expired
+// records by itself, until Close.
+func TestBackgroundPurge(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	s, table := pgtest.Store(t, pool, pgstore.WithPurgeInterval(10*time.Millisecond))
+	acquire(t, s, "old", "t", "fp")
+	lapse(t, table, pool, "old", true)
+	acquire(t, s, "live", "t", "fp")
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for pgtest.Count(t, pool, table, "key = 'old'") != 0 { // until the purge has run; the test's timeout bounds it
+		<-tick.C
+	}
+	s.Close()
+	if n := pgtest.Count(t, pool, table, "true"); n != 1 {
+		t.Fatalf("%d records, want the live one", n)
+	}
+}
+
+// TestUnreachable: a database that does not answer is a store failure,
+// not a misconfiguration, for every call and for Check.
+func TestUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	pool, err := pgxpool.New(context.Background(), "postgres://idem@"+addr+"/postgres?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := pgstore.New(pool, pgstore.WithPurgeInterval(-1))
+	defer s.Close()
+	ctx := context.Background()
+	_, aerr := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
+	cerr := s.Check(ctx)
+	for name, err := range map[string]error{"acquire": aerr, "check": cerr} {
+		if !errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idem.ErrStoreMisconfigured) {
+			t.Errorf("%s on a closed port = %v, want ErrStoreUnavailable only", name, err)
+		}
 	}
 }
