@@ -15,9 +15,10 @@ import (
 )
 
 // TestRestartUnderLoad: PostgreSQL (a private cluster) is restarted while
-// clients send keys, each until it gets its 201. While it is down requests
-// are answered 503; afterwards every key has exactly one payment row, and
-// every 201 of a key carries the same row.
+// clients send keys, each until it gets its 201, and while one handler has
+// inserted its row but not committed. While it is down requests are
+// answered 503; afterwards every key has exactly one payment row, and every
+// 201 of a key carries the same row.
 func TestRestartUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster")
@@ -29,8 +30,17 @@ func TestRestartUnderLoad(t *testing.T) {
 	op := *payOp
 	op.Lock, op.Wait = time.Second, 10*time.Second
 	var runs atomic.Int64
+	var arm atomic.Bool                                         // the next handler to reach its answer stops there
+	inflight, stopped := make(chan string), make(chan struct{}) // its key; closed once PostgreSQL is down
 	e := idem.NewEngine(s, idem.WithStoreTimeout(time.Second))
-	srv := httptest.NewServer(serve(e, &op, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	srv := httptest.NewServer(serve(e, &op, paymentHandler(pay, func(ctx context.Context) {
+		runs.Add(1)
+		if arm.CompareAndSwap(true, false) {
+			info, _ := idem.FromContext(ctx)
+			inflight <- info.Key
+			<-stopped
+		}
+	})))
 	defer srv.Close()
 
 	const keys, workers = 120, 6
@@ -78,9 +88,12 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	// Restart once a third of the keys are answered.
 	<-third
+	arm.Store(true)
+	caught := <-inflight // a run between its INSERT and its commit
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	close(stopped)
 	<-sawOutage
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
@@ -99,5 +112,8 @@ func TestRestartUnderLoad(t *testing.T) {
 	if unavail.Load() == 0 {
 		t.Fatal("no request was answered 503 while PostgreSQL was down")
 	}
-	t.Logf("%d keys, %d handler runs, %d answers 503", keys, runs.Load(), unavail.Load())
+	if runs.Load() <= keys {
+		t.Errorf("%d handler runs for %d keys: the run caught by the restart (%s) should have run again", runs.Load(), keys, caught)
+	}
+	t.Logf("%d keys, %d handler runs, %d answers 503; %s was caught between INSERT and commit", keys, runs.Load(), unavail.Load(), caught)
 }
