@@ -26,12 +26,16 @@ func Tx(ctx context.Context) pgx.Tx {
 
 // BeginRun implements [idem.TxStore]: it opens the run's transaction on a
 // connection of the pool, which it holds until the run commits or rolls
-// back.
+// back. The transaction is READ COMMITTED whatever the database's default:
+// the heartbeat updates the record while the handler runs, and the
+// completion's UPDATE must see that row as it is, which REPEATABLE READ and
+// SERIALIZABLE refuse (could not serialize access). A handler that needs a
+// stronger guarantee for its own rows locks them (SELECT ... FOR UPDATE).
 func (s *Store) BeginRun(ctx context.Context, key, token string, fence int64) (idem.RunTx, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, storeError("begin", err)
 	}
