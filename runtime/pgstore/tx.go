@@ -62,12 +62,24 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // connection broke) is looked up on another connection: the lookup waits
 // for the row's lock, so it sees the transaction's end, and nil is returned
 // if it committed.
+//
+// A transaction that a failed statement of the handler's has aborted (a
+// unique violation the handler answered 422, say) can commit
+// nothing: it is rolled back, and the result is stored on its own, the
+// owner and fence checked all the same.
 func (r *runTx) Commit(ctx context.Context, rec *idem.Record, retention time.Duration) error {
-	if err := r.s.complete(ctx, r.tx, r.key, r.token, r.fence, rec, retention); err != nil {
+	err := r.s.complete(ctx, r.tx, r.key, r.token, r.fence, rec, retention)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "25P02" { // in_failed_sql_transaction
+		if rerr := r.tx.Rollback(ctx); rerr != nil {
+			return storeError("rollback", rerr)
+		}
+		return r.s.complete(ctx, r.s.pool, r.key, r.token, r.fence, rec, retention)
+	}
+	if err != nil {
 		_ = r.tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
-	err := r.tx.Commit(ctx)
+	err = r.tx.Commit(ctx)
 	if err == nil {
 		return nil
 	}

@@ -220,3 +220,33 @@ func TestStaleOwnerInProcess(t *testing.T) {
 		t.Fatalf("the row is not the takeover's (fence 2)")
 	}
 }
+
+// TestTxAbortedByTheHandlersFailedStatement: the handler's INSERT fails (a
+// duplicate id) and it answers 422 with a problem of its own: that answer is
+// stored and replayed, nothing is written.
+func TestTxAbortedByTheHandlersFailedStatement(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	s, _ := pgtest.Store(t, pool)
+	pay := payments(t, pool)
+	pgtest.Exec(t, pool, "INSERT INTO "+pay+" (id, key, fence) VALUES (1, 'seed', 0)")
+	var runs atomic.Int64
+	h := func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		_, err := pgstore.Tx(r.Context()).Exec(r.Context(), "INSERT INTO "+pay+" (id, key, fence) VALUES (1, 'dup', 1)")
+		if err == nil {
+			t.Error("the duplicate id was inserted")
+		}
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte("payment 1 exists"))
+	}
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	defer srv.Close()
+	st1, b1 := post(t, srv.Client(), srv.URL, "k")
+	st2, b2 := post(t, srv.Client(), srv.URL, "k")
+	if st1 != http.StatusUnprocessableEntity || b1 != "payment 1 exists" || st2 != st1 || b2 != b1 || runs.Load() != 1 {
+		t.Fatalf("answers %d %q, %d %q after %d runs; want the handler's 422 stored and replayed", st1, b1, st2, b2, runs.Load())
+	}
+	if n := pgtest.Count(t, pool, pay, "true"); n != 1 {
+		t.Fatalf("%d rows, want the seed only", n)
+	}
+}
