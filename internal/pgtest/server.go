@@ -37,7 +37,15 @@ func StartServer(t testing.TB) *Server {
 		}
 		t.Skip("PostgreSQL's initdb not found (set PG_BIN)")
 	}
-	s := &Server{bin: bin, dir: t.TempDir()}
+	// A directory of its own right under the temporary directory (which
+	// every user may traverse), rather than t.TempDir(), whose parents are
+	// private to the test's user.
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	s := &Server{bin: bin, dir: dir}
 	if os.Getuid() == 0 {
 		name := os.Getenv("PG_USER")
 		if name == "" {
@@ -50,12 +58,6 @@ func StartServer(t testing.TB) *Server {
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		for d := s.dir; d != "/" && d != "."; d = filepath.Dir(d) {
-			_ = os.Chmod(d, 0o711) // traversable by that user; the temp dirs are root's
-			if d == os.TempDir() {
-				break
-			}
-		}
 		if err := os.Chown(s.dir, uid, gid); err != nil {
 			t.Fatal(err)
 		}
