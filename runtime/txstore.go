@@ -109,7 +109,10 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 	if cause != nil {
 		l.rollback(ctx, tx)
 		l.release(ctx, cause)
-		return resp, err
+		if err != nil {
+			return nil, err // as lease.run: the error, no response
+		}
+		return resp, nil // the response that is not stored, or none
 	}
 	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	sctx, s = l.startCall(ctx, "complete")
