@@ -33,15 +33,21 @@ func TestRestartUnderLoad(t *testing.T) {
 	var arm atomic.Bool                                         // the next handler to reach its answer stops there
 	inflight, stopped := make(chan string), make(chan struct{}) // its key; closed once PostgreSQL is down
 	e := idem.NewEngine(s, idem.WithStoreTimeout(time.Second))
+	failed := make(chan struct{}) // closed when the test ends, so that nothing waits on a failed one
 	srv := httptest.NewServer(serve(e, &op, paymentHandler(pay, func(ctx context.Context) {
 		runs.Add(1)
 		if arm.CompareAndSwap(true, false) {
 			info, _ := idem.FromContext(ctx)
-			inflight <- info.Key
-			<-stopped
+			select {
+			case inflight <- info.Key:
+				<-stopped
+			case <-failed:
+			}
 		}
 	})))
 	defer srv.Close()
+	var stopOnce sync.Once
+	defer func() { close(failed); stopOnce.Do(func() { close(stopped) }) }()
 
 	const keys, workers = 120, 6
 	var (
@@ -59,6 +65,11 @@ func TestRestartUnderLoad(t *testing.T) {
 			for i := w; i < keys; i += workers {
 				key := fmt.Sprintf("key-%d", i)
 				for {
+					select {
+					case <-failed:
+						return
+					default:
+					}
 					st, body := post(t, srv.Client(), srv.URL, key)
 					if st == http.StatusCreated {
 						mu.Lock()
@@ -93,7 +104,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	close(stopped)
+	stopOnce.Do(func() { close(stopped) })
 	<-sawOutage
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
