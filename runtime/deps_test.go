@@ -11,7 +11,8 @@ import (
 // petstore's) links package idem but neither go-redis nor the Lua scripts,
 // which only runtime/redisstore imports, nor OpenTelemetry, which only
 // runtime/idemotel imports, nor a web framework (echo, gin), which only
-// runtime/idemecho and runtime/idemgin import. The same holds for a chi
+// runtime/idemecho and runtime/idemgin import, nor pgx, which only
+// runtime/pgstore imports. The same holds for a chi
 // server (the petstore's plain one).
 func TestClientLinksNoDriver(t *testing.T) {
 	if testing.Short() {
@@ -34,6 +35,7 @@ func TestClientLinksNoDriver(t *testing.T) {
 			if strings.HasPrefix(dep, "github.com/redis/") || dep == "github.com/idemgen/idemgen/lua" ||
 				strings.HasPrefix(dep, "go.opentelemetry.io/") ||
 				strings.HasPrefix(dep, "github.com/labstack/") || strings.HasPrefix(dep, "github.com/gin-gonic/") ||
+				strings.HasPrefix(dep, "github.com/jackc/") ||
 				(strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") && !strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/internal/")) {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}

@@ -1,7 +1,8 @@
 // Package idem is the runtime behind idemgen's generated code: it runs an
 // operation at most once per idempotency key, replays the stored answer to
 // every retry, and retries calls safely on the client side. It links no
-// Redis driver; the store lives in package redisstore beside it.
+// database driver; the stores live beside it, in packages redisstore and
+// pgstore.
 //
 // # Server wiring
 //
@@ -68,6 +69,8 @@
 // A [Store] is the atomic per-key state machine ([AcquireRequest],
 // [Acquisition], [Record]); it reports its own failures as [*StoreError].
 // [RecordKeyIn] composes the key a record is kept under (in the key space
-// of the API, [Operation.API]), and [ScopeKey] the hashed scope in it, for tools that inspect one key and for stores of
-// one's own.
+// of the API, [Operation.API]), and [ScopeKey] the hashed scope in it, for
+// tools that inspect one key and for stores of one's own. A store that is
+// also a [TxStore] (pgstore) runs each handler inside a transaction of its
+// own ([RunTx]), committed together with the stored result.
 package idem

@@ -83,6 +83,10 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		}
 		return e.answered(k, s.acq)
 	}
+	var u *uncommittedError
+	if errors.As(err, &u) { // a TxStore's run that did not commit (txstore.go)
+		return outcome{kind: u.kind, err: u.err}
+	}
 	return outcome{kind: ran, resp: resp, err: err}
 }
 

@@ -13,7 +13,7 @@ type Event struct {
 	Remaining time.Duration // remaining lease of the other owner (Conflict)
 	Status    int           // response status (Replayed, Completed, Released)
 	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
-	Call      string        // the store call: "acquire", "complete", "release" or "extend" (StoreCall)
+	Call      string        // the store call: "acquire", "complete", "release" or "extend"; with a TxStore also "begin" and "rollback" (StoreCall)
 	Outcome   Outcome       // what the store answered an acquire (the end of its StoreCall)
 	Response  *Response     // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
 }

@@ -52,6 +52,9 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 // answers now (see lease.superseded) instead of the stale result, so the
 // client gets the same answer as its retry would.
 func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
+	if ts, ok := l.e.store.(TxStore); ok {
+		return l.runTx(ctx, ts, fn) // txstore.go
+	}
 	l.startHeartbeat(ctx)
 	settled := false
 	defer func() {

@@ -5,7 +5,10 @@
 # starts a throwaway server on a free loopback port with persistence off,
 # exports REDIS_URL, runs every test with the race detector, runs each fuzz
 # target briefly, and stops the server whatever happens. It also starts a
-# three-master Redis Cluster on loopback and exports REDIS_CLUSTER_ADDRS.
+# three-master Redis Cluster on loopback and exports REDIS_CLUSTER_ADDRS,
+# and a private PostgreSQL cluster (installed with apt-get when missing,
+# initdb'd in a temporary directory as an unprivileged system user, since
+# PostgreSQL refuses root) on a free loopback port, exported as DATABASE_URL.
 #
 # Environment:
 #   FUZZTIME   how much each fuzz target runs (default 5000x: executions, not
@@ -43,7 +46,9 @@ free_port() {
 
 WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/idemgen-test.XXXXXX")
 PIDS=()
+PGDATA_DIR=""
 cleanup() {
+  if [ -n "$PGDATA_DIR" ]; then as_pg_user "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1 || true; fi
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORKDIR"
@@ -83,7 +88,75 @@ start_redis() {
   log "redis-server found no free port in 5 tries"; return 1
 }
 
+# pg_bin_dir prints the directory of the newest installed PostgreSQL's
+# server binaries (Debian keeps them out of PATH), or nothing.
+pg_bin_dir() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -n "$d" ] && [ -x "$d/initdb" ]; then echo "$d"; return; fi
+  command -v initdb >/dev/null 2>&1 && dirname "$(command -v initdb)"
+}
+
+ensure_postgres() {
+  PG_BIN=$(pg_bin_dir || true)
+  if [ -n "$PG_BIN" ]; then return; fi
+  log "PostgreSQL not found: installing it with apt-get"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq postgresql >/dev/null
+  PG_BIN=$(pg_bin_dir)
+}
+
+# PG_USER runs the server: PostgreSQL refuses root, so as root an
+# unprivileged system user does (postgres, which the package creates, or
+# idemgen-pg, created here); otherwise the current user.
+PG_USER=""
+as_pg_user() {
+  if [ -z "$PG_USER" ]; then "$@"; else runuser -u "$PG_USER" -- "$@"; fi
+}
+pick_pg_user() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  if id postgres >/dev/null 2>&1; then PG_USER=postgres; return; fi
+  id idemgen-pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin idemgen-pg
+  PG_USER=idemgen-pg
+}
+
+# start_postgres: initdb in $WORKDIR/pg (trust auth, user idem, fsync off:
+# a throwaway cluster) and a server on a free loopback port; sets
+# DATABASE_URL. The socket goes into the data directory's parent, not /run.
+start_postgres() {
+  local port dir=$WORKDIR/pg
+  mkdir -p "$dir"
+  if [ -n "$PG_USER" ]; then chmod 711 "$WORKDIR"; chown "$PG_USER" "$dir"; fi
+  as_pg_user "$PG_BIN/initdb" -D "$dir/data" -U idem --auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log" >&2; return 1; }
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    if as_pg_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+      start >/dev/null 2>&1; then
+      PGDATA_DIR=$dir/data
+      export DATABASE_URL="postgres://idem@127.0.0.1:$port/postgres?sslmode=disable"
+      return
+    fi
+    if grep -q "could not bind" "$dir/server.log" 2>/dev/null; then
+      log "port $port is taken after all: trying another"
+      continue
+    fi
+    log "PostgreSQL did not start:"; cat "$dir/server.log" >&2; return 1
+  done
+  log "PostgreSQL found no free port in 5 tries"; return 1
+}
+
 ensure_redis
+ensure_postgres
+pick_pg_user
+start_postgres
+log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $DATABASE_URL"
+export PG_BIN PG_USER
+
 start_redis
 REDIS_PORT=$STARTED_PORT
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"

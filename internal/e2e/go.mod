@@ -8,6 +8,7 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/gorilla/mux v1.8.1
+	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho v0.0.0
@@ -16,6 +17,8 @@ require (
 	github.com/idemgen/idemgen/runtime/idemfiber3 v0.0.0
 	github.com/idemgen/idemgen/runtime/idemgin v0.0.0
 	github.com/idemgen/idemgen/runtime/idemiris v0.0.0
+	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kataras/iris/v12 v12.2.11
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/labstack/echo/v5 v5.4.4
@@ -54,6 +57,9 @@ require (
 	github.com/gorilla/css v1.0.0 // indirect
 	github.com/idemgen/idemgen/lua v0.0.0 // indirect
 	github.com/iris-contrib/schema v0.0.6 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kataras/blocks v0.0.8 // indirect
@@ -103,8 +109,9 @@ require (
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/exp v0.0.0-20240404231335-c0f41cb1a7a0 // indirect
 	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 	gopkg.in/ini.v1 v1.67.0 // indirect
@@ -113,6 +120,7 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/internal/redistest => ../redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
@@ -123,4 +131,5 @@ replace (
 	github.com/idemgen/idemgen/runtime/idemgin => ../../runtime/idemgin
 	github.com/idemgen/idemgen/runtime/idemiris => ../../runtime/idemiris
 	github.com/idemgen/idemgen/runtime/idemotel => ../../runtime/idemotel
+	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
 )

@@ -80,7 +80,8 @@ const (
 // TestServer is the behaviour every generated server promises, one table
 // of scenarios run against each of the eighteen server forms (servers:
 // chi, std-http, gorilla, echo v4 and v5, gin, iris, fiber v2 and v3, each
-// strict and plain), over miniredis and real Redis.
+// strict and plain), over miniredis, real Redis and PostgreSQL (where
+// createOrder's order commits with its result, through pgstore.Tx).
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -295,7 +296,13 @@ func TestServer(t *testing.T) {
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
 							s := &shop{store: &failingStore{Store: b.store(t)}, routerProblems: srv.routerProblems}
-							sc.run(t, srv.handler(s, s.store), s)
+							if b.name == "postgres" {
+								s.orders = newOrderTable(t)
+							}
+							sc.run(t, srv.handler(s, engineStore(s.store)), s)
+							if s.orders != nil {
+								wantCount(t, "createOrder (committed orders)", s.orders.count(t), s.created.Load())
+							}
 						})
 					}
 				})

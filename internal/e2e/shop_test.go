@@ -52,6 +52,9 @@ type shop struct {
 
 	// store is the store under the server, which a test can make fail.
 	store *failingStore
+	// orders, when set, is where createOrder also writes its order, in the
+	// run's transaction (the postgres backend, postgres_test.go).
+	orders *orderTable
 }
 
 type order struct {
@@ -80,7 +83,14 @@ func (s *shop) create(ctx context.Context, item string, qty int) (order, int) {
 		panic("createOrder: test panic")
 	}
 	n := s.created.Add(1)
-	return order{ID: "ord-" + strconv.FormatInt(n, 10), Item: item, Quantity: qty}, http.StatusCreated
+	o := order{ID: "ord-" + strconv.FormatInt(n, 10), Item: item, Quantity: qty}
+	if s.orders != nil {
+		if err := s.orders.insert(ctx, o); err != nil {
+			s.created.Add(-1)
+			return order{}, http.StatusInternalServerError
+		}
+	}
+	return o, http.StatusCreated
 }
 
 // cookie is the session cookie a created order answers with; a replay
@@ -355,7 +365,7 @@ func recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// backend is a Redis for the store: the real server or miniredis.
+// backend is a store: on the real Redis, miniredis, or PostgreSQL.
 type backend struct {
 	name  string
 	store func(t *testing.T) idem.Store
@@ -370,6 +380,7 @@ func backends() []backend {
 		{"redis", func(t *testing.T) idem.Store {
 			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
+		postgresBackend(),
 	}
 }
 

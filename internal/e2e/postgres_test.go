@@ -1,0 +1,77 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemgen/idemgen/internal/pgtest"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore"
+)
+
+// The postgres backend runs the scenarios on pgstore, whose runs are
+// transactions: the shop's createOrder then also inserts its order through
+// pgstore.Tx, and TestServer checks after each scenario that the orders
+// table holds exactly one row per counted creation, in every server form.
+
+// postgresBackend is pgstore on DATABASE_URL, a records table per test.
+func postgresBackend() backend {
+	return backend{"postgres", func(t *testing.T) idem.Store {
+		s, _ := pgtest.Store(t, pgtest.Pool(t, 20))
+		return s
+	}}
+}
+
+// orderTable is the shop's business table on PostgreSQL.
+type orderTable struct {
+	pool *pgxpool.Pool
+	name string
+}
+
+// newOrderTable creates an orders table of the test's own.
+func newOrderTable(t *testing.T) *orderTable {
+	pool := pgtest.Pool(t, 0)
+	name := pgtest.Name(t) + "_orders"
+	pgtest.Exec(t, pool, "CREATE TABLE "+name+" (id text PRIMARY KEY, item text NOT NULL, quantity int NOT NULL)")
+	t.Cleanup(func() { pgtest.Drop(t, pool, name) })
+	return &orderTable{pool: pool, name: name}
+}
+
+// insert writes o in the run's transaction; a run without one is an error.
+func (ot *orderTable) insert(ctx context.Context, o order) error {
+	tx := pgstore.Tx(ctx)
+	if tx == nil {
+		return fmt.Errorf("createOrder ran without pgstore.Tx")
+	}
+	_, err := tx.Exec(ctx, "INSERT INTO "+pgx.Identifier{ot.name}.Sanitize()+" (id, item, quantity) VALUES ($1, $2, $3)", o.ID, o.Item, o.Quantity)
+	return err
+}
+
+// count is the number of committed orders.
+func (ot *orderTable) count(t *testing.T) int64 {
+	return int64(pgtest.Count(t, ot.pool, ot.name, "true"))
+}
+
+// failingTxStore is a failingStore over a TxStore that stays one: the
+// engine finds BeginRun through it.
+type failingTxStore struct {
+	*failingStore
+	tx idem.TxStore
+}
+
+func (s failingTxStore) BeginRun(ctx context.Context, key, token string, fence int64) (idem.RunTx, error) {
+	return s.tx.BeginRun(ctx, key, token, fence)
+}
+
+// engineStore is the store to give the engine for f: f itself, or f as a
+// TxStore when what it wraps is one.
+func engineStore(f *failingStore) idem.Store {
+	if tx, ok := f.Store.(idem.TxStore); ok {
+		return failingTxStore{failingStore: f, tx: tx}
+	}
+	return f
+}

@@ -1,0 +1,26 @@
+module github.com/idemgen/idemgen/internal/pgtest
+
+go 1.25.0
+
+require (
+	github.com/idemgen/idemgen/runtime v0.0.0 // indirect
+	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
+	github.com/jackc/pgx/v5 v5.12.0
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace (
+	github.com/idemgen/idemgen/lua => ../../lua
+	github.com/idemgen/idemgen/runtime => ../../runtime
+	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
+)
+
+replace github.com/idemgen/idemgen/internal/redistest => ../redistest

@@ -1,0 +1,25 @@
+module github.com/idemgen/idemgen/runtime/pgstore
+
+go 1.25.0
+
+require (
+	github.com/idemgen/idemgen/internal/pgtest v0.0.0
+	github.com/idemgen/idemgen/runtime v0.0.0
+	github.com/jackc/pgx/v5 v5.12.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace (
+	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
+	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
+	github.com/idemgen/idemgen/lua => ../../lua
+	github.com/idemgen/idemgen/runtime => ../../runtime
+)

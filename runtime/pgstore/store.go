@@ -1,0 +1,343 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// Store is the [idem.Store] on PostgreSQL, and an [idem.TxStore]: one row per
+// key in one table, each transition a single statement (or, for Acquire, two
+// in one implicit transaction) under the row's lock, timed only by the
+// database's clock. It is safe for concurrent use.
+//
+// A first request costs five round trips (acquire, BEGIN, the completion's
+// UPDATE, COMMIT; the handler's own statements ride in the same
+// transaction), a replay, a mismatch or a conflict one.
+//
+// Size the pool above the number of requests that run handlers at once:
+// each holds a connection for its transaction, and its heartbeat needs
+// another for a moment every lock/3.
+//
+// Every error it returns, other than [idem.ErrNotOwner] and the argument
+// checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
+// under errors.Is; a missing table, column or right also matches
+// [idem.ErrStoreMisconfigured].
+type Store struct {
+	pool         *pgxpool.Pool
+	table        table
+	tableErr     error         // WithTable's, returned by every call
+	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
+	purgeEvery   time.Duration // < 0: no background purge
+	purgeBatch   int
+
+	sql statements
+
+	purgeOnce sync.Once
+	stop      chan struct{} // closed by Close
+	stopOnce  sync.Once
+	purging   sync.WaitGroup
+}
+
+var (
+	_ idem.Store   = (*Store)(nil)
+	_ idem.TxStore = (*Store)(nil)
+)
+
+// Option configures a [Store].
+type Option func(*Store)
+
+// Defaults of the options.
+const (
+	DefaultPurgeInterval = time.Minute // WithPurgeInterval
+	DefaultPurgeBatch    = 1000        // WithPurgeBatch
+)
+
+// WithTable sets the records' table: "name" or "schema.name", each part a
+// plain identifier. The default is [DefaultTable]. A name that is not valid
+// makes every call of the store fail with an error that says so.
+func WithTable(name string) Option {
+	return func(s *Store) { s.table, s.tableErr = parseTable(name) }
+}
+
+// WithAbandonedTTL sets how long an in-progress record outlives its lease
+// deadline. Until then a later acquire takes the record over with the next
+// fence number; afterwards it starts again at fence 1. The default is
+// [idem.DefaultRetention]; d <= 0 keeps the default.
+func WithAbandonedTTL(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.abandonedTTL = d
+		}
+	}
+}
+
+// WithPurgeInterval sets how often the store deletes expired records in the
+// background (see [Store.Purge]); the default is [DefaultPurgeInterval]. d <
+// 0 turns the background purge off: call Purge yourself (a cron job, one
+// instance, or every instance: they skip each other's rows). d == 0 keeps
+// the default.
+func WithPurgeInterval(d time.Duration) Option {
+	return func(s *Store) {
+		if d != 0 {
+			s.purgeEvery = d
+		}
+	}
+}
+
+// WithPurgeBatch sets how many expired records one purge statement deletes
+// (default [DefaultPurgeBatch]); n <= 0 keeps the default.
+func WithPurgeBatch(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.purgeBatch = n
+		}
+	}
+}
+
+// New returns a store on pool configured by opts. The table must exist
+// (apply [Schema] with your migrations, or call [Store.CreateSchema]); see
+// [Store.Check] for a readiness probe. From its first acquire the store
+// purges expired records in the background until [Store.Close].
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{
+		pool:         pool,
+		abandonedTTL: idem.DefaultRetention,
+		purgeEvery:   DefaultPurgeInterval,
+		purgeBatch:   DefaultPurgeBatch,
+		stop:         make(chan struct{}),
+	}
+	s.table, _ = parseTable(DefaultTable)
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.sql = newStatements(s.table.quoted)
+	return s
+}
+
+// Close stops the background purge and waits for a purge in flight. It does
+// not close the pool.
+func (s *Store) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.purging.Wait()
+}
+
+// Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
+//
+// One round trip: an INSERT ... ON CONFLICT DO UPDATE creates an absent or
+// expired record (fence 1) or takes over an in-progress one whose lease has
+// lapsed (fence + 1), and otherwise leaves the row as it is but locked; a
+// SELECT in the same implicit transaction then reads what the row holds
+// (replay, mismatch, or the remaining lease of a conflict).
+func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, idem.DefaultLock)
+	if err != nil {
+		return idem.Acquisition{}, err
+	}
+	if err := s.checkArgs(req.Key, req.Token); err != nil {
+		return idem.Acquisition{}, err
+	}
+	if req.Fingerprint == "" {
+		return idem.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
+	}
+	s.purgeOnce.Do(s.startPurge)
+	abandoned, _ := durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention)
+	b := &pgx.Batch{}
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
+	b.Queue(s.sql.read, req.Key)
+	br := s.pool.SendBatch(ctx, b)
+	acq, err := readAcquire(br, req.Fingerprint)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return idem.Acquisition{}, storeError("acquire", err)
+	}
+	return acq, nil
+}
+
+// readAcquire decides the acquisition from the replies of the acquire batch.
+func readAcquire(br pgx.BatchResults, fingerprint string) (idem.Acquisition, error) {
+	var fence int64
+	err := br.QueryRow().Scan(&fence)
+	switch {
+	case err == nil:
+		if _, err := br.Exec(); err != nil { // the read, not needed
+			return idem.Acquisition{}, err
+		}
+		if fence == 1 {
+			return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, nil
+		}
+		return idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: fence}, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return idem.Acquisition{}, err
+	}
+	var (
+		fp          string
+		completed   bool
+		remainingMS int64
+		status      *int32
+		header      http.Header
+		body        []byte
+		omitted     bool
+	)
+	err = br.QueryRow().Scan(&fp, &completed, &remainingMS, &status, &header, &body, &omitted)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// Expired between the two statements: the retry will create it.
+		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Millisecond}, nil
+	case err != nil:
+		return idem.Acquisition{}, err
+	case fp != fingerprint:
+		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
+	case !completed:
+		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
+	case status == nil:
+		return idem.Acquisition{}, errors.New("completed record without a status")
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	rec := &idem.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
+	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: rec}, nil
+}
+
+// Complete implements [idem.Store]: it stores rec if token still owns the
+// in-progress record (its lease may have lapsed, as long as no other
+// attempt took it over). The engine calls it only for a store that is not
+// an [idem.TxStore]; pgstore's runs complete through [idem.RunTx.Commit].
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+	return s.complete(ctx, s.pool, key, token, 0, rec, retention)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// complete writes rec through q if token (and fence, unless 0) own key's
+// in-progress record.
+func (s *Store) complete(ctx context.Context, q querier, key, token string, fence int64, rec *idem.Record, retention time.Duration) error {
+	ms, err := durationMS("retention", retention, idem.DefaultRetention)
+	if err != nil {
+		return err
+	}
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	if rec == nil {
+		return errors.New("idem: complete: nil record")
+	}
+	header := rec.Header
+	if header == nil {
+		header = http.Header{}
+	}
+	tag, err := q.Exec(ctx, s.sql.complete, key, token, fence, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
+	if err != nil {
+		return storeError("complete", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return idem.ErrNotOwner
+	}
+	return nil
+}
+
+// Release implements [idem.Store].
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
+	if err != nil {
+		return storeError("release", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return idem.ErrNotOwner
+	}
+	return nil
+}
+
+// Extend implements [idem.Store].
+func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	ms, err := durationMS("lease", lease, idem.DefaultLock)
+	if err != nil {
+		return err
+	}
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	abandoned, _ := durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention)
+	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
+	if err != nil {
+		return storeError("extend", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return idem.ErrNotOwner
+	}
+	return nil
+}
+
+// checkArgs rejects an empty key or token, and calls of a store whose
+// WithTable name was not valid.
+func (s *Store) checkArgs(key, token string) error {
+	switch {
+	case s.tableErr != nil:
+		return s.tableErr
+	case key == "":
+		return errors.New("idem: empty storage key")
+	case token == "":
+		return errors.New("idem: empty owner token")
+	}
+	return nil
+}
+
+// durationMS converts d to whole milliseconds, rounded up; 0 means def.
+func durationMS(name string, d, def time.Duration) (int64, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("idem: negative %s %v", name, d)
+	}
+	if d == 0 {
+		d = def
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
+}
+
+// storeError wraps a failure of the database in an *idem.StoreError; a
+// missing table, column or right, or a table without the unique key
+// ON CONFLICT needs, also matches idem.ErrStoreMisconfigured.
+func storeError(op string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "42P01", "42703", "42501", "42P10", "42804":
+			// undefined_table, undefined_column, insufficient_privilege,
+			// invalid_column_reference, datatype_mismatch
+			err = &configError{msg: pe.Message + ": run Store.Check for what to change", err: err}
+		}
+	}
+	return &idem.StoreError{Op: op, Err: err}
+}
+
+// configError is a database set up so that the store cannot work on it. Its
+// message says what to change.
+type configError struct {
+	msg string
+	err error // the database's error, if any
+}
+
+func (e *configError) Error() string { return "misconfigured: " + e.msg }
+
+// Is makes errors.Is(err, idem.ErrStoreMisconfigured) true.
+func (e *configError) Is(target error) bool { return target == idem.ErrStoreMisconfigured }
+
+// Unwrap returns the database's error.
+func (e *configError) Unwrap() error { return e.err }

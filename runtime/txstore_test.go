@@ -1,0 +1,204 @@
+package idem_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// memTxStore is a memStore that is an idem.TxStore: a run's "writes" are
+// kept in its transaction and become visible (committed) only with the
+// completion. Its failures are set per test.
+type memTxStore struct {
+	*memStore
+	mu        sync.Mutex
+	committed []string // the writes of committed runs
+	rolled    int      // transactions rolled back
+	beginErr  error    // BeginRun fails with it
+	commitErr error    // Commit fails with it (after which the run is not committed)
+}
+
+type memTx struct {
+	s      *memTxStore
+	key    string
+	token  string
+	writes []string
+	done   bool
+}
+
+type memTxKey struct{}
+
+// write is a handler's write in its run's transaction.
+func write(ctx context.Context, w string) {
+	tx := ctx.Value(memTxKey{}).(*memTx)
+	tx.writes = append(tx.writes, w)
+}
+
+func (s *memTxStore) BeginRun(_ context.Context, key, token string, _ int64) (idem.RunTx, error) {
+	if s.beginErr != nil {
+		return nil, s.beginErr
+	}
+	return &memTx{s: s, key: key, token: token}, nil
+}
+
+func (t *memTx) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, memTxKey{}, t)
+}
+
+func (t *memTx) Commit(ctx context.Context, rec *idem.Record, retention time.Duration) error {
+	t.done = true
+	if t.s.commitErr != nil {
+		t.s.mu.Lock()
+		t.s.rolled++
+		t.s.mu.Unlock()
+		return t.s.commitErr
+	}
+	if err := t.s.Complete(ctx, t.key, t.token, rec, retention); err != nil {
+		t.s.mu.Lock()
+		t.s.rolled++
+		t.s.mu.Unlock()
+		return err
+	}
+	t.s.mu.Lock()
+	t.s.committed = append(t.s.committed, t.writes...)
+	t.s.mu.Unlock()
+	return nil
+}
+
+func (t *memTx) Rollback(context.Context) error {
+	if !t.done {
+		t.done = true
+		t.s.mu.Lock()
+		t.s.rolled++
+		t.s.mu.Unlock()
+	}
+	return nil
+}
+
+func txServer(s *memTxStore, h http.HandlerFunc) http.Handler {
+	e := idem.NewEngine(s)
+	op := &idem.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })
+}
+
+func txPost(h http.Handler, key string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/pay", strings.NewReader(`{}`))
+	req.Header.Set("Idempotency-Key", key)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestTxStoreCommitsWritesWithTheResult(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore()}
+	runs := 0
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		write(r.Context(), "payment")
+		w.WriteHeader(http.StatusCreated)
+	})
+	for range 2 {
+		if rec := txPost(h, "k"); rec.Code != http.StatusCreated {
+			t.Fatalf("status %d", rec.Code)
+		}
+	}
+	if runs != 1 || len(s.committed) != 1 || s.rolled != 0 {
+		t.Fatalf("runs %d, committed %v, rolled back %d; want one committed run", runs, s.committed, s.rolled)
+	}
+}
+
+func TestTxStoreRollsBackUnstoredRuns(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore()}
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+		write(r.Context(), "payment")
+		w.WriteHeader(http.StatusBadGateway)
+	})
+	if rec := txPost(h, "k"); rec.Code != http.StatusBadGateway {
+		t.Fatalf("status %d, want the handler's 502", rec.Code)
+	}
+	if len(s.committed) != 0 || s.rolled != 1 || s.count("release") != 1 {
+		t.Fatalf("committed %v, rolled back %d, releases %d; want a rollback and a release", s.committed, s.rolled, s.count("release"))
+	}
+}
+
+// TestTxStoreBeginFails: no transaction, no run: 503, and the lease is
+// given back so that the retry runs at once.
+func TestTxStoreBeginFails(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore(), beginErr: &idem.StoreError{Op: "begin", Err: errStoreDown}}
+	runs := 0
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) { runs++ })
+	rec := txPost(h, "k")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "store-unavailable") || runs != 0 {
+		t.Fatalf("status %d %s after %d runs; want 503 store-unavailable, no run", rec.Code, rec.Body, runs)
+	}
+	if len(s.keys()) != 0 {
+		t.Fatalf("records %v left, want the lease released", s.keys())
+	}
+}
+
+// TestTxStoreCommitFails: a commit that did not happen must not be
+// answered as if it had: 503, and the lease released.
+func TestTxStoreCommitFails(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore(), commitErr: &idem.StoreError{Op: "commit", Err: errStoreDown}}
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+		write(r.Context(), "payment")
+		w.WriteHeader(http.StatusCreated)
+	})
+	rec := txPost(h, "k")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "store-unavailable") {
+		t.Fatalf("status %d %s; want 503 store-unavailable", rec.Code, rec.Body)
+	}
+	if len(s.committed) != 0 || len(s.keys()) != 0 {
+		t.Fatalf("committed %v, records %v; want nothing", s.committed, s.keys())
+	}
+	s.commitErr = nil
+	if rec := txPost(h, "k"); rec.Code != http.StatusCreated || len(s.committed) != 1 {
+		t.Fatalf("retry: %d, committed %v", rec.Code, s.committed)
+	}
+}
+
+// TestTxStoreStaleOwner: the run whose lease was taken over has its commit
+// refused, and its client gets the newer run's answer.
+func TestTxStoreStaleOwner(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore()}
+	inside, resume := make(chan struct{}), make(chan struct{})
+	first := true
+	var mu sync.Mutex
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		stale := first
+		first = false
+		mu.Unlock()
+		write(r.Context(), "payment")
+		if stale {
+			close(inside)
+			<-resume
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte("stale"))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("newer"))
+	})
+	done := make(chan *httptest.ResponseRecorder)
+	go func() { done <- txPost(h, "k") }()
+	<-inside
+	s.advance(time.Hour) // the stale run's lease lapses
+	if rec := txPost(h, "k"); rec.Body.String() != "newer" {
+		t.Fatalf("takeover answered %d %s", rec.Code, rec.Body)
+	}
+	close(resume)
+	rec := <-done
+	if rec.Code != http.StatusCreated || rec.Body.String() != "newer" {
+		t.Fatalf("the stale run's client got %d %s, want the newer run's answer", rec.Code, rec.Body)
+	}
+	if len(s.committed) != 1 || s.rolled != 1 {
+		t.Fatalf("committed %v, rolled back %d; want the newer run only", s.committed, s.rolled)
+	}
+}
