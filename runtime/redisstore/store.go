@@ -45,6 +45,7 @@ type Store struct {
 	evictionAccepted bool          // WithEvictionRunsMayRepeat
 	clientProblem    string        // what is wrong with rdb's options, for Check; "" if nothing
 
+	lastTTL atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
 	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu      sync.Mutex              // guards flight
 	flight  *flight                 // the verification acquires wait for, if one runs
@@ -196,8 +197,9 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 // value that is not a record, or no record (released or expired between the
 // two commands).
 func (s *Store) acquirePlain(ctx context.Context, key, fp string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
-	set := redis.NewBoolCmd(ctx, "set", key, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", lease+s.abandonedMS)
-	get := redis.NewStringCmd(ctx, "get", key)
+	k := any(key) // boxed once for both commands
+	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(lease+s.abandonedMS))
+	get := redis.NewStringCmd(ctx, "get", k)
 	pipe := s.pipe.Pipeline()
 	_ = pipe.Process(ctx, set)
 	_ = pipe.Process(ctx, get)
@@ -233,6 +235,23 @@ func (s *Store) acquirePlain(ctx context.Context, key, fp string, req idem.Acqui
 		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
 	}
 	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, true, nil
+}
+
+// ttlArg returns ms as a command argument. Every acquire of an operation
+// sends the same TTL, so the last one's boxed value is kept for the next:
+// an int64 above 255 would otherwise cost an allocation per command.
+func (s *Store) ttlArg(ms int64) any {
+	if last := s.lastTTL.Load(); last != nil && last.ms == ms {
+		return last.arg
+	}
+	s.lastTTL.Store(&boxedMS{ms, ms})
+	return ms
+}
+
+// boxedMS is a TTL in ms and the same as a command argument.
+type boxedMS struct {
+	ms  int64
+	arg any
 }
 
 // recordHead reads the state and the stored fingerprint of a record of
