@@ -1,20 +1,15 @@
 package redisstore
 
 import (
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
 )
@@ -201,69 +196,6 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// encodeBody returns what to store for rec's body and the result's flags. A
-// body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *idem.Record, threshold int) ([]byte, int) {
-	if rec.BodyOmitted {
-		return nil, flagBodyOmitted
-	}
-	if threshold <= 0 || len(rec.Body) <= threshold {
-		return rec.Body, 0
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(rec.Body) / 2)
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	// Writes to a bytes.Buffer cannot fail.
-	_, _ = zw.Write(rec.Body)
-	_ = zw.Close()
-	zw.Reset(io.Discard) // drop the reference to buf
-	gzipWriters.Put(zw)
-	if buf.Len() >= len(rec.Body) {
-		return rec.Body, 0
-	}
-	return buf.Bytes(), flagGzip
-}
-
-// gzipWriters and gzipReaders are reused: a gzip.Writer holds about 800 KB
-// of compressor state, far more than the bodies it compresses.
-var (
-	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
-	gzipReaders sync.Pool // *gzip.Reader
-)
-
-// maxDecompressedBody bounds a decompressed body: the store never compresses
-// more than the engine's stored-body limit allows, so anything much larger is
-// a corrupt or hostile record, not a response.
-const maxDecompressedBody = 64 << 20
-
-// decodeBody is the inverse of encodeBody.
-func decodeBody(stored string, flags int64) ([]byte, error) {
-	if flags&flagGzip == 0 {
-		return []byte(stored), nil
-	}
-	src := strings.NewReader(stored)
-	zr, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
-	if zr == nil {
-		zr, err = gzip.NewReader(src)
-	} else {
-		err = zr.Reset(src)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("decompress body: %w", err)
-	}
-	defer gzipReaders.Put(zr)
-	body, err := io.ReadAll(io.LimitReader(zr, maxDecompressedBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("decompress body: %w", err)
-	}
-	if len(body) > maxDecompressedBody {
-		return nil, fmt.Errorf("decompress body: larger than %d bytes", maxDecompressedBody)
-	}
-	return body, nil
-}
-
 // storedRecord is a record as Redis holds it (see lua/lua.go), decoded.
 type storedRecord struct {
 	format      int    // 2, the compact record; 1, the text record written before it
@@ -434,73 +366,3 @@ func parseDecimal(s string, lo, hi int64) (int64, error) {
 	}
 	return n, nil
 }
-
-// errMalformedReply is wrapped by every error of decodeAcquireReply.
-var errMalformedReply = errors.New("malformed acquire reply")
-
-// decodeAcquireReply decodes the reply of lua/acquire.lua as go-redis
-// returns it: a []any whose first element is the outcome, integers as
-// int64 and strings as string. It checks every element and returns an error
-// wrapping errMalformedReply instead of guessing.
-func decodeAcquireReply(v any) (idem.Acquisition, error) {
-	fail := func(format string, args ...any) (idem.Acquisition, error) {
-		return idem.Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
-	}
-	arr, ok := v.([]any)
-	if !ok || len(arr) == 0 {
-		return fail("want a non-empty array, got %T", v)
-	}
-	outcome, ok := arr[0].(string)
-	if !ok {
-		return fail("outcome is %T, want string", arr[0])
-	}
-	want := 2
-	switch outcome {
-	case "mismatch":
-		want = 1
-	case "proceed", "recovered", "conflict", "replay":
-	default:
-		return fail("unknown outcome %q", outcome)
-	}
-	if len(arr) != want {
-		return fail("%s has %d elements, want %d", outcome, len(arr), want)
-	}
-	switch outcome {
-	case "mismatch":
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
-	case "conflict":
-		ms, ok := arr[1].(int64)
-		if !ok || ms < 1 {
-			return fail("conflict remaining %v (%T), want a positive integer", arr[1], arr[1])
-		}
-		if ms > int64(maxDuration/time.Millisecond) {
-			return fail("conflict remaining %d ms out of range", ms)
-		}
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
-	case "proceed", "recovered":
-		fence, ok := arr[1].(int64)
-		if !ok || fence < 1 {
-			return fail("%s fence %v (%T), want a positive integer", outcome, arr[1], arr[1])
-		}
-		acq := idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: fence}
-		if outcome == "recovered" {
-			acq.Outcome = idem.OutcomeRecovered
-		}
-		return acq, nil
-	}
-	s, ok := arr[1].(string)
-	if !ok {
-		return fail("replay record is %T, want string", arr[1])
-	}
-	r, err := parseRecord(s)
-	if err == nil && r.state != stateCompleted {
-		err = errors.New("record is not completed")
-	}
-	if err != nil {
-		return fail("replay: %v", err)
-	}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, nil
-}
-
-// maxDuration is the longest time.Duration.
-const maxDuration = time.Duration(1<<63 - 1)
