@@ -39,11 +39,12 @@
 // bit 0 body omitted, bit 1 body gzip-compressed, bits 2-4 a code for a
 // common Content-Type (0: none, or stored as a header entry), bit 5 a header
 // block follows, bit 6 always set, so that a record of a JSON response reads
-// in redis-cli as "c", the fingerprint's bytes, "2!D" and the body. The header block is header_length (a uvarint) bytes of entries,
-// each a name, one byte of a code for a name of the replay allow-list or 0
-// followed by the name as a uvarint length and bytes, and a value, as a
-// uvarint length and bytes; body is the rest of the string. The codes are
-// in package redisstore (codec.go) and never change meaning.
+// in redis-cli as "c", the fingerprint's bytes, "2!D" and the body. The
+// header block is header_length (a uvarint) bytes of entries, each a name,
+// one byte of a code for a name of the replay allow-list or 0 followed by
+// the name as a uvarint length and bytes, and a value, as a uvarint length
+// and bytes; body is the rest of the string. The codes are in package
+// redisstore (codec.go) and never change meaning.
 //
 // The scripts also read the text record the store wrote before (format 1),
 // so that a retry across an upgrade is replayed, refused or sees its lease
@@ -58,8 +59,9 @@
 // "Name: value\n" lines. A process of the version before cannot read a
 // compact record: while both versions serve one Redis (a rolling upgrade),
 // the old one answers a retry of a key the new one wrote with 503
-// store-unavailable (IDEMCORRUPT), which a client retries; nothing runs
-// twice.
+// store-unavailable (its acquire.lua answers IDEMCORRUPT), which a client
+// retries; with fail-open it runs the handler unprotected, marked
+// Idempotency-Degraded, so a fail-open service should not mix the versions.
 package lua
 
 import _ "embed"
