@@ -1,9 +1,11 @@
 -- acquire.lua: the acquire transition of one idempotency key.
 --
--- The record is one string (see lua.go for its layout); the script touches no
--- other key, so it runs unchanged on Redis Cluster. Time comes only from
--- Redis: a lease's deadline is its record's expiry minus the abandoned TTL
--- stored in it, so the lease left is PTTL - abandoned.
+-- The record is one string (see lua.go for its two formats); the script
+-- touches no other key, so it runs unchanged on Redis Cluster. Time comes only
+-- from Redis: a lease's deadline is its record's expiry minus the abandoned
+-- TTL stored in it, so the lease left is PTTL - abandoned. It writes compact
+-- records (format 2) and reads records of both formats, so that a record
+-- written before the upgrade is replayed, refused or taken over as before.
 --
 -- Package redisstore first pipelines the plain commands SET KEYS[1] <the record
 -- this script's first SET writes> NX PX ARGV[3] and GET KEYS[1], which create
@@ -15,10 +17,12 @@
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token of this attempt (non-empty, no newline)
--- ARGV[2]  request fingerprint (non-empty, no newline)
+-- ARGV[2]  the stored fingerprint: 16 bytes, any values
 -- ARGV[3]  lease + abandoned TTL in ms (> ARGV[4]): the TTL of a new lease
 -- ARGV[4]  abandoned TTL in ms: how long an in-progress record outlives its
 --          lease deadline before Redis deletes it
+-- ARGV[5]  the request fingerprint as given (non-empty, no newline), which a
+--          record of format 1 keeps
 --
 -- Returns one of
 --   {'proceed', fence}          absent: created, caller owns the lease, fence 1
@@ -32,23 +36,31 @@
 local key = KEYS[1]
 local token, fp = ARGV[1], ARGV[2]
 
-if redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n1\n' .. ARGV[4], 'NX', 'PX', ARGV[3]) then
+if redis.call('SET', key, 'i' .. fp .. token .. '\n1\n' .. ARGV[4], 'NX', 'PX', ARGV[3]) then
   return {'proceed', 1}
 end
 local v = redis.call('GET', key)
 
-local state, stored_fp = string.match(v, '^([IC])\n([^\n]+)\n')
-if not state then
-  return redis.error_reply('IDEMCORRUPT not an idempotency record')
+local state, same, lease_at -- lease_at: where an in-progress record's lease starts
+local tag = string.sub(v, 1, 1)
+if (tag == 'c' or tag == 'i') and #v > 17 then
+  state, same, lease_at = tag, string.sub(v, 2, 17) == fp, 18
+else -- format 1
+  local stored_fp
+  state, stored_fp = string.match(v, '^([IC])\n([^\n]+)\n')
+  if not state then
+    return redis.error_reply('IDEMCORRUPT not an idempotency record')
+  end
+  state, same, lease_at = string.lower(state), stored_fp == ARGV[5], #stored_fp + 4
 end
-if stored_fp ~= fp then
+if not same then
   return {'mismatch'}
 end
-if state == 'C' then
+if state == 'c' then
   return {'replay', v}
 end
 
-local fence, abandoned = string.match(v, '^I\n[^\n]+\n[^\n]+\n(%d+)\n(%d+)$')
+local fence, abandoned = string.match(string.sub(v, lease_at), '^[^\n]+\n(%d+)\n(%d+)$')
 if not fence then
   return redis.error_reply('IDEMCORRUPT in-progress record lacks its lease')
 end
@@ -63,5 +75,5 @@ end
 
 fence = tonumber(fence) + 1
 -- Fences below 1e14 concatenate as integers (Lua's '%.14g').
-redis.call('SET', key, 'I\n' .. fp .. '\n' .. token .. '\n' .. fence .. '\n' .. ARGV[4], 'PX', ARGV[3])
+redis.call('SET', key, 'i' .. fp .. token .. '\n' .. fence .. '\n' .. ARGV[4], 'PX', ARGV[3])
 return {'recovered', fence}

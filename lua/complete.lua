@@ -3,6 +3,9 @@
 -- Only the current owner of an in-progress record may complete it, so a stale
 -- worker whose lease was taken over never overwrites the newer owner's work.
 -- An owner whose lease ran out but was not taken over may still complete.
+-- Only compact records (format 2, see lua.go) have an owner this store's
+-- scripts serve: a lease of format 1 belongs to a process of the version
+-- before, which completes it with its own script.
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token
@@ -13,13 +16,9 @@
 
 local key = KEYS[1]
 local v = redis.call('GET', key)
-if not v then
-  return 0
-end
-local fp, owner = string.match(v, '^I\n([^\n]+)\n([^\n]+)\n%d+\n%d+$')
-if owner ~= ARGV[1] then
+if not v or string.sub(v, 1, 1) ~= 'i' or string.match(string.sub(v, 18), '^([^\n]+)\n%d+\n%d+$') ~= ARGV[1] then
   return 0
 end
 
-redis.call('SET', key, 'C\n' .. fp .. '\n' .. ARGV[2], 'PX', ARGV[3])
+redis.call('SET', key, 'c' .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
 return 1

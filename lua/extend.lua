@@ -1,6 +1,8 @@
 -- extend.lua: the heartbeat; push the lease deadline of an in-progress record.
 --
 -- An owner whose lease ran out but was not taken over may still extend it.
+-- Only compact records have an owner this store's scripts serve (see
+-- complete.lua).
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token
@@ -12,13 +14,13 @@
 
 local key = KEYS[1]
 local v = redis.call('GET', key)
-if not v then
+if not v or string.sub(v, 1, 1) ~= 'i' then
   return 0
 end
-local fp, owner, fence = string.match(v, '^I\n([^\n]+)\n([^\n]+)\n(%d+)\n%d+$')
+local owner, fence = string.match(string.sub(v, 18), '^([^\n]+)\n(%d+)\n%d+$')
 if owner ~= ARGV[1] then
   return 0
 end
 
-redis.call('SET', key, 'I\n' .. fp .. '\n' .. owner .. '\n' .. fence .. '\n' .. ARGV[3], 'PX', ARGV[2])
+redis.call('SET', key, string.sub(v, 1, 17) .. owner .. '\n' .. fence .. '\n' .. ARGV[3], 'PX', ARGV[2])
 return 1

@@ -6,6 +6,8 @@
 -- second time beside it (the stale owner's complete and release are then
 -- refused, since its token no longer owns the key).
 --
+-- It reads records of both formats (see lua.go).
+--
 -- KEYS[1]  the record
 -- ARGV[1]  "force" to delete an in-progress record too; "" refuses it
 --
@@ -17,7 +19,7 @@ local v = redis.call('GET', key)
 if not v then
   return 0
 end
-if string.sub(v, 1, 2) == 'I\n' and ARGV[1] ~= 'force' then
+if (string.sub(v, 1, 1) == 'i' or string.sub(v, 1, 2) == 'I\n') and ARGV[1] ~= 'force' then
   return -1
 end
 

@@ -15,27 +15,53 @@
 // one SET ... PX (acquire on an absent key: a single SET NX), and a record
 // is one compact allocation in Redis (a hash with a value over 64 bytes
 // leaves the listpack encoding for a hash table; BENCHMARKS.md has the
-// memory and time this saves). Its lines are separated by "\n"; the owner
-// token and the fingerprint never contain one:
+// memory and time this saves). The store writes the compact record, format
+// 2:
+//
+//	in progress:  "i" fingerprint owner "\n" fence "\n" abandoned
+//	completed:    "c" fingerprint result
+//
+// fingerprint is 16 bytes of any value (the store's storedFingerprint:
+// half of the request's SHA-256), owner the owner token (no newline), fence
+// the fencing token (1 on creation, +1 on every takeover) and abandoned how
+// long, in ms, the record outlives its lease, both decimal. An in-progress
+// record is written with a TTL of lease + abandoned, so its lease deadline
+// is its expiry minus abandoned and the lease left is its PTTL minus
+// abandoned: no TIME call, no deadline to compute or store. A completed
+// record expires after its retention, and keeps neither owner nor fence.
+//
+// result is written by the store and only passed through by the scripts:
+//
+//	status meta [header_length header] body
+//
+// status is the HTTP status in two bytes, its first digit in ASCII and the
+// other two as a byte of ' ' plus their value ("2!" is 201); meta one byte:
+// bit 0 body omitted, bit 1 body gzip-compressed, bits 2-4 a code for a
+// common Content-Type (0: none, or stored as a header entry), bit 5 a header
+// block follows, bit 6 always set, so that a record of a JSON response reads
+// in redis-cli as "c", the fingerprint's bytes, "2!D" and the body. The
+// header block is header_length (a uvarint) bytes of entries, each a name,
+// one byte of a code for a name of the replay allow-list or 0 followed by
+// the name as a uvarint length and bytes, and a value, as a uvarint length
+// and bytes; body is the rest of the string. The codes are in package
+// redisstore (codec.go) and never change meaning.
+//
+// The scripts also read the text record the store wrote before (format 1),
+// so that a retry across an upgrade is replayed, refused or sees its lease
+// as before (acquire.lua, forget.lua, inspect.lua); they never write one,
+// and complete, release and extend refuse one, which only a process of the
+// version before can own. Its lines are separated by "\n":
 //
 //	in progress:  "I\n" fingerprint "\n" owner "\n" fence "\n" abandoned
-//	completed:    "C\n" fingerprint "\n" result
+//	completed:    "C\n" fingerprint "\n" status " " flags " " header_length "\n" header body
 //
-// fence is the fencing token (1 on creation, +1 on every takeover) and
-// abandoned how long, in ms, the record outlives its lease, both decimal. An
-// in-progress record is written with a TTL of lease + abandoned, so its lease
-// deadline is its expiry minus abandoned and the lease left is its PTTL minus
-// abandoned: no TIME call, no deadline to compute or store. A completed
-// record expires after its retention.
-//
-// result is written by the store and only passed through by the scripts;
-// package redisstore encodes it as
-//
-//	status " " flags " " header_length "\n" header body
-//
-// with status the HTTP status, flags 1 (body omitted) | 2 (body
-// gzip-compressed), header header_length bytes of "Name: value\n" lines,
-// and body the rest of the string.
+// with the fingerprint as the store was given it (64 hex digits) and header
+// "Name: value\n" lines. A process of the version before cannot read a
+// compact record: while both versions serve one Redis (a rolling upgrade),
+// the old one answers a retry of a key the new one wrote with 503
+// store-unavailable (its acquire.lua answers IDEMCORRUPT), which a client
+// retries; with fail-open it runs the handler unprotected, marked
+// Idempotency-Degraded, so a fail-open service should not mix the versions.
 package lua
 
 import _ "embed"

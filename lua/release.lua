@@ -1,5 +1,8 @@
 -- release.lua: give up an in-progress lease so that a retry runs again.
 --
+-- Only compact records have an owner this store's scripts serve (see
+-- complete.lua).
+--
 -- KEYS[1]  the record
 -- ARGV[1]  owner token
 --
@@ -8,7 +11,7 @@
 
 local key = KEYS[1]
 local v = redis.call('GET', key)
-if not v or string.match(v, '^I\n[^\n]+\n([^\n]+)\n%d+\n%d+$') ~= ARGV[1] then
+if not v or string.sub(v, 1, 1) ~= 'i' or string.match(string.sub(v, 18), '^([^\n]+)\n%d+\n%d+$') ~= ARGV[1] then
   return 0
 end
 

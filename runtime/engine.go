@@ -16,6 +16,7 @@ type Engine struct {
 	allow     []string        // canonical names of the headers stored for replay
 	deadlines *storeDeadlines // the contexts of store calls
 	runTimes  runTimes        // per operation, for a 409's Retry-After
+	beats     beats           // the heartbeats of the leases held
 
 	// misconfigured is the message of the store misconfiguration logged
 	// last, nil while the store works: the log says why requests are

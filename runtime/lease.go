@@ -22,7 +22,7 @@ type lease struct {
 	// just before each extension. The lease may have begun up to one round
 	// trip before it; completeAgain's bound is that approximate, and safe
 	// either way, since complete checks the owner. The heartbeat writes it
-	// under hb.mu while fn runs.
+	// under e.beats.mu while fn runs.
 	extended time.Time
 }
 

@@ -38,11 +38,17 @@ done
 [ "$up" = 1 ] || { echo "redis-cost.sh: redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; }
 
 fp=9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5d1b2c3a4f5
+# The record keeps the first 16 bytes of the fingerprint's SHA-256 (these
+# hold neither NUL nor newline, so bash can pass them as an argument).
+fpraw=$'\x9f\x86\xd0\x81\x88\x4c\x7d\x65\x9a\x2f\xeb\x15\xd0\xc6\x9e\x3e'
 token=6PZJ4B3KQ2WXNRXK2Q7VJMCZ5A
 body=$(printf '{"id":"ord_5c1f0e9a7b3d2c41","status":"created","pad":"%0150d"}' 0)
-inprogress=$'I\n'"$fp"$'\n'"$token"$'\n1\n60000'
-header=$'Content-Type: application/json\nLocation: /orders/ord_5c1f0e9a7b3d2c41\n'
-completed=$'C\n'"$fp"$'\n201 0 '"${#header}"$'\n'"$header$body"
+# Compact records (lua/lua.go): in progress, "i" fingerprint owner, fence
+# and abandoned TTL; completed, "c" fingerprint, status 201 ("2!"), meta
+# "d" (Content-Type: application/json, a header block follows), the block
+# (30 bytes: Location, 28 bytes of value) and the body.
+inprogress=$'i'"$fpraw$token"$'\n1\n60000'
+completed=$'c'"$fpraw"$'2!d\x1e\x02\x1c/orders/ord_5c1f0e9a7b3d2c41'"$body"
 acquire=$(cli script load "$(cat lua/acquire.lua)")
 trivial=$(cli script load 'return 1')
 setpx=$(cli script load "return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
@@ -50,8 +56,8 @@ cli set replayed "$completed" >/dev/null
 
 # The rows measure what they say: a create creates, a replay replays.
 check() { [ "$1" = "$2" ] || { echo "redis-cost.sh: $3: got '$1', want '$2'" >&2; exit 1; }; }
-check "$(cli evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000 | head -1)" replay 'acquire.lua of the completed record'
-check "$(cli evalsha "$acquire" 1 fresh "$token" "$fp" 90000 60000 | head -1)" proceed 'acquire.lua of an absent key'
+check "$(cli evalsha "$acquire" 1 replayed "$token" "$fpraw" 90000 60000 "$fp" | head -1)" replay 'acquire.lua of the completed record'
+check "$(cli evalsha "$acquire" 1 fresh "$token" "$fpraw" 90000 60000 "$fp" | head -1)" proceed 'acquire.lua of an absent key'
 check "$(cli get fresh)" "$inprogress" 'the record acquire.lua creates'
 check "$(cli set replayed "$inprogress" nx px 90000)" "" 'SET NX of the completed record'
 check "$(cli get replayed)" "$completed" 'GET of the completed record, after SET NX'
@@ -78,13 +84,13 @@ measure 'create or replay: GET of a record' get \
 measure 'create: one SET key <in-progress record> NX PX ttl GET (the one-command alternative)' set \
   set "new2:__rand_int__" "$inprogress" nx px 90000 get
 measure 'create: EVALSHA acquire.lua' evalsha \
-  evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fp" 90000 60000
+  evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fpraw" 90000 60000 "$fp"
 measure 'replay: SET NX PX of a completed record' set \
   set replayed "$inprogress" nx px 90000
 measure 'replay: one SET NX PX GET of a completed record (the one-command alternative)' set \
   set replayed "$inprogress" nx px 90000 get
 measure 'replay: EVALSHA acquire.lua of a completed record' evalsha \
-  evalsha "$acquire" 1 replayed "$token" "$fp" 90000 60000
+  evalsha "$acquire" 1 replayed "$token" "$fpraw" 90000 60000 "$fp"
 measure 'EVALSHA of redis.call SET PX (floor-store)' evalsha \
   evalsha "$setpx" 1 "setpx:__rand_int__" "$inprogress" 90000
 measure 'EVALSHA of `return 1` (floor)' evalsha \

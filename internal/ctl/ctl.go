@@ -176,6 +176,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitError
 }
 
+// formatName describes the record formats of redisstore.RecordInfo.Format.
+var formatName = map[int]string{1: "text, written before the compact record", 2: "compact"}
+
 // inspect prints the record of key.
 func inspect(ctx context.Context, store *redisstore.Store, key string, o options, w io.Writer) error {
 	info, err := store.Inspect(ctx, key)
@@ -187,6 +190,7 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 	}
 	line("key", "%s", info.RedisKey)
 	line("state", "%s", info.State)
+	line("format", "%d (%s)", info.Format, formatName[info.Format])
 	if info.State == redisstore.StateInProgress {
 		line("fence", "%d", info.Fence)
 		line("owner", "%s", present(info.Owner))

@@ -70,9 +70,20 @@ func TestInspectAndForget(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("inspect completed: exit %d, %s", code, errOut)
 		}
-		for _, want := range []string{"state     completed", "status    201", "headers   Location", "body      22 bytes", "retained  ", "more: replayed to every retry", "age       "} {
+		for _, want := range []string{"state     completed", "format    2 (compact)", "status    201", "headers   Location", "body      22 bytes", "retained  ", "more: replayed to every retry", "age       "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("inspect completed lacks %q:\n%s", want, out)
+			}
+		}
+		// A record of the text format the versions before wrote.
+		old := idem.RecordKey("CreatePet", "", "old-key")
+		if err := b.rdb.Set(ctx, b.prefix+":"+old, "C\nfp\n201 0 18\nLocation: /pets/6\n{\"id\":6}", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, out, _ = b.run(t, "inspect", "-op", "CreatePet", "-key", "old-key", "-body")
+		for _, want := range []string{"state     completed", "format    1 (text, written before the compact record)", "status    201", "headers   Location", "body      8 bytes", `{"id":6}`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("inspect of a format 1 record lacks %q:\n%s", want, out)
 			}
 		}
 		if strings.Contains(out, "secret") {

@@ -105,7 +105,7 @@ func capacityOfStore(ctx context.Context, cfg Config, rdb *redis.Client, store *
 	fmt.Fprintf(stderr, "idemload: capacity: acquire+complete, %d-byte bodies, %v\n", size, cfg.CapacityDuration)
 	var keys atomic.Int64
 	first, err := measureCapacity(ctx, rdb, cfg, func() error {
-		return storeRecord(ctx, store, fmt.Sprintf("CreateOrder::%036d", keys.Add(1)), body, time.Hour)
+		return storeRecord(ctx, store, fmt.Sprintf("CreateOrder::%036d", keys.Add(1)), body, true, time.Hour)
 	})
 	if err != nil {
 		return [2]capResult{}, err
@@ -200,6 +200,9 @@ func writePlan(w io.Writer, mem []memResult, caps []capResult) {
 	}
 	var cols []column
 	for _, m := range mem {
+		if !m.location { // the capacity workload stores a Location header
+			continue
+		}
 		for _, c := range caps {
 			if c.bodySize == m.bodySize && !c.diagnostic && strings.HasPrefix(c.workload, "first") {
 				comp := ""

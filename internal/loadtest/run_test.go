@@ -61,7 +61,7 @@ func TestRunAllModes(t *testing.T) {
 // from idemgen's own first-request row, not from a comparison row of the
 // same body size.
 func TestPlanIgnoresDiagnosticRows(t *testing.T) {
-	mem := []memResult{{bodySize: 200, usedPerRecord: 500}}
+	mem := []memResult{{bodySize: 200, location: true, usedPerRecord: 500}, {bodySize: 200, usedPerRecord: 400}}
 	caps := []capResult{
 		{workload: "first request, acquire.lua alone", bodySize: 200, ops: 100, elapsed: time.Second, cpu: 100, diagnostic: true},
 		{workload: "first request: SET NX + GET, EVALSHA complete", bodySize: 200, ops: 40000, elapsed: time.Second, cpu: 1},

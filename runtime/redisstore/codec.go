@@ -1,38 +1,108 @@
 package redisstore
 
 import (
-	"bytes"
-	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// Bits of a result's flags (see lua/lua.go).
+// Bits of a result's flags (see lua/lua.go): the low bits of a compact
+// result's meta byte, and the flags field of a result of the first format.
 const (
 	flagBodyOmitted = 1 << iota // the body exceeded the stored-body limit
 	flagGzip                    // the stored body is gzip-compressed
 	knownFlags      = flagBodyOmitted | flagGzip
 )
 
-// Record states, the first line of a stored record (see lua/lua.go).
+// Record states, as storedRecord.state holds them in either format.
 const (
 	stateInProgress = 'I'
 	stateCompleted  = 'C'
 )
 
-// encodeResult encodes rec as the result part of a completed record (see
-// lua/lua.go): status, flags and header length on one line, then the header
-// lines, then the body, gzip-compressed when it is longer than threshold
-// (> 0) and that makes it smaller.
+// The compact record (format 2, see lua/lua.go): a tag byte, the stored
+// fingerprint, then the lease or the result.
+const (
+	tagInProgress = 'i'
+	tagCompleted  = 'c'
+	fpSize        = 16 // bytes of a stored fingerprint
+
+	metaTypeShift = 2                  // meta bits 2-4: the Content-Type code
+	metaType      = 7 << metaTypeShift // mask of the Content-Type code
+	metaHeader    = 1 << 5             // a header block follows the meta byte
+	metaBase      = 1 << 6             // always set: the meta byte is printable ASCII
+	knownMeta     = knownFlags | metaType | metaHeader | metaBase
+)
+
+// contentTypes are the Content-Type values a compact result stores as a
+// code (meta bits 2-4) instead of a header entry. The codes are part of the
+// stored format: never change or reuse one, only add (there is no room for
+// more than 7).
+var contentTypes = [...]string{
+	1: "application/json",
+	2: "application/json; charset=utf-8",
+	3: "application/problem+json",
+	4: "text/plain; charset=utf-8",
+	5: "text/html; charset=utf-8",
+	6: "application/octet-stream",
+	7: "application/xml",
+}
+
+// headerNames are the header names a compact result's header entries store
+// as a one-byte code (the default replay allow-list); 0 introduces a name
+// spelled out. Part of the stored format, like contentTypes.
+var headerNames = [...]string{
+	1: "Content-Type",
+	2: "Location",
+	3: "Etag",
+	4: "Content-Language",
+	5: "Link",
+}
+
+// storedFingerprint is the fingerprint a record keeps: 16 bytes. For the
+// engine's fingerprint, a SHA-256 in 64 lowercase hex digits, it is the
+// first half of the hash; for any other string, the first half of the
+// string's SHA-256. 128 bits keep a collision out of reach: a fingerprint is
+// only ever compared with the one stored under the same key and scope, so
+// a false replay needs two requests under one key whose hashes agree, by
+// accident (2^-128 per pair) or by a client that computes 2^64 hashes to
+// be replayed its own other request's answer.
+func storedFingerprint(fp string) string {
+	var b [fpSize]byte
+	if len(fp) == 2*sha256.Size {
+		if _, err := hex.Decode(b[:], []byte(fp[:2*fpSize])); err == nil && isLowerHex(fp[2*fpSize:]) {
+			return string(b[:])
+		}
+	}
+	sum := sha256.Sum256([]byte(fp))
+	return string(sum[:fpSize])
+}
+
+// isLowerHex reports whether s holds only the digits hex.EncodeToString
+// writes.
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeResult encodes rec as the result part of a compact completed
+// record (see lua/lua.go), which complete.lua appends to the tag and the
+// fingerprint: the status in two bytes, the meta byte (flags, the
+// Content-Type code, whether header entries follow), the header entries
+// and the body, gzip-compressed when it is longer than threshold (> 0) and
+// that makes it smaller.
 //
 // Header names net/http would not send (empty, or holding a byte that is
 // not a token character) are dropped, and CR and LF in values become spaces,
@@ -40,6 +110,7 @@ const (
 // first client was sent.
 func encodeResult(rec *idem.Record, threshold int) []byte {
 	body, flags := encodeBody(rec, threshold)
+	meta := byte(metaBase | flags)
 	var nameBuf [8]string
 	names := nameBuf[:0]
 	hlen := 0
@@ -47,24 +118,34 @@ func encodeResult(rec *idem.Record, threshold int) []byte {
 		if !validHeaderName(name) {
 			continue
 		}
+		if code := contentTypeCode(name, values); code != 0 {
+			meta |= code << metaTypeShift
+			continue
+		}
 		names = append(names, name)
 		for _, v := range values {
-			hlen += len(name) + len(": ") + len(v) + len("\n")
+			hlen += nameSize(name) + uvarintSize(len(v)) + len(v)
 		}
 	}
 	slices.Sort(names) // the same response is stored as the same bytes
+	if hlen > 0 {
+		meta |= metaHeader
+	}
 
-	dst := make([]byte, 0, 3*20+3+hlen+len(body))
-	dst = strconv.AppendInt(dst, int64(rec.Status), 10)
-	dst = append(dst, ' ')
-	dst = strconv.AppendInt(dst, int64(flags), 10)
-	dst = append(dst, ' ')
-	dst = strconv.AppendInt(dst, int64(hlen), 10)
-	dst = append(dst, '\n')
+	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+len(body))
+	dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
+	if hlen > 0 {
+		dst = binary.AppendUvarint(dst, uint64(hlen))
+	}
 	for _, name := range names {
+		code := slices.Index(headerNames[1:], name) + 1
 		for _, v := range rec.Header[name] {
-			dst = append(dst, name...)
-			dst = append(dst, ": "...)
+			dst = append(dst, byte(code))
+			if code == 0 {
+				dst = binary.AppendUvarint(dst, uint64(len(name)))
+				dst = append(dst, name...)
+			}
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
 			start := len(dst)
 			dst = append(dst, v...)
 			for i := start; i < len(dst); i++ {
@@ -72,10 +153,32 @@ func encodeResult(rec *idem.Record, threshold int) []byte {
 					dst[i] = ' '
 				}
 			}
-			dst = append(dst, '\n')
 		}
 	}
 	return append(dst, body...)
+}
+
+// contentTypeCode is the code of a header that is a Content-Type with one
+// value of contentTypes, else 0.
+func contentTypeCode(name string, values []string) byte {
+	if name != "Content-Type" || len(values) != 1 {
+		return 0
+	}
+	return byte(slices.Index(contentTypes[1:], values[0]) + 1)
+}
+
+// nameSize is the bytes a header entry spends on name.
+func nameSize(name string) int {
+	if slices.Contains(headerNames[1:], name) {
+		return 1
+	}
+	return 1 + uvarintSize(len(name)) + len(name)
+}
+
+// uvarintSize is the length of n as a uvarint.
+func uvarintSize(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return len(binary.AppendUvarint(b[:0], uint64(n)))
 }
 
 // validHeaderName reports whether name is a non-empty HTTP token (RFC 9110
@@ -93,73 +196,11 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// encodeBody returns what to store for rec's body and the result's flags. A
-// body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *idem.Record, threshold int) ([]byte, int) {
-	if rec.BodyOmitted {
-		return nil, flagBodyOmitted
-	}
-	if threshold <= 0 || len(rec.Body) <= threshold {
-		return rec.Body, 0
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(rec.Body) / 2)
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	// Writes to a bytes.Buffer cannot fail.
-	_, _ = zw.Write(rec.Body)
-	_ = zw.Close()
-	zw.Reset(io.Discard) // drop the reference to buf
-	gzipWriters.Put(zw)
-	if buf.Len() >= len(rec.Body) {
-		return rec.Body, 0
-	}
-	return buf.Bytes(), flagGzip
-}
-
-// gzipWriters and gzipReaders are reused: a gzip.Writer holds about 800 KB
-// of compressor state, far more than the bodies it compresses.
-var (
-	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
-	gzipReaders sync.Pool // *gzip.Reader
-)
-
-// maxDecompressedBody bounds a decompressed body: the store never compresses
-// more than the engine's stored-body limit allows, so anything much larger is
-// a corrupt or hostile record, not a response.
-const maxDecompressedBody = 64 << 20
-
-// decodeBody is the inverse of encodeBody.
-func decodeBody(stored string, flags int64) ([]byte, error) {
-	if flags&flagGzip == 0 {
-		return []byte(stored), nil
-	}
-	src := strings.NewReader(stored)
-	zr, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
-	if zr == nil {
-		zr, err = gzip.NewReader(src)
-	} else {
-		err = zr.Reset(src)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("decompress body: %w", err)
-	}
-	defer gzipReaders.Put(zr)
-	body, err := io.ReadAll(io.LimitReader(zr, maxDecompressedBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("decompress body: %w", err)
-	}
-	if len(body) > maxDecompressedBody {
-		return nil, fmt.Errorf("decompress body: larger than %d bytes", maxDecompressedBody)
-	}
-	return body, nil
-}
-
 // storedRecord is a record as Redis holds it (see lua/lua.go), decoded.
 type storedRecord struct {
-	state       byte // stateInProgress or stateCompleted
-	fingerprint string
+	format      int    // 2, the compact record; 1, the text record written before it
+	state       byte   // stateInProgress or stateCompleted
+	fingerprint string // as stored: storedFingerprint's 16 bytes (format 2), the string given (format 1)
 
 	// In progress only.
 	owner     string
@@ -168,110 +209,149 @@ type storedRecord struct {
 
 	// Completed only.
 	result     *idem.Record
-	flags      int64 // as stored
+	flags      int64 // flagBodyOmitted and flagGzip, as stored
 	storedBody int   // bytes stored for the body, after compression
 }
 
-// parseRecord decodes a stored record, checking every part of it.
+// parseRecord decodes a stored record of either format, checking every part
+// of it.
 func parseRecord(v string) (storedRecord, error) {
-	var r storedRecord
-	state, rest, ok := strings.Cut(v, "\n")
-	if !ok || len(state) != 1 || (state[0] != stateInProgress && state[0] != stateCompleted) {
-		return r, errors.New("record does not start with a state line")
+	if v == "" || (v[0] != tagInProgress && v[0] != tagCompleted) {
+		return parseRecordV1(v)
 	}
-	r.state = state[0]
-	if r.fingerprint, rest, ok = strings.Cut(rest, "\n"); !ok || r.fingerprint == "" {
+	r := storedRecord{format: 2, state: stateInProgress}
+	if v[0] == tagCompleted {
+		r.state = stateCompleted
+	}
+	if len(v) < 1+fpSize {
 		return r, errors.New("record has no fingerprint")
 	}
+	r.fingerprint, v = v[1:1+fpSize], v[1+fpSize:]
 	if r.state == stateCompleted {
-		err := r.parseResult(rest)
+		err := r.parseCompactResult(v)
 		return r, err
 	}
+	return r, r.parseLease(v)
+}
+
+// parseLease decodes the lease of an in-progress record, owner "\n" fence
+// "\n" abandoned (the same in both formats), into r.
+func (r *storedRecord) parseLease(v string) error {
 	var fence, abandoned string
-	if r.owner, rest, ok = strings.Cut(rest, "\n"); !ok || r.owner == "" {
-		return r, errors.New("in-progress record has no owner")
+	var ok bool
+	if r.owner, v, ok = strings.Cut(v, "\n"); !ok || r.owner == "" {
+		return errors.New("in-progress record has no owner")
 	}
-	if fence, abandoned, ok = strings.Cut(rest, "\n"); !ok {
-		return r, errors.New("in-progress record has no abandoned TTL")
+	if fence, abandoned, ok = strings.Cut(v, "\n"); !ok {
+		return errors.New("in-progress record has no abandoned TTL")
 	}
 	var err error
 	if r.fence, err = parseDecimal(fence, 1, 1<<53); err != nil {
-		return r, fmt.Errorf("in-progress record: fence %w", err)
+		return fmt.Errorf("in-progress record: fence %w", err)
 	}
 	if r.abandoned, err = parseDecimal(abandoned, 0, 1<<53); err != nil {
-		return r, fmt.Errorf("in-progress record: abandoned TTL %w", err)
+		return fmt.Errorf("in-progress record: abandoned TTL %w", err)
 	}
-	return r, nil
+	return nil
 }
 
-// parseResult decodes the result part of a completed record into r.
-func (r *storedRecord) parseResult(v string) error {
-	line, rest, ok := strings.Cut(v, "\n")
-	if !ok {
-		return errors.New("result has no status line")
+// parseCompactResult decodes the result part of a compact completed record
+// (encodeResult's output) into r.
+func (r *storedRecord) parseCompactResult(v string) error {
+	if len(v) < 3 {
+		return errors.New("result has no status and meta byte")
 	}
-	st, fl, ok1 := strings.Cut(line, " ")
-	fl, hl, ok2 := strings.Cut(fl, " ")
-	if !ok1 || !ok2 {
-		return fmt.Errorf("result status line %q, want status, flags and header length", line)
+	status, meta := int(v[0]-'0')*100+int(v[1]-' '), v[2]
+	if v[0] < '1' || v[0] > '9' || v[1] < ' ' || v[1] >= ' '+100 {
+		return fmt.Errorf("result status %q is not in 100..999", v[:2])
 	}
-	status, err := parseDecimal(st, 100, 999)
-	if err != nil {
-		return fmt.Errorf("result status %w", err)
+	if meta&^knownMeta != 0 || meta&metaBase == 0 {
+		return fmt.Errorf("result meta byte %#x has unknown bits", meta)
 	}
-	if r.flags, err = parseDecimal(fl, 0, knownFlags); err != nil {
-		return fmt.Errorf("result flags %w", err)
+	r.flags = int64(meta & knownFlags)
+	rec := &idem.Record{Status: status, BodyOmitted: meta&flagBodyOmitted != 0}
+	v = v[3:]
+	block := ""
+	if meta&metaHeader != 0 {
+		n, size := binary.Uvarint([]byte(v[:min(len(v), binary.MaxVarintLen64)]))
+		if size <= 0 || n == 0 || n > uint64(len(v)-size) {
+			return errors.New("result header block length is missing or longer than the record")
+		}
+		block, v = v[size:size+int(n)], v[size+int(n):]
 	}
-	hlen, err := parseDecimal(hl, 0, int64(len(rest)))
-	if err != nil {
-		return fmt.Errorf("result header length %w", err)
-	}
-	rec := &idem.Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
-	if rec.Header, err = parseHeader(rest[:hlen]); err != nil {
+	var err error
+	if rec.Header, err = parseHeaderEntries(block, meta&metaType>>metaTypeShift); err != nil {
 		return err
 	}
-	stored := rest[hlen:]
+	return r.setResult(rec, v)
+}
+
+// setResult sets r's result to rec with the stored body, decoded by r's
+// flags.
+func (r *storedRecord) setResult(rec *idem.Record, stored string) error {
 	r.storedBody = len(stored)
 	if rec.BodyOmitted {
 		if stored != "" || r.flags&flagGzip != 0 {
 			return errors.New("omitted body is not empty")
 		}
-	} else if rec.Body, err = decodeBody(stored, r.flags); err != nil {
-		return err
+	} else {
+		var err error
+		if rec.Body, err = decodeBody(stored, r.flags); err != nil {
+			return err
+		}
 	}
 	r.result = rec
 	return nil
 }
 
-// parseHeader decodes the "Name: value\n" lines of a result. It never
-// returns a nil header, so callers may add to it. Names and values share
-// the record's memory.
-func parseHeader(s string) (http.Header, error) {
-	n := strings.Count(s, "\n")
-	h := make(http.Header, n)
-	if s == "" {
-		return h, nil
+// parseHeaderEntries decodes the header entries of a compact result and
+// adds the Content-Type of code ctype (0: none). It never returns a nil
+// header, so callers may add to it. Names and values share the record's
+// memory.
+func parseHeaderEntries(s string, ctype byte) (http.Header, error) {
+	h := make(http.Header, 1)
+	if ctype != 0 {
+		h["Content-Type"] = []string{contentTypes[ctype]}
 	}
-	if s[len(s)-1] != '\n' {
-		return nil, errors.New("header block does not end with a newline")
-	}
-	values := make([]string, 0, n) // one array backs every value
-	group, first := "", 0          // the name being read and its first value
-	for line := range strings.Lines(s) {
-		name, value, ok := strings.Cut(line[:len(line)-1], ": ")
-		if !ok || !validHeaderName(name) {
-			return nil, fmt.Errorf("header line %q, want \"Name: value\"", line)
+	group := ""
+	var values []string
+	for s != "" {
+		name := ""
+		if code := int(s[0]); code != 0 {
+			if code >= len(headerNames) {
+				return nil, fmt.Errorf("header entry with unknown name code %d", code)
+			}
+			name, s = headerNames[code], s[1:]
+		} else {
+			var err error
+			if name, s, err = cutUvarintString(s[1:]); err != nil || !validHeaderName(name) {
+				return nil, fmt.Errorf("header entry with a malformed name %q", name)
+			}
 		}
-		values = append(values, value)
+		value, rest, err := cutUvarintString(s)
+		if err != nil || strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("header %s: malformed value %q", name, value)
+		}
+		s = rest
 		if name != group {
 			if _, dup := h[name]; dup {
 				return nil, fmt.Errorf("values of header %q are not together", name)
 			}
-			group, first = name, len(values)-1
+			group, values = name, nil
 		}
-		h[name] = values[first:len(values):len(values)]
+		values = append(values, value)
+		h[name] = values
 	}
 	return h, nil
+}
+
+// cutUvarintString cuts a uvarint length and that many bytes off s.
+func cutUvarintString(s string) (field, rest string, err error) {
+	n, size := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+	if size <= 0 || n > uint64(len(s)-size) {
+		return "", "", errors.New("length missing or past the end")
+	}
+	return s[size : size+int(n)], s[size+int(n):], nil
 }
 
 // parseDecimal parses a decimal integer in [lo, hi], without sign or
@@ -286,73 +366,3 @@ func parseDecimal(s string, lo, hi int64) (int64, error) {
 	}
 	return n, nil
 }
-
-// errMalformedReply is wrapped by every error of decodeAcquireReply.
-var errMalformedReply = errors.New("malformed acquire reply")
-
-// decodeAcquireReply decodes the reply of lua/acquire.lua as go-redis
-// returns it: a []any whose first element is the outcome, integers as
-// int64 and strings as string. It checks every element and returns an error
-// wrapping errMalformedReply instead of guessing.
-func decodeAcquireReply(v any) (idem.Acquisition, error) {
-	fail := func(format string, args ...any) (idem.Acquisition, error) {
-		return idem.Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
-	}
-	arr, ok := v.([]any)
-	if !ok || len(arr) == 0 {
-		return fail("want a non-empty array, got %T", v)
-	}
-	outcome, ok := arr[0].(string)
-	if !ok {
-		return fail("outcome is %T, want string", arr[0])
-	}
-	want := 2
-	switch outcome {
-	case "mismatch":
-		want = 1
-	case "proceed", "recovered", "conflict", "replay":
-	default:
-		return fail("unknown outcome %q", outcome)
-	}
-	if len(arr) != want {
-		return fail("%s has %d elements, want %d", outcome, len(arr), want)
-	}
-	switch outcome {
-	case "mismatch":
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
-	case "conflict":
-		ms, ok := arr[1].(int64)
-		if !ok || ms < 1 {
-			return fail("conflict remaining %v (%T), want a positive integer", arr[1], arr[1])
-		}
-		if ms > int64(maxDuration/time.Millisecond) {
-			return fail("conflict remaining %d ms out of range", ms)
-		}
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
-	case "proceed", "recovered":
-		fence, ok := arr[1].(int64)
-		if !ok || fence < 1 {
-			return fail("%s fence %v (%T), want a positive integer", outcome, arr[1], arr[1])
-		}
-		acq := idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: fence}
-		if outcome == "recovered" {
-			acq.Outcome = idem.OutcomeRecovered
-		}
-		return acq, nil
-	}
-	s, ok := arr[1].(string)
-	if !ok {
-		return fail("replay record is %T, want string", arr[1])
-	}
-	r, err := parseRecord(s)
-	if err == nil && r.state != stateCompleted {
-		err = errors.New("record is not completed")
-	}
-	if err != nil {
-		return fail("replay: %v", err)
-	}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, nil
-}
-
-// maxDuration is the longest time.Duration.
-const maxDuration = time.Duration(1<<63 - 1)

@@ -21,6 +21,9 @@ func gzipped(s string) string {
 	return buf.String()
 }
 
+// compact is a compact completed record of fingerprint "f" with result.
+func compact(result string) string { return "c" + storedFingerprint("f") + result }
+
 func TestDecodeAcquireReply(t *testing.T) {
 	valid := []struct {
 		reply any
@@ -30,6 +33,25 @@ func TestDecodeAcquireReply(t *testing.T) {
 		{[]any{"recovered", int64(7)}, idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: 7}},
 		{[]any{"conflict", int64(1500)}, idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: 1500 * time.Millisecond}},
 		{[]any{"mismatch"}, idem.Acquisition{Outcome: idem.OutcomeMismatch}},
+		{[]any{"replay", compact("2!d\x09\x02\x07/pets/1body")}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record: &idem.Record{Status: 201, Header: http.Header{
+				"Content-Type": {"application/json"}, "Location": {"/pets/1"},
+			}, Body: []byte("body")},
+		}},
+		{[]any{"replay", compact("2 `\x0d\x00\x03X-A\x01a\x00\x03X-A\x00")}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 200, Header: http.Header{"X-A": {"a", ""}}, Body: []byte{}},
+		}},
+		{[]any{"replay", compact("9\x83B" + gzipped("zipped"))}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 999, Header: http.Header{}, Body: []byte("zipped")},
+		}},
+		{[]any{"replay", compact("2 A")}, idem.Acquisition{
+			Outcome: idem.OutcomeReplay,
+			Record:  &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
+		}},
+		// Format 1, written by the versions before.
 		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, idem.Acquisition{
 			Outcome: idem.OutcomeReplay,
 			Record:  &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
@@ -88,6 +110,28 @@ func TestDecodeAcquireReply(t *testing.T) {
 		[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")[:10]},
 		[]any{"replay", "C\nf\n200 1 0\nkept"},
 		[]any{"replay", "C\nf\n200 3 0\n"},
+		// Compact records.
+		[]any{"replay", "c" + storedFingerprint("f")[:15]}, // short fingerprint
+		[]any{"replay", compact("")},                       // no status
+		[]any{"replay", compact("2 ")},                     // no meta byte
+		[]any{"replay", compact("0\x83@")},                 // status 99
+		[]any{"replay", compact("9\x84@")},                 // status 1000
+		[]any{"replay", compact("2 \x80")},                 // unknown meta bit
+		[]any{"replay", compact("2 \x04")},                 // meta without bit 6
+		[]any{"replay", compact("2\x1f@")},                 // status digits out of range
+		[]any{"replay", compact("2 C")},                    // omitted and gzip
+		[]any{"replay", compact("2 Akept")},                // omitted body kept
+		[]any{"replay", compact("2 Bnot gzip")},            // not gzip
+		[]any{"replay", compact("2 `")},                    // header block without length
+		[]any{"replay", compact("2 `\x00")},                // empty header block
+		[]any{"replay", compact("2 `\x05\x02\x01a")},       // header block past the end
+		[]any{"replay", compact("2 `\x03\x09\x01a")},       // unknown name code
+		[]any{"replay", compact("2 `\x04\x00\x01:\x00")},   // invalid name
+		[]any{"replay", compact("2 `\x03\x02\x05a")},       // value past the block
+		[]any{"replay", compact("2 `\x04\x02\x02a\n")},     // newline in a value
+		[]any{"replay", compact("2 d\x03\x01\x01a")},       // Content-Type twice
+		[]any{"replay", compact("2 `\x09\x02\x01a\x03\x01b\x02\x01c")},
+		[]any{"replay", "i" + storedFingerprint("f") + "owner\n1\n100"}, // not completed
 	}
 	for _, reply := range malformed {
 		if _, err := decodeAcquireReply(reply); !errors.Is(err, errMalformedReply) {
@@ -127,7 +171,7 @@ func TestResultRoundTrip(t *testing.T) {
 			}, Body: []byte("moved")},
 		},
 	} {
-		v := "C\nfp\n" + string(encodeResult(tc.rec, tc.threshold))
+		v := "c" + storedFingerprint("fp") + string(encodeResult(tc.rec, tc.threshold))
 		r, err := parseRecord(v)
 		if err != nil {
 			t.Errorf("%q: %v", v, err)
@@ -137,7 +181,7 @@ func TestResultRoundTrip(t *testing.T) {
 		if want == nil {
 			want = tc.rec
 		}
-		if r.state != stateCompleted || r.fingerprint != "fp" || !reflect.DeepEqual(r.result, want) {
+		if r.format != 2 || r.state != stateCompleted || r.fingerprint != storedFingerprint("fp") || !reflect.DeepEqual(r.result, want) {
 			t.Errorf("round trip of %+v gave %+v", tc.rec, r.result)
 		}
 		if tc.threshold > 0 && (r.flags != flagGzip || r.storedBody >= len(tc.rec.Body)/4) {
@@ -152,21 +196,39 @@ func TestResultRoundTrip(t *testing.T) {
 			t.Fatalf("encodings differ:\n%q\n%q", first, got)
 		}
 	}
-	if !strings.HasPrefix(first, "200 0 45\nA: 1\nB: 2\n") {
-		t.Errorf("encoding %q, want sorted header lines", first)
+	if !strings.HasPrefix(first, "2 `\x2d\x00\x01A\x011\x00\x01B\x012") {
+		t.Errorf("encoding %q, want sorted header entries", first)
+	}
+	// A 201 JSON response takes 3 bytes besides its body, a Location
+	// header 2 besides its value.
+	rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte("{}")}
+	if got := string(encodeResult(rec, 0)); got != "2!D{}" {
+		t.Errorf("201 JSON response encoded as %q", got)
+	}
+	rec.Header.Set("Location", "/a")
+	if got := string(encodeResult(rec, 0)); got != "2!d\x04\x02\x02/a{}" {
+		t.Errorf("201 JSON response with Location encoded as %q", got)
 	}
 }
 
 func TestParseInProgressRecord(t *testing.T) {
-	r, err := parseRecord("I\nfp\nowner\n3\n86400000")
-	want := storedRecord{state: stateInProgress, fingerprint: "fp", owner: "owner", fence: 3, abandoned: 86400000}
+	fp := storedFingerprint("fp")
+	r, err := parseRecord(inProgressRecord(fp, "owner", 3, 86400000))
+	want := storedRecord{format: 2, state: stateInProgress, fingerprint: fp, owner: "owner", fence: 3, abandoned: 86400000}
 	if err != nil || !reflect.DeepEqual(r, want) {
 		t.Errorf("got %+v, %v; want %+v", r, err, want)
+	}
+	r, err = parseRecord("I\nfp\nowner\n3\n86400000")
+	want = storedRecord{format: 1, state: stateInProgress, fingerprint: "fp", owner: "owner", fence: 3, abandoned: 86400000}
+	if err != nil || !reflect.DeepEqual(r, want) {
+		t.Errorf("format 1: got %+v, %v; want %+v", r, err, want)
 	}
 	for _, v := range []string{
 		"", "I", "I\n", "I\nfp", "I\nfp\n", "I\nfp\nowner", "I\nfp\nowner\n3", "I\nfp\n\n3\n1",
 		"I\nfp\nowner\n0\n1", "I\nfp\nowner\n3\n-1", "I\nfp\nowner\n3\n1\n", "I\nfp\nowner\nx\n1",
 		"X\nfp\nowner\n3\n1", "IC\nfp\nowner\n3\n1",
+		"i", "i" + fp[:15], "i" + fp, "i" + fp + "owner", "i" + fp + "\n3\n1", "i" + fp + "owner\n0\n1",
+		"i" + fp + "owner\n3\n1\n", "i" + fp + "owner\n3\n-1", "i" + fp + "owner\n03\n1",
 	} {
 		if _, err := parseRecord(v); err == nil {
 			t.Errorf("%q: accepted", v)
@@ -185,6 +247,10 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 	f.Add("recovered", int64(2), "", uint8(2))
 	f.Add("conflict", int64(999), "", uint8(2))
 	f.Add("mismatch", int64(0), "", uint8(1))
+	f.Add("replay", int64(0), compact("2!D{\"id\":1}"), uint8(2|8))
+	f.Add("replay", int64(0), compact("2!d\x09\x02\x07/pets/1body"), uint8(2|8))
+	f.Add("replay", int64(0), compact("2 `\x0d\x00\x03X-A\x01a\x00\x03X-A\x00"), uint8(2|8))
+	f.Add("replay", int64(0), compact("2 B"+gzipped("compressed body")), uint8(2|8))
 	f.Add("replay", int64(0), "C\nf\n201 0 31\nContent-Type: application/json\n{\"id\":1}", uint8(2|8))
 	f.Add("replay", int64(0), "C\nf\n200 2 0\n"+gzipped("compressed body"), uint8(2|8))
 	f.Add("replay", int64(0), "C\nf\n200 1 0\n", uint8(2|8))
@@ -218,7 +284,7 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			if rec == nil || rec.Header == nil || rec.Status < 100 || rec.Status > 999 || (rec.BodyOmitted && len(rec.Body) != 0) {
 				t.Fatalf("accepted record %+v", rec)
 			}
-			again, err := parseRecord("C\nf\n" + string(encodeResult(rec, 0)))
+			again, err := parseRecord(compact(string(encodeResult(rec, 0))))
 			if err != nil || !reflect.DeepEqual(again.result, rec) {
 				t.Fatalf("record %+v encodes to one that decodes to %+v, %v", rec, again.result, err)
 			}

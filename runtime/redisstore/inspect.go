@@ -51,6 +51,7 @@ type RecordInfo struct {
 	RedisKey string        // the Redis key, with the store's prefix
 	State    State         // in progress or completed
 	TTL      time.Duration // until Redis deletes the record; < 0 if it never expires (not a record the store wrote)
+	Format   int           // 2: the compact record this version writes; 1: the text record of the versions before
 
 	// In progress.
 	Fence          int64         // fencing token of the current owner (1, +1 on each takeover)
@@ -123,7 +124,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (RecordInfo, error) {
 	if err != nil {
 		return RecordInfo{}, &idem.StoreError{Op: "inspect", Err: fmt.Errorf("not a record: %w", err)}
 	}
-	info.TTL = time.Duration(pttl) * time.Millisecond
+	info.TTL, info.Format = time.Duration(pttl)*time.Millisecond, rec.format
 	if rec.state == stateInProgress {
 		info.State, info.Fence, info.Owner = StateInProgress, rec.fence, rec.owner != ""
 		info.Abandoned = time.Duration(rec.abandoned) * time.Millisecond

@@ -48,6 +48,7 @@ type Store struct {
 	durability       durability    // WithWarnings, and the last warning (durability.go)
 	log              *slog.Logger  // WithLogger
 
+	lastTTL atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
 	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu      sync.Mutex              // guards flight
 	flight  *flight                 // the verification acquires wait for, if one runs
@@ -183,7 +184,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	if err := s.admit(ctx); err != nil {
 		return idem.Acquisition{}, err
 	}
-	key := s.storageKey(req.Key)
+	key, fp := s.storageKey(req.Key), storedFingerprint(req.Fingerprint)
 	// Two commands rather than one SET NX GET: go-redis answers a created
 	// record's nil reply with the error redis.Nil and runs its retry
 	// classifier over it, which costs the client more than the script saves
@@ -191,11 +192,11 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	// bool, without an error, and GET sees an absent key only in a race with
 	// a release or an expiry, which the script then decides.
 	if s.pipe != nil {
-		if acq, done, err := s.acquirePlain(ctx, key, req, lease); done {
+		if acq, done, err := s.acquirePlain(ctx, key, fp, req, lease); done {
 			return acq, err
 		}
 	}
-	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, req.Fingerprint, lease+s.abandonedMS, s.abandonedMS).Result()
+	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, fp, lease+s.abandonedMS, s.abandonedMS, req.Fingerprint).Result()
 	if err != nil {
 		return idem.Acquisition{}, s.denied("acquire", err)
 	}
@@ -213,9 +214,10 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 // with this fingerprint, whose TTL tells a live lease from an expired one, a
 // value that is not a record, or no record (released or expired between the
 // two commands).
-func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
-	set := redis.NewBoolCmd(ctx, "set", key, inProgressRecord(req.Fingerprint, req.Token, 1, s.abandonedMS), "nx", "px", lease+s.abandonedMS)
-	get := redis.NewStringCmd(ctx, "get", key)
+func (s *Store) acquirePlain(ctx context.Context, key, fp string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
+	k := any(key) // boxed once for both commands
+	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(lease+s.abandonedMS))
+	get := redis.NewStringCmd(ctx, "get", k)
 	pipe := s.pipe.Pipeline()
 	_ = pipe.Process(ctx, set)
 	_ = pipe.Process(ctx, get)
@@ -234,14 +236,16 @@ func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRe
 	case err != nil:
 		return idem.Acquisition{}, true, s.denied("acquire", err)
 	}
-	state, rest, _ := strings.Cut(v, "\n")
-	fp, _, ok := strings.Cut(rest, "\n")
+	state, stored, format := recordHead(v)
+	if format == 1 {
+		fp = req.Fingerprint // a record of the previous format keeps it as given
+	}
 	switch {
-	case !ok || fp == "" || len(state) != 1 || (state[0] != stateCompleted && state[0] != stateInProgress):
+	case format == 0:
 		return idem.Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
-	case fp != req.Fingerprint:
+	case stored != fp:
 		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, true, nil
-	case state[0] != stateCompleted:
+	case state != stateCompleted:
 		return idem.Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
 	}
 	r, err := parseRecord(v)
@@ -251,16 +255,46 @@ func (s *Store) acquirePlain(ctx context.Context, key string, req idem.AcquireRe
 	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, true, nil
 }
 
+// ttlArg returns ms as a command argument. Every acquire of an operation
+// sends the same TTL, so the last one's boxed value is kept for the next:
+// an int64 above 255 would otherwise cost an allocation per command.
+func (s *Store) ttlArg(ms int64) any {
+	if last := s.lastTTL.Load(); last != nil && last.ms == ms {
+		return last.arg
+	}
+	s.lastTTL.Store(&boxedMS{ms, ms})
+	return ms
+}
+
+// boxedMS is a TTL in ms and the same as a command argument.
+type boxedMS struct {
+	ms  int64
+	arg any
+}
+
+// recordHead reads the state and the stored fingerprint of a record of
+// either format without decoding the rest; format is 0 when v does not
+// start as a record does.
+func recordHead(v string) (state byte, fp string, format int) {
+	if len(v) > 1+fpSize && (v[0] == tagCompleted || v[0] == tagInProgress) {
+		return v[0] - 'a' + 'A', v[1 : 1+fpSize], 2
+	}
+	st, rest, _ := strings.Cut(v, "\n")
+	fp, _, ok := strings.Cut(rest, "\n")
+	if !ok || fp == "" || len(st) != 1 || (st[0] != stateCompleted && st[0] != stateInProgress) {
+		return 0, "", 0
+	}
+	return st[0], fp, 1
+}
+
 // inProgressRecord is the in-progress record of an owner, byte for byte as
-// acquire.lua writes it.
-func inProgressRecord(fingerprint, token string, fence, abandonedMS int64) string {
+// acquire.lua writes it; fp is the stored fingerprint.
+func inProgressRecord(fp, token string, fence, abandonedMS int64) string {
 	var num [20]byte
 	var b strings.Builder
-	b.Grow(len(fingerprint) + len(token) + 2*len(num) + 5)
-	b.WriteByte(stateInProgress)
-	b.WriteByte('\n')
-	b.WriteString(fingerprint)
-	b.WriteByte('\n')
+	b.Grow(1 + len(fp) + len(token) + 2*len(num) + 2)
+	b.WriteByte(tagInProgress)
+	b.WriteString(fp)
 	b.WriteString(token)
 	b.WriteByte('\n')
 	b.Write(strconv.AppendInt(num[:0], fence, 10))

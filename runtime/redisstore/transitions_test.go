@@ -74,7 +74,7 @@ var redisTransitions = []struct {
 		if ttl := b.pttl(t, "k"); ttl <= 2*time.Hour-time.Minute || ttl > 2*time.Hour {
 			t.Errorf("completed TTL %v, want the retention", ttl)
 		}
-		if r := b.snapshot(t, "k"); r.state != stateCompleted || r.fingerprint != "f" || r.owner != "" || r.fence != 0 {
+		if r := b.snapshot(t, "k"); r.format != 2 || r.state != stateCompleted || r.fingerprint != storedFingerprint("f") || r.owner != "" || r.fence != 0 {
 			t.Errorf("completed record %+v, want completed under fingerprint f, without its lease", r)
 		}
 		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &idem.Record{Status: 500}, time.Hour))
@@ -321,16 +321,23 @@ var redisTransitions = []struct {
 		s := b.store()
 		ctx := context.Background()
 		corrupt := map[string]string{ // record -> what the error must say
-			"x":                        "IDEMCORRUPT",
-			"I\nf\n":                   "IDEMCORRUPT",
-			"I\nf\na\n1\n":             "IDEMCORRUPT",
-			"I\nf\na\nx\n1":            "IDEMCORRUPT",
-			"P\nf\na\n1\n1":            "IDEMCORRUPT",
-			"C\nf\n":                   "malformed acquire reply",
-			"C\nf\n200 0 6\nX: 1\n":    "malformed acquire reply",
-			"C\nf\n42 0 0\nbody":       "malformed acquire reply",
-			"C\nf\n200 2 0\nnot gzip":  "malformed acquire reply",
-			"C\nf\n200 1 0\nkept body": "malformed acquire reply",
+			"x":                                       "IDEMCORRUPT",
+			"I\nf\n":                                  "IDEMCORRUPT",
+			"I\nf\na\n1\n":                            "IDEMCORRUPT",
+			"I\nf\na\nx\n1":                           "IDEMCORRUPT",
+			"P\nf\na\n1\n1":                           "IDEMCORRUPT",
+			"C\nf\n":                                  "malformed acquire reply",
+			"C\nf\n200 0 6\nX: 1\n":                   "malformed acquire reply",
+			"C\nf\n42 0 0\nbody":                      "malformed acquire reply",
+			"C\nf\n200 2 0\nnot gzip":                 "malformed acquire reply",
+			"C\nf\n200 1 0\nkept body":                "malformed acquire reply",
+			"i" + storedFingerprint("f"):              "IDEMCORRUPT",
+			"i" + storedFingerprint("f") + "a\nx\n1":  "IDEMCORRUPT",
+			"i" + storedFingerprint("f") + "a\n1\n":   "IDEMCORRUPT",
+			"c" + storedFingerprint("f"):              "IDEMCORRUPT",
+			"c" + storedFingerprint("f") + "\x00":     "malformed acquire reply",
+			"c" + storedFingerprint("f") + "2 \x80":   "malformed acquire reply",
+			"c" + storedFingerprint("f") + "2 Bgzip?": "malformed acquire reply",
 		}
 		for v, want := range corrupt {
 			b.rdb.Set(ctx, b.key("corrupt"), v, time.Minute)
@@ -427,7 +434,7 @@ func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 		if got := calls.Calls(); hook.vanished.Load() != 1 || got["set"] != 1 || got["get"] != 1 || got["evalsha"] != 1 {
 			t.Errorf("vanished %d times, commands %v; want one SET NX and GET, then acquire.lua", hook.vanished.Load(), got)
 		}
-		want := inProgressRecord("f", "b", 1, s.abandonedMS)
+		want := inProgressRecord(storedFingerprint("f"), "b", 1, s.abandonedMS)
 		if got := b.raw(t, "k"); got != want {
 			t.Errorf("record %q, want %q: b's, created afresh", got, want)
 		}
