@@ -18,7 +18,7 @@ const (
 // acquire runs the acquire transition for k. While the original runs it
 // polls, with backoff, for up to k.op.Wait (or until ctx ends) before
 // giving up with the conflict. It returns the lease when this attempt owns
-// the record (Proceed or Recovered), and an error wrapping
+// the record (FirstRun or Recovered), and an error wrapping
 // ErrStoreUnavailable when the store fails.
 func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisition, error) {
 	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
@@ -45,13 +45,13 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 			e.logMisconfigured(ctx, nil)
 		}
 		switch acq.Outcome {
-		case OutcomeProceed, OutcomeRecovered:
+		case OutcomeFirstRun, OutcomeRecovered:
 			ev.Fence = acq.Fence
 			recovered := acq.Outcome == OutcomeRecovered
 			if recovered {
 				e.report(ctx, k, e.cfg.hooks.Recovered, ev, levelInfo, "idem: stale lease taken over")
 			} else {
-				e.report(ctx, k, e.cfg.hooks.Acquired, ev, 0, "")
+				e.report(ctx, k, e.cfg.hooks.FirstRun, ev, 0, "")
 			}
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
 			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
@@ -119,7 +119,7 @@ func checkAcquisition(acq Acquisition, err error) (Acquisition, error) {
 		return Acquisition{}, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
 	}
 	switch acq.Outcome {
-	case OutcomeProceed, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
+	case OutcomeFirstRun, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
 		return acq, nil
 	case OutcomeReplay:
 		if acq.Record != nil {

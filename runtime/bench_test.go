@@ -46,7 +46,7 @@ func (s *benchStore) Acquire(_ context.Context, req idem.AcquireRequest) (idem.A
 	switch {
 	case !ok:
 		s.recs[req.Key] = &benchRec{token: req.Token, fingerprint: req.Fingerprint, deadline: time.Now().Add(req.Lease)}
-		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
 	case r.fingerprint != req.Fingerprint:
 		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
 	case r.record != nil:

@@ -64,7 +64,7 @@ func TestDoCancelledDuringAcquire(t *testing.T) {
 	op := &idem.Operation{ID: "Job"}
 	ctx, cancel := context.WithCancel(context.Background())
 	store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeProceed {
+		if acq.Outcome == idem.OutcomeFirstRun {
 			cancel() // the consumer is stopped as the record is created
 		}
 	}

@@ -166,7 +166,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 	h.store = store
 	ctx, cancel := context.WithCancel(context.Background())
 	h.store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeProceed {
+		if acq.Outcome == idem.OutcomeFirstRun {
 			cancel() // the client leaves as the record is created
 		}
 	}

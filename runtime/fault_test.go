@@ -527,7 +527,7 @@ func faultDeadWorker(t *testing.T, store idem.Store, op idem.Operation, key stri
 	req := spy.reqs[0]
 	req.Token, req.Lease = "dead-worker-"+key, op.Lock
 	acq, err := store.Acquire(context.Background(), req)
-	if err != nil || acq.Outcome != idem.OutcomeProceed || acq.Fence != 1 {
+	if err != nil || acq.Outcome != idem.OutcomeFirstRun || acq.Fence != 1 {
 		t.Fatalf("dead worker acquire: %+v, %v; want proceed with fence 1", acq, err)
 	}
 	return req

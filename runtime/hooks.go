@@ -9,7 +9,7 @@ import (
 type Event struct {
 	Operation string        // operation ID
 	KeyHash   string        // short hash of the storage key; the key itself is never exposed
-	Fence     int64         // fencing token of the owned lease (Acquired, Recovered, Completed, ...)
+	Fence     int64         // fencing token of the owned lease (FirstRun, Recovered, Completed, ...)
 	Remaining time.Duration // remaining lease of the other owner (Conflict)
 	Status    int           // response status (Replayed, Completed, Released)
 	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
@@ -22,7 +22,7 @@ type Event struct {
 // synchronously on the request's goroutine (or the heartbeat's, for a lost
 // lease), so it must be quick. Nil fields are skipped.
 type Hooks struct {
-	Acquired   func(ctx context.Context, ev Event) // a first run owns the lease
+	FirstRun   func(ctx context.Context, ev Event) // a first run owns the lease (outcome first run)
 	Recovered  func(ctx context.Context, ev Event) // a stale lease was taken over
 	Replayed   func(ctx context.Context, ev Event) // a stored result was answered
 	Conflict   func(ctx context.Context, ev Event) // answered 409: the original still runs

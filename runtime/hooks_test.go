@@ -92,7 +92,7 @@ func TestStepHooks(t *testing.T) {
 		}
 	}, idem.WithHeartbeat(false), idem.WithHooks(log.hooks(t)))
 
-	acquired := fmt.Sprintf("end acquire fence=1 outcome=%d status=0 ok", idem.OutcomeProceed)
+	acquired := fmt.Sprintf("end acquire fence=1 outcome=%d status=0 ok", idem.OutcomeFirstRun)
 	for _, tc := range []struct {
 		name, key, body string
 		want            []string

@@ -193,7 +193,7 @@ func (l *lease) superseded(ctx context.Context) *supersededError {
 		return &supersededError{err: err}
 	}
 	switch acq.Outcome {
-	case OutcomeProceed, OutcomeRecovered:
+	case OutcomeFirstRun, OutcomeRecovered:
 		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}}
 		nl.release(ctx, errSuperseded)
 		return &supersededError{acq: Acquisition{Outcome: OutcomeConflict, Remaining: time.Second}}

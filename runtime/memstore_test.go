@@ -105,7 +105,7 @@ func (s *memStore) acquire(req idem.AcquireRequest) (idem.Acquisition, error) {
 	switch {
 	case !ok:
 		s.recs[req.Key] = &memRec{token: req.Token, fingerprint: req.Fingerprint, fence: 1, deadline: now.Add(req.Lease)}
-		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, nil
+		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
 	case r.fingerprint != req.Fingerprint:
 		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
 	case r.completed:

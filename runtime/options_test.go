@@ -37,7 +37,7 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 		}
 		createHandler(h, w, r)
 	}, idem.WithLogger(logger), idem.WithHooks(idem.Hooks{
-		Acquired: rec("acquired"), Replayed: rec("replayed"), Mismatch: rec("mismatch"),
+		FirstRun: rec("acquired"), Replayed: rec("replayed"), Mismatch: rec("mismatch"),
 		Completed: rec("completed"), Released: rec("released"), StoreError: rec("store-error"),
 	}))
 	const secret = "secret-key-4711"

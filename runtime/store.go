@@ -41,7 +41,7 @@ type Outcome uint8
 
 // The outcomes of [Store.Acquire].
 const (
-	OutcomeProceed   Outcome = iota + 1 // new record, caller owns the lease (fence 1)
+	OutcomeFirstRun  Outcome = iota + 1 // new record, caller owns the lease (fence 1)
 	OutcomeRecovered                    // stale lease taken over, caller owns it (fence+1)
 	OutcomeReplay                       // completed: Acquisition.Record holds the result
 	OutcomeConflict                     // in progress elsewhere: Acquisition.Remaining
@@ -51,7 +51,7 @@ const (
 // Acquisition is the result of [Store.Acquire].
 type Acquisition struct {
 	Outcome   Outcome
-	Fence     int64         // fencing token, for Proceed and Recovered
+	Fence     int64         // fencing token, for FirstRun and Recovered
 	Remaining time.Duration // remaining lease, for Conflict
 	Record    *Record       // stored result, for Replay
 }

@@ -174,7 +174,7 @@ func storeRecord(ctx context.Context, store idem.Store, key string, body []byte,
 	if err != nil {
 		return fmt.Errorf("loadtest: acquire: %w", err)
 	}
-	if acq.Outcome != idem.OutcomeProceed {
+	if acq.Outcome != idem.OutcomeFirstRun {
 		return fmt.Errorf("loadtest: acquire %s: outcome %d, want proceed", key, acq.Outcome)
 	}
 	rec := &idem.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}

@@ -52,7 +52,7 @@ const (
 // acquireOutcome is the idem.outcome of an acquire's answer.
 func acquireOutcome(o idem.Outcome) string {
 	switch o {
-	case idem.OutcomeProceed:
+	case idem.OutcomeFirstRun:
 		return OutcomeFirstRun
 	case idem.OutcomeRecovered:
 		return OutcomeRecovered

@@ -45,7 +45,7 @@ func NewHooks(opts ...Option) (idem.Hooks, error) {
 		return idem.Hooks{}, err
 	}
 	return idem.Hooks{
-		Acquired:     s.count(OutcomeFirstRun),
+		FirstRun:     s.count(OutcomeFirstRun),
 		Recovered:    s.count(OutcomeRecovered),
 		Replayed:     s.count(OutcomeReplay),
 		Conflict:     s.count(OutcomeConflict),

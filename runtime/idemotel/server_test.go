@@ -188,14 +188,14 @@ func checkSpans(t *testing.T, spans []sdktrace.ReadOnlySpan) {
 // providers, no-op until the application installs an SDK.
 func TestHooksDefaultProviders(t *testing.T) {
 	hooks, err := idemotel.NewHooks()
-	if err != nil || hooks.StoreCall == nil || hooks.Acquired == nil {
+	if err != nil || hooks.StoreCall == nil || hooks.FirstRun == nil {
 		t.Fatalf("NewHooks() = %+v, %v", hooks, err)
 	}
 	ctx, end := hooks.StoreCall(context.Background(), idem.Event{Operation: "op", Call: "acquire"})
 	if ctx == nil || end == nil {
 		t.Fatal("StoreCall returned nil")
 	}
-	end(idem.Event{Operation: "op", Call: "acquire", Outcome: idem.OutcomeProceed, Fence: 1})
+	end(idem.Event{Operation: "op", Call: "acquire", Outcome: idem.OutcomeFirstRun, Fence: 1})
 }
 
 // TestServerStoreOutcomes: a store that refuses to run as configured counts

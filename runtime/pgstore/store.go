@@ -175,7 +175,7 @@ func readAcquire(br pgx.BatchResults, fingerprint string) (idem.Acquisition, err
 			return idem.Acquisition{}, err
 		}
 		if fence == 1 {
-			return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, nil
+			return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
 		}
 		return idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: fence}, nil
 	case !errors.Is(err, pgx.ErrNoRows):

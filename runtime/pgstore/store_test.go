@@ -48,7 +48,7 @@ func TestTransitions(t *testing.T) {
 	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
 
-	if a := acquire(t, s, "k", "t1", "fp"); a.Outcome != idem.OutcomeProceed || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t1", "fp"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("first acquire = %+v, want proceed fence 1", a)
 	}
 	a := acquire(t, s, "k", "t2", "fp")
@@ -99,7 +99,7 @@ func TestTransitions(t *testing.T) {
 
 	// Past its retention a record is gone at once, purged or not.
 	lapse(t, table, pool, "k", true)
-	if a := acquire(t, s, "k", "t5", "other"); a.Outcome != idem.OutcomeProceed || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t5", "other"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("after the retention = %+v, want proceed fence 1", a)
 	}
 
@@ -107,7 +107,7 @@ func TestTransitions(t *testing.T) {
 	if err := s.Release(ctx, "k", "t5"); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	if a := acquire(t, s, "k", "t6", "fp"); a.Outcome != idem.OutcomeProceed || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t6", "fp"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("after release = %+v, want proceed fence 1", a)
 	}
 	// An omitted body and an empty one replay as such.
@@ -234,7 +234,7 @@ func TestSchemaUnderAnotherName(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a := acquire(t, s, "k", "t", "fp"); a.Outcome != idem.OutcomeProceed {
+	if a := acquire(t, s, "k", "t", "fp"); a.Outcome != idem.OutcomeFirstRun {
 		t.Fatalf("acquire = %+v", a)
 	}
 }

@@ -74,7 +74,7 @@ func BenchmarkRedisStore(b *testing.B) {
 					key := "CreateOrder::" + strconv.FormatInt(n.Add(1), 10)
 					token := rand.Text()
 					acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
-					if err != nil || acq.Outcome != idem.OutcomeProceed {
+					if err != nil || acq.Outcome != idem.OutcomeFirstRun {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 					if err := store.Complete(ctx, key, token, bc.rec, time.Minute); err != nil {

@@ -29,7 +29,7 @@ func TestDecodeAcquireReply(t *testing.T) {
 		reply any
 		want  idem.Acquisition
 	}{
-		{[]any{"proceed", int64(1)}, idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}},
+		{[]any{"proceed", int64(1)}, idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}},
 		{[]any{"recovered", int64(7)}, idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: 7}},
 		{[]any{"conflict", int64(1500)}, idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: 1500 * time.Millisecond}},
 		{[]any{"mismatch"}, idem.Acquisition{Outcome: idem.OutcomeMismatch}},
@@ -271,7 +271,7 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			return
 		}
 		switch acq.Outcome {
-		case idem.OutcomeProceed, idem.OutcomeRecovered:
+		case idem.OutcomeFirstRun, idem.OutcomeRecovered:
 			if acq.Fence < 1 {
 				t.Fatalf("accepted fence %d", acq.Fence)
 			}

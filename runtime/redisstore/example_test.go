@@ -29,7 +29,7 @@ func ExampleNew() {
 	req := idem.AcquireRequest{Key: "order-42", Token: "worker-1", Fingerprint: "f1", Lease: 30 * time.Second}
 
 	first, _ := store.Acquire(ctx, req)
-	fmt.Println("first:", first.Outcome == idem.OutcomeProceed, "fence", first.Fence)
+	fmt.Println("first:", first.Outcome == idem.OutcomeFirstRun, "fence", first.Fence)
 
 	dup, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-2", Fingerprint: "f1", Lease: 30 * time.Second})
 	fmt.Println("duplicate while running:", dup.Outcome == idem.OutcomeConflict)

@@ -27,7 +27,7 @@ func TestInspectAndForget(t *testing.T) {
 
 		// In progress: shown with its fence and lease, refused unless forced.
 		req := idem.AcquireRequest{Key: k, Token: "owner-1", Fingerprint: "fp", Lease: 30 * time.Second}
-		wantOutcome(t, mustAcquire(t, s, req), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, req), idem.OutcomeFirstRun, 1)
 		info, err := s.Inspect(ctx, k)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestInspectAndForget(t *testing.T) {
 		// The stale owner can no longer complete; a retry runs again, as
 		// ErrInProgress warns.
 		wantNotOwner(t, "complete after a forced forget", s.Complete(ctx, k, "owner-1", &idem.Record{Status: 201}, time.Hour))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-2", Fingerprint: "fp"}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-2", Fingerprint: "fp"}), idem.OutcomeFirstRun, 1)
 
 		// Completed: status, header names, body size and compression; the
 		// body only through Body.
@@ -82,7 +82,7 @@ func TestInspectAndForget(t *testing.T) {
 		if _, err := s.Inspect(ctx, k); !errors.Is(err, ErrNoRecord) {
 			t.Fatalf("Inspect after Forget = %v, want ErrNoRecord", err)
 		}
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-3", Fingerprint: "other"}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-3", Fingerprint: "other"}), idem.OutcomeFirstRun, 1)
 	})
 }
 
@@ -91,7 +91,7 @@ func TestInspectLapsedLeaseAndNonRecord(t *testing.T) {
 		ctx := context.Background()
 		s := b.store()
 		k := idem.RecordKey("CreatePet", "", "lapsed")
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: 50 * time.Millisecond}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: 50 * time.Millisecond}), idem.OutcomeFirstRun, 1)
 		b.waitPastDeadline(t, k)
 		info, err := s.Inspect(ctx, k)
 		if err != nil || info.State != StateInProgress || info.LeaseRemaining > 0 {

@@ -73,7 +73,7 @@ func BenchmarkReplicaAck(b *testing.B) {
 					key := "CreateOrder::" + strconv.FormatInt(n.Add(1), 10)
 					token := rand.Text()
 					acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
-					if err != nil || acq.Outcome != idem.OutcomeProceed {
+					if err != nil || acq.Outcome != idem.OutcomeFirstRun {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 					began := time.Now()

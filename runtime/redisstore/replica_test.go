@@ -44,7 +44,7 @@ func completeOne(t *testing.T, s *Store, key string) error {
 	t.Helper()
 	ctx := context.Background()
 	acq, err := s.Acquire(ctx, idem.AcquireRequest{Key: key, Token: "t-" + key, Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || acq.Outcome != idem.OutcomeProceed {
+	if err != nil || acq.Outcome != idem.OutcomeFirstRun {
 		t.Fatalf("acquire %s: %+v, %v", key, acq, err)
 	}
 	return s.Complete(ctx, key, "t-"+key, &idem.Record{Status: 201, Body: []byte("{}")}, time.Hour)

@@ -55,7 +55,7 @@ func decodeAcquireReply(v any) (idem.Acquisition, error) {
 		if !ok || fence < 1 {
 			return fail("%s fence %v (%T), want a positive integer", outcome, arr[1], arr[1])
 		}
-		acq := idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: fence}
+		acq := idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: fence}
 		if outcome == "recovered" {
 			acq.Outcome = idem.OutcomeRecovered
 		}

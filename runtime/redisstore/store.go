@@ -227,7 +227,7 @@ func (s *Store) acquirePlain(ctx context.Context, key, fp string, req idem.Acqui
 	case err != nil:
 		return idem.Acquisition{}, true, s.denied("acquire", err)
 	case created:
-		return idem.Acquisition{Outcome: idem.OutcomeProceed, Fence: 1}, true, nil
+		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
 	}
 	v, err := get.Result()
 	switch {

@@ -277,7 +277,7 @@ func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if outcomes[idem.OutcomeProceed] != 1 || outcomes[idem.OutcomeConflict] != n-1 {
+		if outcomes[idem.OutcomeFirstRun] != 1 || outcomes[idem.OutcomeConflict] != n-1 {
 			t.Fatalf("outcomes %v, want one proceed and %d conflicts", outcomes, n-1)
 		}
 	})

@@ -31,7 +31,7 @@ var redisTransitions = []struct {
 }{
 	{"proceed then conflict", func(t *testing.T, b *redisBackend) {
 		s := b.store(WithAbandonedTTL(time.Hour))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), idem.OutcomeFirstRun, 1)
 		acq := mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
 		wantOutcome(t, acq, idem.OutcomeConflict, 0)
 		if acq.Remaining <= 50*time.Second || acq.Remaining > time.Minute {
@@ -106,7 +106,7 @@ var redisTransitions = []struct {
 	}},
 	{"every takeover increments the fence", func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease}), idem.OutcomeFirstRun, 1)
 		wantOutcome(t, b.acquireAfter(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: shortLease}, shortLease), idem.OutcomeRecovered, 2)
 		wantOutcome(t, b.acquireAfter(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Minute}, shortLease), idem.OutcomeRecovered, 3)
 		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "d", Fingerprint: "f", Lease: time.Minute}), idem.OutcomeConflict, 0)
@@ -135,7 +135,7 @@ var redisTransitions = []struct {
 					t.Fatalf("abandoned record never expired: TTL %v", b.pttl(t, "k"))
 				}
 			}
-			wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeProceed, 1)
+			wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
 			return
 		}
 		s := b.store(WithAbandonedTTL(time.Minute))
@@ -143,7 +143,7 @@ var redisTransitions = []struct {
 		b.advance(time.Second + time.Minute - time.Millisecond)
 		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Second}), idem.OutcomeRecovered, 2)
 		b.advance(time.Second + time.Minute)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Second}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Second}), idem.OutcomeFirstRun, 1)
 	}},
 	{"release lets a retry proceed", func(t *testing.T, b *redisBackend) {
 		s := b.store()
@@ -157,7 +157,7 @@ var redisTransitions = []struct {
 			t.Fatalf("released record still exists")
 		}
 		wantNotOwner(t, "release of an absent record", s.Release(ctx, "k", "a"))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idem.OutcomeFirstRun, 1)
 	}},
 	{"extend keeps the lease alive", func(t *testing.T, b *redisBackend) {
 		s := b.store(WithAbandonedTTL(time.Minute))
@@ -198,7 +198,7 @@ var redisTransitions = []struct {
 		// The first acquire that runs the script: a conflict, or with the
 		// script alone the very first.
 		calls := redistest.CountCommands(b.rdb)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
 		if !b.scriptOnly {
 			calls.Reset()
 			wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeConflict, 0)
@@ -218,9 +218,9 @@ var redisTransitions = []struct {
 		viaScript.pipe = nil
 		req := idem.AcquireRequest{Token: "owner-a", Fingerprint: "f00d", Lease: time.Minute}
 		req.Key = "set"
-		wantOutcome(t, mustAcquire(t, viaSet, req), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, viaSet, req), idem.OutcomeFirstRun, 1)
 		req.Key = "script"
-		wantOutcome(t, mustAcquire(t, viaScript, req), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, viaScript, req), idem.OutcomeFirstRun, 1)
 		if set, script := b.raw(t, "set"), b.raw(t, "script"); set != script {
 			t.Errorf("SET NX wrote %q, the script %q", set, script)
 		}
@@ -425,12 +425,12 @@ func (h *vanishAfterSet) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
 		hook := &vanishAfterSet{rdb: redis.NewClient(b.rdb.Options())}
 		t.Cleanup(func() { _ = hook.rdb.Close() })
 		b.rdb.AddHook(hook)
 		calls := redistest.CountCommands(b.rdb)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeProceed, 1)
+		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
 		if got := calls.Calls(); hook.vanished.Load() != 1 || got["set"] != 1 || got["get"] != 1 || got["evalsha"] != 1 {
 			t.Errorf("vanished %d times, commands %v; want one SET NX and GET, then acquire.lua", hook.vanished.Load(), got)
 		}
