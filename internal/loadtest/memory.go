@@ -123,7 +123,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 	// Distinct bodies per record (seeded by i), so compression sees one
 	// body at a time, as it would in production.
 	err = forEach(ctx, cfg.MemoryRecords, 16, func(i int) error {
-		return storeRecord(ctx, store, "CreateOrder::"+recordKey(i), jsonBody(size, uint64(i)), location, 24*time.Hour)
+		return storeRecord(ctx, store, idem.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i)), jsonBody(size, uint64(i)), location, 24*time.Hour)
 	})
 	if err != nil {
 		return memResult{}, err
@@ -142,7 +142,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 	sample := min(cfg.MemoryRecords, 500)
 	var usage, stored int64
 	for i := range sample {
-		key := prefix + ":CreateOrder::" + recordKey(i*cfg.MemoryRecords/sample)
+		key := prefix + ":" + idem.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i*cfg.MemoryRecords/sample))
 		res.keyLen = len(key)
 		n, err := rdb.MemoryUsage(ctx, key, 0).Result()
 		if err != nil {

@@ -42,6 +42,7 @@ type Config struct {
 
 	// memory mode
 	MemoryRecords int
+	MemoryAPI     string // the API identity in memory mode's keys (idem.Operation.API); "" for none
 	MemorySizes   []int
 	CompressOver  int
 
@@ -96,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.DupFanout, "dup-fanout", 16, "goroutines firing each key at once in the duplicate workload")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the compare mode to this file")
 	fs.IntVar(&cfg.MemoryRecords, "memory-records", 10000, "records stored per size in memory mode")
+	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idem.Operation.API); empty: none")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
 	fs.IntVar(&cfg.CompressOver, "compress-over", 1, "redisstore.WithCompression threshold of the compressed measurement (bytes)")
 	fs.DurationVar(&cfg.CapacityDuration, "capacity-duration", 5*time.Second, "length of each capacity measurement")
