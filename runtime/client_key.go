@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
 // ErrBodyKey is returned (wrapped) by [Call.MarshalBody] when the key cannot

@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
 // payload is a request body as the fingerprint sees it.

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
 // keyedRequest is a request identified for the store: its operation, the

@@ -78,7 +78,7 @@ func TestWalkJSONLocate(t *testing.T) {
 	}
 }
 
-// checkLocated checks what canonjson.Walk canonjson.Located against the decoded document.
+// checkLocated checks what canonjson.Walk located against the decoded document.
 func checkLocated(t *testing.T, raw []byte, ptr canonjson.Pointer, at canonjson.Located) {
 	t.Helper()
 	doc, err := decodeJSON(raw)
@@ -94,7 +94,7 @@ func checkLocated(t *testing.T, raw []byte, ptr canonjson.Pointer, at canonjson.
 	for i, s := range spans {
 		want, found := lookupDecoded(doc, ptrs[i])
 		if s.Found() != found {
-			t.Fatalf("%v in %q: canonjson.Located %v, decoded %v", ptrs[i], raw, s.Found(), found)
+			t.Fatalf("%v in %q: located %v, decoded %v", ptrs[i], raw, s.Found(), found)
 		}
 		if !found {
 			continue

@@ -2,6 +2,7 @@ package idem
 
 import (
 	"bufio"
+	"math"
 	"net"
 	"net/http"
 )
@@ -38,11 +39,9 @@ func newRecorder(under http.ResponseWriter) *recorder {
 // client's writer (when it has one).
 func (rec *recorder) streamPast(limit int64) {
 	if rec.under != nil && limit > 0 {
-		rec.limit = int(min(limit, int64(maxInt)))
+		rec.limit = int(min(limit, int64(math.MaxInt)))
 	}
 }
-
-const maxInt = int(^uint(0) >> 1)
 
 // Header implements http.ResponseWriter.
 func (rec *recorder) Header() http.Header { return rec.header }

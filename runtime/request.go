@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 )
 
 // HeaderValues is a request's headers as the engine reads them: the values
@@ -57,7 +56,7 @@ func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *Operation, ru
 	if e.cfg.reconciler != nil && q.HTTP != nil {
 		r, _ = q.HTTP() // nil on an error: the reconciler gets no request
 	}
-	return e.runKeyed(ctx, k, r, q.Body, run)
+	return e.answerKeyed(ctx, e.protect(ctx, k, r, q.Body, run), run)
 }
 
 // CheckRequest is the part of ServeRequest's identification that needs
@@ -101,7 +100,7 @@ func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation)
 		return nil, prob
 	}
 	body := payload{raw: q.Body}
-	if ct := q.Header.Values("Content-Type"); op.keyHeader() == "" || (len(ct) > 0 && isJSONContentType(ct[0])) {
+	if op.keyHeader() == "" || hasJSONContentType(q.Header) {
 		body = jsonPayload(op, q.Body)
 	}
 	if op.keyHeader() == "" {
@@ -130,7 +129,7 @@ func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation)
 // from q's headers, WithScope's from q.HTTP.
 func (e *Engine) requestScope(q *Request) (string, error) {
 	if e.cfg.scopeKind == scopeHeader {
-		return strings.Join(q.Header.Values(e.cfg.scopeHeader), "\x00"), nil // as WithScopeFromHeader's function
+		return headerScope(q.Header, e.cfg.scopeHeader), nil
 	}
 	if q.HTTP == nil {
 		return "", errNoHTTPRequest
@@ -145,3 +144,10 @@ func (e *Engine) requestScope(q *Request) (string, error) {
 // errNoHTTPRequest is the scope failure of a WithScope function for a
 // Request without HTTP.
 var errNoHTTPRequest = errors.New("idem: the WithScope function takes an *http.Request, and the adapter gives none (idem.Request.HTTP is nil)")
+
+// hasJSONContentType reports whether h's first Content-Type is JSON, as
+// the net/http forms test r.Header.Get("Content-Type").
+func hasJSONContentType(h HeaderValues) bool {
+	ct := h.Values("Content-Type")
+	return len(ct) > 0 && isJSONContentType(ct[0])
+}

@@ -80,10 +80,15 @@ func WithScopeFromHeader(name string) Option {
 	return func(c *config) {
 		c.choose(scopeHeader)
 		c.scopeHeader = name
-		c.scope = func(r *http.Request) (string, error) {
-			return strings.Join(r.Header[name], "\x00"), nil // NUL never occurs in a header value
-		}
+		c.scope = func(r *http.Request) (string, error) { return headerScope(r.Header, name), nil }
 	}
+}
+
+// headerScope is WithScopeFromHeader's scope: the values of the header
+// name (canonical) in h, joined by NUL, which never occurs in a header
+// value.
+func headerScope(h HeaderValues, name string) string {
+	return strings.Join(h.Values(name), "\x00")
 }
 
 // WithAnonymousCallers lets requests without the credential of

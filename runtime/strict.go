@@ -91,14 +91,6 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	return e.answerKeyed(ctx, o, run)
 }
 
-// runKeyed is the protocol for an identified request k whose handler
-// answers with a Response ([Engine.ServeRequest]): the Response to write,
-// run's when it ran, and run's error. r and raw are for a reconciler, as in
-// protect.
-func (e *Engine) runKeyed(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, run func(ctx context.Context) (*Response, error)) (*Response, error) {
-	return e.answerKeyed(ctx, e.protect(ctx, k, r, raw, run), run)
-}
-
 // answerKeyed translates the outcome o of a handler that answers with a
 // Response (the strict server, [Engine.ServeRequest]) into the Response to
 // write, and run's error.
@@ -109,10 +101,7 @@ func (e *Engine) answerKeyed(ctx context.Context, o outcome, run func(ctx contex
 	case degraded:
 		resp, err := run(ctx)
 		if resp != nil {
-			if resp.Header == nil {
-				resp.Header = http.Header{}
-			}
-			resp.Header.Set(HeaderDegraded, "true")
+			markDegraded(resp)
 		}
 		return resp, err
 	}

@@ -26,6 +26,13 @@ func (l *lease) unreplicated(ctx context.Context, resp *Response, err error) {
 		}
 	}
 	l.e.report(withInfo(ctx, &l.info), l.k, l.e.cfg.hooks.Unreplicated, ev, levelWarn, msg)
+	markDegraded(resp)
+}
+
+// markDegraded marks resp Idempotency-Degraded: true, the answer of a run
+// whose protection did not hold (the store failed open, or no replica
+// acknowledged its result).
+func markDegraded(resp *Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}

@@ -116,16 +116,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "idemctl: -redis (or $REDIS_URL), -op and -key are required")
 		return ExitUsage
 	}
-	opt, err := redis.ParseURL(o.redisURL)
+	rdb, err := newClient(o.redisURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "idemctl: -redis: %v\n", err)
 		return ExitUsage
 	}
-	// The store's timeout is the context's: without ContextTimeoutEnabled
-	// go-redis would wait out its own socket timeouts (and redisstore
-	// would say so on every run).
-	opt.ContextTimeoutEnabled = true
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	// The store's warnings are about the server it serves, not for an operator's look at one key.
 	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix), redisstore.WithLogger(nil))
@@ -253,4 +248,16 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Second)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// newClient is idemctl's go-redis client of url, built as redisstore asks:
+// with ContextTimeoutEnabled, so that the store's timeout is the context's
+// and go-redis does not wait out its own socket timeouts.
+func newClient(url string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opt.ContextTimeoutEnabled = true
+	return redis.NewClient(opt), nil
 }

@@ -85,8 +85,16 @@ func TestNotFoundSaysWhatIsThere(t *testing.T) {
 }
 
 // TestNoWarningAboutItsOwnClient: idemctl builds its go-redis client the
-// way redisstore asks, so it never warns about it.
+// way redisstore asks, so it never warns about it, and logs nothing.
 func TestNoWarningAboutItsOwnClient(t *testing.T) {
+	rdb, err := newClient("redis://127.0.0.1:1/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	if !rdb.Options().ContextTimeoutEnabled {
+		t.Error("idemctl's client is built without ContextTimeoutEnabled")
+	}
 	var logs bytes.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))

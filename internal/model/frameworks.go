@@ -51,8 +51,9 @@ func (f File) IrisServer() bool { return f.Server && f.Framework == Iris }
 // CtxStrict reports whether the file has a fiber strict server, whose
 // response objects answer through the framework's context, not an
 // http.ResponseWriter, and whose strict handler keeps the body as sent
-// (fasthttp reads it whole): its middleware alone runs the protocol, with
-// no step in front of the strict handler.
+// (fasthttp reads it whole): its middleware runs the protocol, after a
+// step in front of the strict handler (ServeBody) that answers a bad key
+// header or an oversized body before anything is decoded.
 func (f File) CtxStrict() bool {
 	return f.FrameworkStrict && (f.Framework == Fiber || f.Framework == FiberV3)
 }

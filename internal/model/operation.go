@@ -127,7 +127,7 @@ func (f File) GinServer() bool { return f.Server && f.Framework == Gin }
 // the net/http routers or for echo or gin.
 func (f File) AnyStrict() bool { return f.Strict || f.FrameworkStrict }
 
-// FrameworkCtxType is the type of the context echo's or gin's strict
+// FrameworkCtxType is the type of the context the framework's strict
 // handler functions take.
 func (f File) FrameworkCtxType() string {
 	return f.CtxTypeOf(f.frameworkPkgs().name)

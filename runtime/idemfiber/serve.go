@@ -23,7 +23,7 @@ import (
 // the key and goes on to fiber's recover middleware with c's response
 // reset.
 func Serve(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) error {
-	return serve(e, c, op, func(c *fiber.Ctx) error {
+	return ServeStrict(e, c, op, func(c *fiber.Ctx) error {
 		if err := h(c); err != nil && c.App().ErrorHandler(c, err) != nil {
 			return c.SendStatus(fiber.StatusInternalServerError) // as fiber does when its ErrorHandler fails
 		}
@@ -37,13 +37,7 @@ func Serve(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) er
 // c.UserContext() carrying the key and fence (the strict handler hands it
 // to the typed handler). An error run returns releases the key and is
 // returned, for fiber to render; nothing is stored.
-func ServeStrict(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, run fiber.Handler) error {
-	return serve(e, c, op, run)
-}
-
-// serve is Serve and ServeStrict: h answers into c's response, and its
-// error is returned.
-func serve(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) error {
+func ServeStrict(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) error {
 	ctx := c.UserContext()
 	defer c.SetUserContext(ctx)
 	var own *idem.Response // what h answered, when it ran

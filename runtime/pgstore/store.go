@@ -37,6 +37,7 @@ type Store struct {
 	table        table
 	tableErr     error         // WithTable's, returned by every call
 	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
+	abandonedMS  int64         // abandonedTTL in whole ms, rounded up
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
 
@@ -120,6 +121,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)
 	return s
 }
@@ -150,7 +152,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 		return idem.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
 	}
 	s.purgeOnce.Do(s.startPurge)
-	abandoned, _ := durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention)
+	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
 	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
 	b.Queue(s.sql.read, req.Key)
@@ -275,7 +277,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err := s.checkArgs(key, token); err != nil {
 		return err
 	}
-	abandoned, _ := durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention)
+	abandoned := s.abandonedMS
 	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
 	if err != nil {
 		return storeError("extend", err)

@@ -401,12 +401,7 @@ func maxmemoryPolicy(ctx context.Context, n node) (string, error) {
 	}
 	info, ierr := n.Info(ctx, "memory").Result()
 	if ierr == nil {
-		for line := range strings.Lines(info) {
-			if p, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
-				return p, nil
-			}
-		}
-		return "", nil
+		return infoField(info, "maxmemory_policy"), nil
 	}
 	var rerr redis.Error
 	switch {

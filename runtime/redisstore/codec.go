@@ -123,8 +123,9 @@ func encodeResult(rec *idem.Record, threshold int) []byte {
 			continue
 		}
 		names = append(names, name)
+		ns := nameSize(name)
 		for _, v := range values {
-			hlen += nameSize(name) + uvarintSize(len(v)) + len(v)
+			hlen += ns + uvarintSize(len(v)) + len(v)
 		}
 	}
 	slices.Sort(names) // the same response is stored as the same bytes
@@ -273,11 +274,10 @@ func (r *storedRecord) parseCompactResult(v string) error {
 	v = v[3:]
 	block := ""
 	if meta&metaHeader != 0 {
-		n, size := binary.Uvarint([]byte(v[:min(len(v), binary.MaxVarintLen64)]))
-		if size <= 0 || n == 0 || n > uint64(len(v)-size) {
+		var err error
+		if block, v, err = cutUvarintString(v); err != nil || block == "" {
 			return errors.New("result header block length is missing or longer than the record")
 		}
-		block, v = v[size:size+int(n)], v[size+int(n):]
 	}
 	var err error
 	if rec.Header, err = parseHeaderEntries(block, meta&metaType>>metaTypeShift); err != nil {

@@ -112,7 +112,7 @@ type canonicalizer struct {
 	drop  []Pointer
 	depth int
 	find  int     // index into drop of the pointer to locate; -1 for none
-	at    Located // what was Located of drop[find] so far
+	at    Located // what was located of drop[find] so far
 
 	members []member // members of the objects being written, innermost last
 	keys    []byte   // their decoded keys, innermost last
@@ -153,7 +153,7 @@ func (c *canonicalizer) skipSpace() {
 // pathValue is value for the values on the path of some drop pointer, the
 // few that can be Located (most values go to value directly). On the path
 // of drop[find], depth tokens into it, the value replaces whatever an
-// earlier duplicate member held, so what was Located at or below it is
+// earlier duplicate member held, so what was located at or below it is
 // forgotten first.
 func (c *canonicalizer) pathValue(l0, l1 int) bool {
 	if c.find < 0 || !slices.Contains(c.live[l0:l1], c.find) {
