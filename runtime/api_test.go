@@ -60,6 +60,14 @@ func TestRecordKeyIn(t *testing.T) {
 			t.Errorf("RecordKeyIn%q and %q collide: %q", p, other, k)
 		}
 		seen[k] = p
+		if api, op, scope, key, ok := idem.SplitRecordKey(k); !ok || [4]string{api, op, scope, key} != p {
+			t.Errorf("SplitRecordKey(%q) = %q, %q, %q, %q, %v; want %q", k, api, op, scope, key, ok, p)
+		}
+	}
+	for _, k := range []string{"a:b", "a", "a:b:c:d:e", `a\:b:c`} {
+		if _, _, _, _, ok := idem.SplitRecordKey(k); ok {
+			t.Errorf("SplitRecordKey(%q) splits a key RecordKeyIn never composes", k)
+		}
 	}
 	if got, want := idem.RecordKeyIn("", "CreatePet", "s", "k"), idem.RecordKey("CreatePet", "s", "k"); got != want {
 		t.Errorf("without an API: %q, want the earlier %q", got, want)

@@ -173,6 +173,40 @@ func RecordKeyIn(api, op, scope, key string) string {
 	return b.String()
 }
 
+// SplitRecordKey is the inverse of [RecordKeyIn], for tools that list the
+// records of a store: the parts of k, unescaped, with api "" for a key
+// without one. ok is false for a key of another shape (fewer than three
+// parts, or more than four).
+func SplitRecordKey(k string) (api, op, scope, key string, ok bool) {
+	var parts [4]string
+	n := 0
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c == '\\' && i+1 < len(k):
+			i++
+			b.WriteByte(k[i])
+		case c == ':':
+			if n == len(parts)-1 {
+				return "", "", "", "", false
+			}
+			parts[n] = b.String()
+			n++
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	parts[n] = b.String()
+	switch n {
+	case 2:
+		return "", parts[0], parts[1], parts[2], true
+	case 3:
+		return parts[0], parts[1], parts[2], parts[3], true
+	}
+	return "", "", "", "", false
+}
+
 func writeEscaped(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
 		if s[i] == ':' || s[i] == '\\' {

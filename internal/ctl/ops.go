@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"github.com/redis/go-redis/v9"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // The records are stored under the Go name of their operation
@@ -82,18 +84,16 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, key string)
 			if prefix != "" {
 				k = strings.TrimPrefix(k, prefix+":")
 			}
-			// [api:]op:scope:key (idem.RecordKeyIn)
-			parts := splitRecordKey(k)
-			if len(parts) < 3 || len(parts) > 4 {
+			got, op, _, k, ok := idem.SplitRecordKey(k)
+			switch {
+			case !ok:
 				continue // not a record of the store
-			}
-			if got := strings.Join(parts[:len(parts)-3], ""); got != api {
+			case got != api:
 				s.apis[got]++
 				continue
 			}
-			op := parts[len(parts)-3]
 			s.ops[op]++
-			if parts[len(parts)-1] == key {
+			if k == key {
 				s.withKey[op]++
 			}
 		}
@@ -164,26 +164,6 @@ func (s stored) explain(w io.Writer, o options, secretSet bool) {
 	case !o.scoped && s.withKey[o.op] > 0:
 		fmt.Fprintf(w, "  records of %s with this key are scoped: give the tenant, principal or API key with -scope\n", o.op)
 	}
-}
-
-// splitRecordKey splits a record key (idem.RecordKey: segments joined by
-// ':', with ':' and '\' escaped by '\') into its unescaped segments.
-func splitRecordKey(k string) []string {
-	var parts []string
-	var b strings.Builder
-	for i := 0; i < len(k); i++ {
-		switch c := k[i]; {
-		case c == '\\' && i+1 < len(k):
-			i++
-			b.WriteByte(k[i])
-		case c == ':':
-			parts = append(parts, b.String())
-			b.Reset()
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return append(parts, b.String())
 }
 
 // globEscape escapes the glob characters of Redis's MATCH in s.
