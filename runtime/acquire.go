@@ -21,7 +21,7 @@ const (
 // the record (FirstRun or Recovered), and an error wrapping
 // ErrStoreUnavailable when the store fails.
 func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisition, error) {
-	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock(), PreviousKey: e.previousKey(k)}
 	var ev Event
 	var deadline time.Time
 	if k.op.Wait > 0 {
@@ -53,6 +53,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 			} else {
 				e.report(ctx, k, e.cfg.hooks.FirstRun, ev, 0, "")
 			}
+			e.named(k)
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
 			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
 		case OutcomeReplay:

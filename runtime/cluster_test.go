@@ -225,7 +225,7 @@ func TestClusterShardDown(t *testing.T) {
 		t.Fatalf("no slots found for the victim %s in %+v", victim.Addr(), shards)
 	}
 	onVictim := func(key string) bool {
-		slot, err := rdb.ClusterKeySlot(ctx, prefix+":"+faultOp.ID+"::"+key).Result()
+		slot, err := rdb.ClusterKeySlot(ctx, prefix+":"+idem.RecordKey(faultOp.ID, "", key)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,6 +18,9 @@ type Engine struct {
 	deadlines *storeDeadlines // the contexts of store calls
 	runTimes  runTimes        // per operation, for a 409's Retry-After
 	beats     beats           // the heartbeats of the leases held
+	tokens    sync.Map        // operation ID -> *opName
+	previous  PreviousKeyStore
+	namer     OperationNamer
 
 	// misconfigured is the message of the store misconfiguration logged
 	// last, nil while the store works: the log says why requests are
@@ -40,7 +44,10 @@ func NewEngine(store Store, opts ...Option) *Engine {
 	if msg := cfg.checkScope(); msg != "" {
 		panic(msg)
 	}
-	return &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
+	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
+	e.previous, _ = store.(PreviousKeyStore)
+	e.namer, _ = store.(OperationNamer)
+	return e
 }
 
 // NewEngineFor is NewEngine for an engine that serves ops, as the generated

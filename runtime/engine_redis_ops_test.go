@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,7 +67,8 @@ func TestRedisRoundTrips(t *testing.T) {
 		counter := redistest.CountCommands(rdb)
 		started, start := onceSignal()
 		release := make(chan struct{})
-		store := redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t)))
+		prefix := redistest.Prefix(t)
+		store := redisstore.New(rdb, redisstore.WithPrefix(prefix))
 		h := newHarnessOn(t, store, idem.Operation{Lock: time.Minute},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Block") != "" {
@@ -77,8 +79,23 @@ func TestRedisRoundTrips(t *testing.T) {
 			},
 			idem.WithHeartbeat(false)) // no extensions in the counts
 		if err := store.Check(context.Background()); err != nil { // verified and loaded: the counts start after
-
 			t.Fatal(err)
+		}
+		// The operation's first run has the store name its token, once,
+		// in the background (one HSET): that too before the counts.
+		h.post("warm-up", `{}`)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			names, err := redisstore.OperationNames(context.Background(), rdb, prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the operation's token was not named within 10 s: %v", names)
+			}
+			runtime.Gosched()
 		}
 
 		cost := func(name string, want map[string]int64, trips int64, send func()) {

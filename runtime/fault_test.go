@@ -449,7 +449,7 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 	}
 	lostMu.Unlock()
 	for i := range keys {
-		rec, err := rdb.Get(context.Background(), prefix+":"+op.ID+"::"+key(i)).Result()
+		rec, err := rdb.Get(context.Background(), prefix+":"+idem.RecordKey(op.ID, "", key(i))).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

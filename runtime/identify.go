@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
@@ -19,6 +21,8 @@ type keyedRequest struct {
 	key         string // the client's key
 	storageKey  string
 	fingerprint string
+	name        *opName // the API identity and token in storageKey
+	scope       string  // the hashed scope in storageKey
 }
 
 // newKeyedRequest composes the storage key of a request.
@@ -27,7 +31,60 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key, fingerprint string) 
 	if e.cfg.apiSet {
 		api = e.cfg.api
 	}
-	return &keyedRequest{op: op, key: key, storageKey: RecordKeyIn(api, op.ID, scope, key), fingerprint: fingerprint}
+	n := e.opName(api, op.ID)
+	return &keyedRequest{op: op, key: key, storageKey: recordKey(n.token, scope, key), fingerprint: fingerprint, name: n, scope: scope}
+}
+
+// opName is an operation's API identity and token, as the engine keeps
+// them per operation ID, and whether the store was asked to name it.
+type opName struct {
+	api, token string
+	named      atomic.Bool
+}
+
+// opName returns the name of api's operation op, with its
+// [OperationToken], computed once per operation.
+func (e *Engine) opName(api, op string) *opName {
+	if v, ok := e.tokens.Load(op); ok {
+		if n := v.(*opName); n.api == api {
+			return n
+		}
+		n := &opName{api: api, token: OperationToken(api, op)} // one ID in two APIs: not kept,
+		n.named.Store(true)                                    // nor named
+		return n
+	}
+	v, _ := e.tokens.LoadOrStore(op, &opName{api: api, token: OperationToken(api, op)})
+	return v.(*opName)
+}
+
+// named has an [OperationNamer] store keep the names behind k's token, in
+// the background, the first time a request of k's operation runs.
+func (e *Engine) named(k *keyedRequest) {
+	if e.namer != nil && !k.name.named.Load() && k.name.named.CompareAndSwap(false, true) {
+		go e.nameOperation(k.name.token, k.name.api, k.op.ID)
+	}
+}
+
+// nameOperation has the store keep the names behind token.
+func (e *Engine) nameOperation(token, api, op string) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.storeTimeout)
+	defer cancel()
+	if err := e.namer.NameOperation(ctx, token, api, op); err != nil {
+		e.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "idem: the store did not keep the name of an operation's token",
+			slog.String("operation", op), slog.String("token", token), slog.Any("err", err))
+	}
+}
+
+// previousKey returns the key of k's record in the previous key layout
+// while a record under it may live, else "".
+func (e *Engine) previousKey(k *keyedRequest) string {
+	if e.previous == nil {
+		return ""
+	}
+	if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+PreviousLayoutRollout) {
+		return ""
+	}
+	return PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,

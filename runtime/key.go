@@ -1,6 +1,9 @@
 package idem
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -149,16 +152,81 @@ func isBareItemByte(c byte) bool {
 // "" for a shared key space, else the hashed form of the request's scope
 // ([ScopeKey]). The inspect tool (cmd/idemctl) and custom stores compose
 // keys with it; it is the only place that does.
-//
-// Each part has '\' and ':' escaped, so parts joined by ':' can never
-// collide: "a:b" + "c" differs from "a" + "b:c".
 func RecordKey(op, scope, key string) string { return RecordKeyIn("", op, scope, key) }
 
-// RecordKeyIn is [RecordKey] in the key space of api (see
-// [Operation.API]): api + ":" + RecordKey(op, scope, key), with api
-// escaped like the other parts; for api "", RecordKey itself. The engine
-// keys every record with it; idemctl's -api names api.
+// RecordKeyIn is [RecordKey] in the key space of api (see [Operation.API]):
+// [OperationToken](api, op) + ":" + scope + ":" + key, with '\' and ':'
+// escaped in scope and key, so parts joined by ':' can never collide. The
+// API and the operation take nine bytes of every key whatever their names'
+// length: Redis keeps a key of up to 60 bytes in its 64-byte size class,
+// and a 36-byte client key with the default prefix fits. The names behind
+// a token are kept by the store where it can ([OperationNamer]). The engine
+// keys every record with it; idemctl's -api and -op name api and op.
 func RecordKeyIn(api, op, scope, key string) string {
+	return recordKey(OperationToken(api, op), scope, key)
+}
+
+// recordKey is [RecordKeyIn] of an operation's token.
+func recordKey(token, scope, key string) string {
+	var b strings.Builder
+	b.Grow(len(token) + len(scope) + len(key) + 4)
+	b.WriteString(token)
+	b.WriteByte(':')
+	writeEscaped(&b, scope)
+	b.WriteByte(':')
+	writeEscaped(&b, key)
+	return b.String()
+}
+
+// tokenLen is the length of an [OperationToken]: its mark and 8 characters.
+const tokenLen = 1 + 8
+
+// OperationToken is the short, stable name of operation op of API api in
+// record keys: "~" and the first 8 characters of the base64url form of the
+// SHA-256 of len(api) as a uvarint, api and op (48 bits). Two operations sharing a Redis
+// share a token by accident with odds of about n²/2^49 for n operations
+// (one in 56,000 for 10,000), and even then a client key sent to both is
+// answered 422 rather than replayed, since the fingerprint covers the
+// operation. The "~" tells a key of this layout from the previous one
+// ([PreviousRecordKey]), whose names never start with it as generated.
+func OperationToken(api, op string) string {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	h.Write(binary.AppendUvarint(n[:0], uint64(len(api))))
+	h.Write([]byte(api))
+	h.Write([]byte(op))
+	var sum [sha256.Size]byte
+	var b [tokenLen]byte
+	b[0] = tokenMark
+	base64.RawURLEncoding.Encode(b[1:], h.Sum(sum[:0])[:6])
+	return string(b[:])
+}
+
+// tokenMark starts every [OperationToken].
+const tokenMark = '~'
+
+// SplitRecordKey is the inverse of [RecordKeyIn], for tools that list the
+// records of a store: the operation token and the scope and key,
+// unescaped. ok is false for a key of another shape (see
+// [SplitPreviousRecordKey] for the previous layout).
+func SplitRecordKey(k string) (token, scope, key string, ok bool) {
+	if len(k) < tokenLen+2 || k[0] != tokenMark || k[tokenLen] != ':' {
+		return "", "", "", false
+	}
+	parts, n := splitEscaped(k[tokenLen+1:])
+	if n != 2 {
+		return "", "", "", false
+	}
+	return k[:tokenLen], parts[0], parts[1], true
+}
+
+// PreviousRecordKey is the key the record had in the previous layout of
+// keys, the names in full: api + ":" + op + ":" + scope + ":" + key, each
+// part escaped, or op + ":" + scope + ":" + key for api "". A store that
+// kept records under it looks there while such records may live
+// ([AcquireRequest.PreviousKey]), so that a retry across the upgrade is
+// still answered from the record written before it.
+func PreviousRecordKey(api, op, scope, key string) string {
 	var b strings.Builder
 	b.Grow(len(api) + len(op) + len(scope) + len(key) + 10)
 	if api != "" {
@@ -173,13 +241,27 @@ func RecordKeyIn(api, op, scope, key string) string {
 	return b.String()
 }
 
-// SplitRecordKey is the inverse of [RecordKeyIn], for tools that list the
-// records of a store: the parts of k, unescaped, with api "" for a key
-// without one. ok is false for a key of another shape (fewer than three
-// parts, or more than four).
-func SplitRecordKey(k string) (api, op, scope, key string, ok bool) {
-	var parts [4]string
-	n := 0
+// SplitPreviousRecordKey is the inverse of [PreviousRecordKey]: the parts of
+// k, unescaped, with api "" for a key without one. ok is false for a key of
+// another shape (fewer than three parts, or more than four, or a key of the
+// current layout).
+func SplitPreviousRecordKey(k string) (api, op, scope, key string, ok bool) {
+	if _, _, _, cur := SplitRecordKey(k); cur {
+		return "", "", "", "", false
+	}
+	parts, n := splitEscaped(k)
+	switch n {
+	case 3:
+		return "", parts[0], parts[1], parts[2], true
+	case 4:
+		return parts[0], parts[1], parts[2], parts[3], true
+	}
+	return "", "", "", "", false
+}
+
+// splitEscaped splits k at its unescaped ':' into at most four parts,
+// unescaped, and returns how many there are (0 for more than four).
+func splitEscaped(k string) (parts [4]string, n int) {
 	var b strings.Builder
 	for i := 0; i < len(k); i++ {
 		switch c := k[i]; {
@@ -188,7 +270,7 @@ func SplitRecordKey(k string) (api, op, scope, key string, ok bool) {
 			b.WriteByte(k[i])
 		case c == ':':
 			if n == len(parts)-1 {
-				return "", "", "", "", false
+				return parts, 0
 			}
 			parts[n] = b.String()
 			n++
@@ -198,13 +280,7 @@ func SplitRecordKey(k string) (api, op, scope, key string, ok bool) {
 		}
 	}
 	parts[n] = b.String()
-	switch n {
-	case 2:
-		return "", parts[0], parts[1], parts[2], true
-	case 3:
-		return parts[0], parts[1], parts[2], parts[3], true
-	}
-	return "", "", "", "", false
+	return parts, n + 1
 }
 
 func writeEscaped(b *strings.Builder, s string) {

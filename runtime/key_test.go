@@ -89,7 +89,7 @@ func TestStorageKeyIsUnambiguous(t *testing.T) {
 		}
 		seen[k] = p
 	}
-	if got := RecordKey("CreatePet", "tenant-1", "k:1"); got != `CreatePet:tenant-1:k\:1` {
-		t.Errorf("RecordKey = %q", got)
+	if got, want := RecordKey("CreatePet", "tenant-1", "k:1"), OperationToken("", "CreatePet")+`:tenant-1:k\:1`; got != want {
+		t.Errorf("RecordKey = %q, want %q", got, want)
 	}
 }

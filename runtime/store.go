@@ -34,6 +34,45 @@ type AcquireRequest struct {
 	Token       string        // random owner token of this attempt
 	Fingerprint string        // request fingerprint (hex SHA-256)
 	Lease       time.Duration // in-progress lease
+	// PreviousKey is the key of the same record in the previous key layout
+	// ([PreviousRecordKey]), set only for a [PreviousKeyStore] while
+	// records written under it may live; "" otherwise. Such a store that
+	// creates the record at Key looks at PreviousKey too, and answers from
+	// a record there (replay, mismatch, conflict) as it would from one at
+	// Key, so that a retry across the upgrade runs nothing twice. Other
+	// stores ignore it.
+	PreviousKey string
+}
+
+// PreviousKeyStore is a [Store] that kept records under the previous key
+// layout ([PreviousRecordKey]) and looks for them there after an upgrade
+// ([AcquireRequest.PreviousKey]). The engine composes the previous key only
+// while such a record may live: until KeyLayoutSince's time plus the
+// operation's retention plus [PreviousLayoutRollout].
+type PreviousKeyStore interface {
+	Store
+	// KeyLayoutSince returns when the store's server first held a record
+	// of the current layout, which is when processes of the previous one
+	// began to be replaced; the zero time when it can hold no record of
+	// the previous layout (it was empty then). known is false until the
+	// store has asked its server (before its first acquire).
+	KeyLayoutSince() (since time.Time, known bool)
+}
+
+// PreviousLayoutRollout is how long processes of the previous key layout
+// are taken to go on writing records after the first process of the
+// current one started: a rolling upgrade that takes longer leaves records
+// that a retry on a new process does not find.
+const PreviousLayoutRollout = 24 * time.Hour
+
+// OperationNamer is a [Store] that keeps the names behind the operation
+// tokens of its keys ([OperationToken]), for tools that list records
+// (idemctl). The engine calls NameOperation once per operation and engine,
+// in the background, the first time it serves the operation; a failure is
+// logged at debug level and costs nothing else.
+type OperationNamer interface {
+	Store
+	NameOperation(ctx context.Context, token, api, op string) error
 }
 
 // Outcome is the result of an acquire transition.

@@ -135,13 +135,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		scope = idem.ScopeKey(secret, o.scope)
 	}
 	run := func(op string) error {
-		key := idem.RecordKeyIn(o.api, op, scope, o.key)
 		o := o
 		o.op = op
-		if cmd == "inspect" {
-			return inspect(ctx, store, key, o, stdout)
+		// The current layout's key, then the previous layout's, which
+		// holds records written before the upgrade for a retention.
+		var err error
+		for _, key := range []string{idem.RecordKeyIn(o.api, op, scope, o.key), idem.PreviousRecordKey(o.api, op, scope, o.key)} {
+			if cmd == "inspect" {
+				err = inspect(ctx, store, key, o, stdout)
+			} else {
+				err = forget(ctx, store, key, o, stdout, stderr)
+			}
+			if !errors.Is(err, redisstore.ErrNoRecord) {
+				return err
+			}
 		}
-		return forget(ctx, store, key, o, stdout, stderr)
+		return err
 	}
 	err = run(o.op)
 	if name := goName(o.op); errors.Is(err, redisstore.ErrNoRecord) && name != o.op {
@@ -150,7 +159,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if errors.Is(err, redisstore.ErrNoRecord) {
-		found, serr := scanStored(ctx, rdb, o.prefix, o.api, o.key)
+		found, serr := scanStored(ctx, rdb, o.prefix, o.api, o.op, o.key)
 		if name := found.matching(o.op); serr == nil && name != "" && name != goName(o.op) {
 			if err = run(name); err == nil {
 				fmt.Fprintf(stderr, "idemctl: operation %s is stored as %s\n", o.op, name)
@@ -184,6 +193,11 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 		fmt.Fprintf(w, "%-9s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	line("key", "%s", info.RedisKey)
+	if _, _, _, current := idem.SplitRecordKey(key); current {
+		line("operation", "%s of API %q (token %s)", o.op, o.api, idem.OperationToken(o.api, o.op))
+	} else {
+		line("operation", "%s of API %q, under its key of the previous layout (written before the upgrade)", o.op, o.api)
+	}
 	line("state", "%s", info.State)
 	line("format", "%d (%s)", info.Format, formatName[info.Format])
 	if info.State == redisstore.StateInProgress {

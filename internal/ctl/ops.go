@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 // The records are stored under the Go name of their operation
@@ -67,9 +68,22 @@ type stored struct {
 
 // scanStored reads the record keys under prefix (at most maxScan) and
 // counts those of API identity api by operation, those with the client key
-// key, and the others by their API identity.
-func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, key string) (stored, error) {
+// key, and the others by their API identity. A key of the current layout
+// names its operation by a token, which the names the engines kept
+// (redisstore.OperationNames) turn back into the API and operation; a
+// token without a name is named after op (or its Go name) of api if it is
+// theirs, and counts under the API identity "?" + token otherwise.
+func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, op, key string) (stored, error) {
 	s := stored{ops: map[string]int{}, withKey: map[string]int{}, apis: map[string]int{}}
+	names, err := redisstore.OperationNames(ctx, rdb, prefix)
+	if err != nil {
+		return s, err
+	}
+	for _, name := range []string{op, goName(op)} {
+		if t := idem.OperationToken(api, name); names[t] == [2]string{} {
+			names[t] = [2]string{api, name}
+		}
+	}
 	match := "*"
 	if prefix != "" {
 		match = globEscape(prefix) + ":*"
@@ -84,7 +98,7 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, key string)
 			if prefix != "" {
 				k = strings.TrimPrefix(k, prefix+":")
 			}
-			got, op, _, k, ok := idem.SplitRecordKey(k)
+			got, op, k, ok := splitKey(k, names)
 			switch {
 			case !ok:
 				continue // not a record of the store
@@ -106,6 +120,19 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, key string)
 			return s, nil
 		}
 	}
+}
+
+// splitKey returns the API identity, operation and client key of record
+// key k of either layout, naming a token by names.
+func splitKey(k string, names map[string][2]string) (api, op, key string, ok bool) {
+	if token, _, key, ok := idem.SplitRecordKey(k); ok {
+		if n, named := names[token]; named {
+			return n[0], n[1], key, true
+		}
+		return "?" + token, token, key, true
+	}
+	api, op, _, key, ok = idem.SplitPreviousRecordKey(k)
+	return api, op, key, ok
 }
 
 // matching returns the stored operation that op names under another

@@ -13,14 +13,25 @@ import (
 )
 
 // complete stores a completed record of op, scope (as the engine hashes
-// it with secret) and key.
+// it with secret) and key, and names op's token as the engine does.
 func complete(t *testing.T, b backend, secret []byte, op, scope, key string) {
+	t.Helper()
+	completeAt(t, b, secret, op, scope, key, idem.RecordKey)
+	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithLogger(nil))
+	if err := store.NameOperation(context.Background(), idem.OperationToken("", op), "", op); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// completeAt stores a completed record of op, scope and key under the key
+// layout of recordKey.
+func completeAt(t *testing.T, b backend, secret []byte, op, scope, key string, recordKey func(op, scope, key string) string) {
 	t.Helper()
 	ctx := context.Background()
 	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithLogger(nil)) // the test server keeps records in memory only
-	k := idem.RecordKey(op, scope, key)
+	k := recordKey(op, scope, key)
 	if scope != "" {
-		k = idem.RecordKey(op, idem.ScopeKey(secret, scope), key)
+		k = recordKey(op, idem.ScopeKey(secret, scope), key)
 	}
 	if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
 		t.Fatal(err)
@@ -49,6 +60,30 @@ func TestOpTakesOperationID(t *testing.T) {
 		}
 		if code, out, errOut := b.run(t, "forget", "-op", "createPet", "-key", "k1"); code != ExitOK || !strings.Contains(out, "forgot operation CreatePet") {
 			t.Errorf("forget -op createPet: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+}
+
+// TestPreviousLayout: a record written under the previous key layout,
+// before an upgrade, is found by the same -op and -key and said to be
+// one; a token no engine named is listed as such.
+func TestPreviousLayout(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		previous := func(op, scope, key string) string { return idem.PreviousRecordKey("", op, scope, key) }
+		completeAt(t, b, nil, "CreatePet", "", "k-old", previous)
+		code, out, errOut := b.run(t, "inspect", "-op", "createPet", "-key", "k-old")
+		if code != ExitOK || !strings.Contains(out, "status    201") || !strings.Contains(out, "previous layout") {
+			t.Errorf("inspect of a record of the previous layout: exit %d\n%s%s", code, out, errOut)
+		}
+		completeAt(t, b, nil, "Unnamed", "", "k1", idem.RecordKey)
+		code, _, errOut = b.run(t, "inspect", "-op", "deletePet", "-key", "k1")
+		for _, want := range []string{"CreatePet (1 records)", `-api "?` + idem.OperationToken("", "Unnamed") + `" (1 records)`} {
+			if code != ExitNoRecord || !strings.Contains(errOut, want) {
+				t.Errorf("inspect of an operation without records: exit %d, stderr lacks %q:\n%s", code, want, errOut)
+			}
+		}
+		if code, out, errOut := b.run(t, "forget", "-op", "CreatePet", "-key", "k-old"); code != ExitOK || !strings.Contains(out, "forgot operation CreatePet") {
+			t.Errorf("forget of a record of the previous layout: exit %d\n%s%s", code, out, errOut)
 		}
 	})
 }

@@ -48,10 +48,11 @@ type Store struct {
 	durability       durability    // WithWarnings, and the last warning (durability.go)
 	log              *slog.Logger  // WithLogger
 
-	lastTTL atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
-	verdict atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
-	mu      sync.Mutex              // guards flight
-	flight  *flight                 // the verification acquires wait for, if one runs
+	lastTTL     atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
+	layoutSince atomic.Int64            // the layout marker's time (Unix ms), 0: none, -1: not read yet (previous.go)
+	verdict     atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
+	mu          sync.Mutex              // guards flight
+	flight      *flight                 // the verification acquires wait for, if one runs
 }
 
 var _ idem.Store = (*Store)(nil)
@@ -136,6 +137,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 		log:          slog.Default(),
 	}
 	s.pipe, _ = rdb.(pipeliner)
+	s.layoutSince.Store(-1)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -185,6 +187,10 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 		return idem.Acquisition{}, err
 	}
 	key, fp := s.storageKey(req.Key), storedFingerprint(req.Fingerprint)
+	prevKey := ""
+	if req.PreviousKey != "" && s.layoutSince.Load() != 0 {
+		prevKey = s.storageKey(req.PreviousKey)
+	}
 	// Two commands rather than one SET NX GET: go-redis answers a created
 	// record's nil reply with the error redis.Nil and runs its retry
 	// classifier over it, which costs the client more than the script saves
@@ -192,7 +198,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	// bool, without an error, and GET sees an absent key only in a race with
 	// a release or an expiry, which the script then decides.
 	if s.pipe != nil {
-		if acq, done, err := s.acquirePlain(ctx, key, fp, req, lease); done {
+		if acq, done, err := s.acquirePlain(ctx, key, prevKey, fp, req, lease); done {
 			return acq, err
 		}
 	}
@@ -204,7 +210,27 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	if err != nil {
 		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
 	}
+	if prevKey != "" && acq.Outcome == idem.OutcomeFirstRun {
+		prev, err := getScript.Run(ctx, s.rdb, []string{prevKey}).Text()
+		switch {
+		case err == redis.Nil:
+		case err != nil:
+			return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+		default:
+			return s.fromPrevious(ctx, key, prevKey, prev, req, lease)
+		}
+	}
 	return acq, nil
+}
+
+// getScript reads a key, for a client that can only run scripts.
+var getScript = redis.NewScript("return redis.call('GET', KEYS[1])")
+
+// abandon releases the record an acquire created at key, owned by token,
+// when the acquire fails after all, and returns err.
+func (s *Store) abandon(ctx context.Context, key, token string, err error) error {
+	_ = s.release.Run(ctx, s.rdb, []string{key}, token).Err()
+	return err
 }
 
 // acquirePlain is Acquire's first try: SET NX of the record acquire.lua
@@ -214,18 +240,36 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 // with this fingerprint, whose TTL tells a live lease from an expired one, a
 // value that is not a record, or no record (released or expired between the
 // two commands).
-func (s *Store) acquirePlain(ctx context.Context, key, fp string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
+//
+// With prevKey set, a GET of the previous key goes in the same pipeline,
+// and a created record defers to a record found there (fromPrevious).
+func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
 	k := any(key) // boxed once for both commands
 	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(lease+s.abandonedMS))
 	get := redis.NewStringCmd(ctx, "get", k)
 	pipe := s.pipe.Pipeline()
 	_ = pipe.Process(ctx, set)
 	_ = pipe.Process(ctx, get)
+	var prev *redis.StringCmd
+	if prevKey != "" {
+		prev = redis.NewStringCmd(ctx, "get", prevKey)
+		_ = pipe.Process(ctx, prev)
+	}
 	_, _ = pipe.Exec(ctx) // each command keeps its own error
 	created, err := set.Result()
 	switch {
 	case err != nil:
 		return idem.Acquisition{}, true, s.denied("acquire", err)
+	case created && prev != nil:
+		switch v, err := prev.Result(); {
+		case err == redis.Nil:
+		case err != nil:
+			return idem.Acquisition{}, true, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+		default:
+			acq, err := s.fromPrevious(ctx, key, prevKey, v, req, lease)
+			return acq, true, err
+		}
+		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
 	case created:
 		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
 	}

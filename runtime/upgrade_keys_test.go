@@ -1,0 +1,213 @@
+package idem_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/embedredis"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+)
+
+// previousLayout is the store as the previous version's engine used it:
+// every record under its key of the previous layout (the names in full),
+// and no lookup of any other key.
+type previousLayout struct {
+	s   idem.Store
+	api string
+	op  string
+}
+
+func (p previousLayout) key(k string) string {
+	_, scope, key, ok := idem.SplitRecordKey(k)
+	if !ok {
+		panic("not a record key: " + k)
+	}
+	return idem.PreviousRecordKey(p.api, p.op, scope, key)
+}
+
+func (p previousLayout) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+	req.Key, req.PreviousKey = p.key(req.Key), ""
+	return p.s.Acquire(ctx, req)
+}
+
+func (p previousLayout) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+	return p.s.Complete(ctx, p.key(key), token, rec, retention)
+}
+
+func (p previousLayout) Release(ctx context.Context, key, token string) error {
+	return p.s.Release(ctx, p.key(key), token)
+}
+
+func (p previousLayout) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	return p.s.Extend(ctx, p.key(key), token, lease)
+}
+
+// TestRetryAcrossKeyLayoutUpgrade: requests answered, or still running, on
+// a process of the previous key layout are found by the processes of the
+// current one: a retry is replayed (also 40 at once), another payload
+// refused 422, a running one answered 409 and replayed once it completes;
+// nothing runs twice. A new key runs once under the current layout. Once
+// the window is over (the marker's time plus retention and rollout), the
+// previous keys are no longer looked up.
+func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		rdb  func(t *testing.T) *redis.Client
+	}{
+		{"redis", func(t *testing.T) *redis.Client { return redistest.Real(t) }},
+		{"miniredis", func(t *testing.T) *redis.Client { _, rdb := embedredis.StartTB(t); return rdb }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.rdb(t)
+			prefix := redistest.Prefix(t)
+			op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
+			var runs sync.Map // key -> *int
+			var mu sync.Mutex
+			block := make(chan struct{})
+			started := make(chan struct{})
+			handler := func(w http.ResponseWriter, r *http.Request) {
+				k := r.Header.Get("Idempotency-Key")
+				mu.Lock()
+				n, _ := runs.LoadOrStore(k, new(int))
+				*n.(*int)++
+				mu.Unlock()
+				if r.Header.Get("X-Block") != "" {
+					close(started)
+					<-block
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusCreated)
+				_, _ = w.Write([]byte(`{"order":"` + k + `"}`))
+			}
+			runsOf := func(k string) int {
+				mu.Lock()
+				defer mu.Unlock()
+				if n, ok := runs.Load(k); ok {
+					return *n.(*int)
+				}
+				return 0
+			}
+			serve := func(e *idem.Engine, key, body string, extra ...string) *httptest.ResponseRecorder {
+				r := engineReq(http.MethodPost, "/orders", body, append([]string{"Idempotency-Key", key}, extra...)...)
+				w := httptest.NewRecorder()
+				e.Serve(w, r, &op, handler)
+				return w
+			}
+
+			// The previous version: one request answered, one running.
+			old := idem.NewEngine(previousLayout{redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)), op.API, op.ID})
+			if w := serve(old, "k-done", `{"n":1}`); w.Code != http.StatusCreated {
+				t.Fatalf("previous version: %d %s", w.Code, w.Body)
+			}
+			busy := make(chan *httptest.ResponseRecorder, 1)
+			go func() { busy <- serve(old, "k-busy", `{"n":2}`, "X-Block", "1") }()
+			<-started
+			// The previous version wrote no layout marker (this one's store,
+			// used for it above, did: gone, as it never was).
+			if err := rdb.Del(ctx, prefix+":"+redisstore.KeyLayoutMarker).Err(); err != nil {
+				t.Fatal(err)
+			}
+
+			// The upgrade: a process of the current layout.
+			store := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
+			cur := idem.NewEngine(store)
+			w := serve(cur, "k-done", `{"n":1}`)
+			if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != `{"order":"k-done"}` {
+				t.Errorf("retry of a request answered before the upgrade: %d %v %s; want its replay", w.Code, w.Header(), w.Body)
+			}
+			if since, known := store.KeyLayoutSince(); !known || since.IsZero() {
+				t.Errorf("KeyLayoutSince = %v, %v; want the time of the upgrade", since, known)
+			}
+			var wg sync.WaitGroup
+			for range 40 {
+				wg.Go(func() {
+					if w := serve(cur, "k-done", `{"n":1}`); w.Code != http.StatusCreated && w.Code != http.StatusConflict {
+						t.Errorf("concurrent retry: %d %s", w.Code, w.Body)
+					}
+				})
+			}
+			wg.Wait()
+			if w := serve(cur, "k-done", `{"n":9}`); w.Code != http.StatusUnprocessableEntity {
+				t.Errorf("another payload under a key answered before the upgrade: %d %s; want 422", w.Code, w.Body)
+			}
+			if w := serve(cur, "k-busy", `{"n":2}`); w.Code != http.StatusConflict {
+				t.Errorf("retry of a request still running on the previous version: %d %s; want 409", w.Code, w.Body)
+			}
+			close(block)
+			if w := <-busy; w.Code != http.StatusCreated {
+				t.Fatalf("previous version's running request: %d %s", w.Code, w.Body)
+			}
+			if w := serve(cur, "k-busy", `{"n":2}`); w.Header().Get(idem.HeaderReplayed) != "true" {
+				t.Errorf("retry after the previous version completed: %d %v %s; want its replay", w.Code, w.Header(), w.Body)
+			}
+			if w := serve(cur, "k-new", `{"n":3}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+				t.Errorf("new key: %d %v", w.Code, w.Header())
+			}
+			if w := serve(cur, "k-new", `{"n":3}`); w.Header().Get(idem.HeaderReplayed) != "true" {
+				t.Errorf("retry of a new key: %d %v", w.Code, w.Header())
+			}
+			for _, k := range []string{"k-done", "k-busy", "k-new"} {
+				if n := runsOf(k); n != 1 {
+					t.Errorf("%s ran %d times, want once", k, n)
+				}
+			}
+			if n, err := rdb.Exists(ctx, prefix+":"+idem.RecordKeyIn(op.API, op.ID, "", "k-new")).Result(); err != nil || n != 1 {
+				t.Errorf("k-new under the current layout: exists %d, %v", n, err)
+			}
+			for _, k := range []string{"k-done", "k-busy", "k-new"} {
+				n, err := rdb.Exists(ctx, prefix+":"+idem.RecordKeyIn(op.API, op.ID, "", k)).Result()
+				if want := int64(map[bool]int{true: 1}[k == "k-new"]); err != nil || n != want {
+					t.Errorf("%s under the current layout: exists %d, %v; want %d (a replay from the previous key leaves none)", k, n, err, want)
+				}
+			}
+
+			// After the window: the marker's time further back than the
+			// operation's retention plus the rollout.
+			past := time.Now().Add(-op.Retention - idem.DefaultRetention - idem.PreviousLayoutRollout - time.Hour).UnixMilli()
+			if err := rdb.Set(ctx, prefix+":"+redisstore.KeyLayoutMarker, past, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// (Before its first check, the store's first acquire may still
+			// look: a lookup is never wrong, only a cost.)
+			laterStore := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
+			if err := laterStore.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			later := idem.NewEngine(laterStore)
+			if w := serve(later, "k-done", `{"n":1}`); w.Header().Get(idem.HeaderReplayed) != "" || runsOf("k-done") != 2 {
+				t.Errorf("after the window: %d %v, k-done ran %d times; want a first run (the previous key not looked up)", w.Code, w.Header(), runsOf("k-done"))
+			}
+		})
+	}
+}
+
+// TestKeyLayoutOfANewServer: a store whose server held nothing when it first
+// checked it knows that no previous key can hold a record, and looks none
+// up: the first request is the pipeline of two commands, as before.
+func TestKeyLayoutOfANewServer(t *testing.T) {
+	_, rdb := embedredis.StartTB(t)
+	store := redisstore.New(rdb, redisstore.WithLogger(nil))
+	if _, known := store.KeyLayoutSince(); known {
+		t.Error("KeyLayoutSince known before the store asked its server")
+	}
+	if err := store.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if since, known := store.KeyLayoutSince(); !known || !since.IsZero() {
+		t.Errorf("KeyLayoutSince = %v, %v; want the zero time, known", since, known)
+	}
+	v, err := rdb.Get(context.Background(), "idem:"+redisstore.KeyLayoutMarker).Result()
+	if err != nil || strings.TrimSpace(v) != "0" {
+		t.Errorf("marker %q, %v; want 0", v, err)
+	}
+}
