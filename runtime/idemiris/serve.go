@@ -88,9 +88,11 @@ func ServeStrict(e *idem.Engine, ctx iris.Context, op *idem.Operation, run func(
 	})
 }
 
-// Capture is [idem.Capture] for iris's strict response objects, which
-// answer through ctx: it runs visit (a VisitXResponse method) with ctx
-// writing to a recorder, and returns what it wrote.
+// Capture is [idem.CaptureContext] for iris's strict response objects,
+// which answer through ctx: it runs visit (a VisitXResponse method) with
+// ctx writing to a recorder, and returns what it wrote. Under [ServeStrict]
+// a body larger than the stored-body limit is streamed past the limit to
+// the client, not buffered whole.
 func Capture(ctx iris.Context, visit func(ctx iris.Context) error) (*idem.Response, error) {
-	return idem.Capture(func(w http.ResponseWriter) error { return into(ctx, w, visit) })
+	return idem.CaptureContext(ctx.Request().Context(), func(w http.ResponseWriter) error { return into(ctx, w, visit) })
 }

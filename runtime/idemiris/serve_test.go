@@ -101,3 +101,62 @@ func TestServeRestoresWriterOnPanic(t *testing.T) {
 		t.Fatalf("retry answered %d after %d runs, want 201 after 2", rec.Code, runs)
 	}
 }
+
+// TestCaptureStreamsPastTheLimit: a strict response larger than the
+// stored-body limit reaches the client while the handler still writes,
+// the recorder holds no more than the limit, and the replay says the body
+// was not stored.
+func TestCaptureStreamsPastTheLimit(t *testing.T) {
+	const limit, chunk, chunks = 64 << 10, 64 << 10, 4
+	_, rdb := redistest.Mini(t)
+	engine := idem.NewEngine(redisstore.New(rdb), idem.WithStoredBodyLimit(limit))
+	runs := 0
+	var client *httptest.ResponseRecorder
+	sentBeforeLast := 0
+	app := newApp(t, func(app *iris.Application) {
+		app.Post("/brew", func(ctx iris.Context) {
+			idemiris.ServeBody(engine, ctx, &op, func(ctx iris.Context) {
+				resp, err := idemiris.ServeStrict(engine, ctx, &op, func(ctx iris.Context) (*idem.Response, error) {
+					runs++
+					return idemiris.Capture(ctx, func(ctx iris.Context) error {
+						ctx.ContentType("application/octet-stream")
+						ctx.StatusCode(http.StatusCreated)
+						for i := range chunks {
+							if i == chunks-1 {
+								sentBeforeLast = client.Body.Len()
+							}
+							if _, err := ctx.Write(make([]byte, chunk)); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_ = resp.Write(ctx.ResponseWriter())
+			})
+		})
+	})
+	req := func() *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/brew", nil)
+		r.Header.Set("Idempotency-Key", "big")
+		client = httptest.NewRecorder()
+		app.ServeHTTP(client, r)
+		return client
+	}
+	if w := req(); w.Code != http.StatusCreated || w.Body.Len() != chunk*chunks {
+		t.Fatalf("first answer: %d, %d bytes; want 201 and %d", w.Code, w.Body.Len(), chunk*chunks)
+	}
+	if sentBeforeLast < chunk*(chunks-2) {
+		t.Errorf("the client had %d bytes before the handler's last write: not streamed", sentBeforeLast)
+	}
+	if w := req(); w.Code != http.StatusCreated || w.Body.Len() != 0 || w.Header().Get(idem.HeaderBodyOmitted) != "true" {
+		t.Errorf("replay: %d, %d bytes, %v; want 201 without the body, said so", w.Code, w.Body.Len(), w.Header())
+	}
+	if runs != 1 {
+		t.Errorf("handler ran %d times, want 1", runs)
+	}
+}
