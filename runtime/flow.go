@@ -71,6 +71,9 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 	began := time.Now()
 	resp, err := l.run(ctx, e.timedHandler(k, l.info.Fence, fn))
 	e.runTimes.observe(k.op, time.Since(began))
+	if err == nil {
+		return outcome{kind: ran, resp: resp} // without the targets of errors.As below, which escape
+	}
 	var s *supersededError
 	if errors.As(err, &s) {
 		// The lease was taken over while fn ran: its result is not stored,
