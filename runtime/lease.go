@@ -17,6 +17,9 @@ type lease struct {
 	info  Info
 	hb    heartbeat // while run runs fn
 
+	// record is what run stores, kept here to save an allocation.
+	record Record
+
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
 	// just before each extension. The lease may have begun up to one round
@@ -77,7 +80,8 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.release(ctx, fmt.Errorf("idem: status %d is not stored", resp.Status))
 		return resp, nil
 	}
-	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	rec := &l.record
 	err = l.complete(ctx, rec)
 	if errors.Is(err, ErrStoreUnavailable) {
 		err = l.completeAgain(ctx, rec, err)

@@ -31,6 +31,7 @@ type recorder struct {
 	limit    int                   // the stored-body limit; 0: no limit (nowhere to stream)
 	body     []byte                // at most limit bytes when limit > 0
 	resp     Response              // what response returns, kept here to save an allocation
+	reqBody  bodyReader            // the handler's request body (Engine.Serve), kept here likewise
 }
 
 func newRecorder(under http.ResponseWriter) *recorder {
