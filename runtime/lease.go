@@ -17,8 +17,10 @@ type lease struct {
 	info  Info
 	hb    heartbeat // while run runs fn
 
-	// record is what run stores, kept here to save an allocation.
-	record Record
+	// record is what run stores, and handlerCtx its handler's context,
+	// kept here to save allocations.
+	record     Record
+	handlerCtx infoCtx
 
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
@@ -66,7 +68,8 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(withInfo(ctx, &l.info))
+	l.handlerCtx = infoCtx{Context: ctx, info: &l.info} // withInfo(ctx, &l.info) without allocating
+	resp, err := fn(&l.handlerCtx)
 	settled = true
 	l.stopHeartbeat()
 	switch {
