@@ -17,10 +17,12 @@ type lease struct {
 	info  Info
 	hb    heartbeat // while run runs fn
 
-	// record is what run stores, and handlerCtx its handler's context,
-	// kept here to save allocations.
-	record     Record
-	handlerCtx infoCtx
+	// record is what run stores, handlerCtx its handler's context and
+	// completeCtx the context of its first completion attempt, kept here to
+	// save allocations.
+	record      Record
+	handlerCtx  infoCtx
+	completeCtx storeCtx
 
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
@@ -239,7 +241,7 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 // StoreCall hook.
 func (l *lease) storeResult(ctx context.Context, rec *Record) error {
 	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.context(sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.contextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }
