@@ -43,6 +43,23 @@ func newStoreDeadlines(timeout time.Duration) *storeDeadlines {
 // context returns the context of a store call made for the request whose
 // context is values.
 func (d *storeDeadlines) context(values context.Context) context.Context {
+	return &storeCtx{Context: d.current(), values: values}
+}
+
+// contextIn is context in c, a call context kept by the caller (a lease
+// keeps one for its completion), which saves context's allocation; once c
+// is used, it is context. (A store may keep a call's context past the call:
+// c does not change once used.)
+func (d *storeDeadlines) contextIn(c *storeCtx, values context.Context) context.Context {
+	if c.Context != nil {
+		return d.context(values)
+	}
+	*c = storeCtx{Context: d.current(), values: values}
+	return c
+}
+
+// current returns the deadline context of the current step.
+func (d *storeDeadlines) current() context.Context {
 	step := int64(time.Since(d.epoch) / d.step)
 	cur := d.cur.Load()
 	if cur == nil || cur.step != step {
@@ -53,7 +70,7 @@ func (d *storeDeadlines) context(values context.Context) context.Context {
 		}
 		cur = next
 	}
-	return &storeCtx{Context: cur.ctx, values: values}
+	return cur.ctx
 }
 
 // storeCtx is a store call's context: the deadline, cancellation and error

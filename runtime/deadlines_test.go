@@ -61,3 +61,27 @@ func TestStoreDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreDeadlinesIn: contextIn makes its first call's context in the
+// caller's storeCtx, like context's, and leaves it unchanged afterwards,
+// making the next ones anew.
+func TestStoreDeadlinesIn(t *testing.T) {
+	d := newStoreDeadlines(time.Hour)
+	req := context.WithValue(context.Background(), testKey{}, "request value")
+	var kept storeCtx
+	early, _ := d.current().Deadline()
+	first := d.contextIn(&kept, req)
+	late, _ := d.current().Deadline() // the same unless a step began meanwhile
+	if first != context.Context(&kept) {
+		t.Fatalf("first call's context %p, want the kept one %p", first, &kept)
+	}
+	if got, ok := first.Deadline(); !ok || got.Before(early) || got.After(late) || first.Value(testKey{}) != "request value" {
+		t.Errorf("kept context: deadline %v, %v, value %v; want the step's (%v) and the request's value", got, ok, first.Value(testKey{}), early)
+	}
+	before := kept
+	other := context.WithValue(context.Background(), testKey{}, "another request")
+	second := d.contextIn(&kept, other)
+	if second == first || kept != before || second.Value(testKey{}) != "another request" {
+		t.Errorf("second call: context %p (first %p), value %v; kept %+v, was %+v", second, first, second.Value(testKey{}), kept, before)
+	}
+}

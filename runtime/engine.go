@@ -84,7 +84,7 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 	o := e.protect(r.Context(), k, r, raw, func(ctx context.Context) (*Response, error) {
 		rec = newRecorder(w)
 		rec.streamPast(e.cfg.storedBodyLimit)
-		next(rec, withBody(ctx, r, raw))
+		next(rec, withBodyIn(ctx, r, raw, &rec.reqBody))
 		if rec.hijacked {
 			// The handler answered on the connection itself: the layer never
 			// saw that answer, so it stores none (an empty 200 would be
@@ -117,9 +117,16 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 // withBody returns a shallow copy of r with ctx and, when raw is not nil
 // (the engine read the body), a fresh reader over raw as its body.
 func withBody(ctx context.Context, r *http.Request, raw []byte) *http.Request {
+	return withBodyIn(ctx, r, raw, nil)
+}
+
+// withBodyIn is withBody with body, unless nil, as the fresh reader.
+func withBodyIn(ctx context.Context, r *http.Request, raw []byte, body *bodyReader) *http.Request {
 	r = r.WithContext(ctx)
 	if raw != nil {
-		body := &bodyReader{}
+		if body == nil {
+			body = &bodyReader{}
+		}
 		body.Reset(raw)
 		r.Body, r.ContentLength = body, int64(len(raw))
 	}

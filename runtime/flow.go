@@ -60,6 +60,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		l.release(ctx, err)
 		return outcome{kind: cancelled, err: err}
 	}
+	began := l.extended // read just after the acquire: one clock reading less
 	if l.info.Recovered && e.cfg.reconciler != nil {
 		if r != nil && raw != nil {
 			r = withBody(ctx, r, raw)
@@ -67,10 +68,13 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		if err := l.reconcile(ctx, r); err != nil {
 			return outcome{kind: unreconciled, err: err}
 		}
+		began = time.Now()
 	}
-	began := time.Now()
 	resp, err := l.run(ctx, e.timedHandler(k, l.info.Fence, fn))
 	e.runTimes.observe(k.op, time.Since(began))
+	if err == nil {
+		return outcome{kind: ran, resp: resp} // without the targets of errors.As below, which escape
+	}
 	var s *supersededError
 	if errors.As(err, &s) {
 		// The lease was taken over while fn ran: its result is not stored,

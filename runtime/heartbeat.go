@@ -58,10 +58,10 @@ func (b *beats) queue(every time.Duration) *beatQueue {
 	return q
 }
 
-// push queues h to extend every from now, arming the timer if it is not
-// set. b.mu is held.
-func (q *beatQueue) push(h *heartbeat) {
-	h.due, h.queued = time.Now().Add(q.every), true
+// push queues h to extend every from from (now, or a moment ago), arming
+// the timer if it is not set. b.mu is held.
+func (q *beatQueue) push(h *heartbeat, from time.Time) {
+	h.due, h.queued = from.Add(q.every), true
 	h.prev, h.next = q.tail, nil
 	if q.tail != nil {
 		q.tail.next = h
@@ -130,7 +130,7 @@ func (l *lease) startHeartbeat(ctx context.Context) {
 	b := &l.e.beats
 	b.mu.Lock()
 	h.q = b.queue(max(h.lock/3, time.Millisecond))
-	h.q.push(h)
+	h.q.push(h, l.extended) // when the lease was taken, just before: no clock reading on the way to the handler
 	b.mu.Unlock()
 }
 
@@ -148,7 +148,7 @@ func (l *lease) tick() {
 	close(h.running)
 	h.running = nil
 	if !errors.Is(err, ErrNotOwner) && !h.stopped {
-		h.q.push(h)
+		h.q.push(h, time.Now())
 	}
 	b.mu.Unlock()
 }

@@ -17,6 +17,13 @@ type lease struct {
 	info  Info
 	hb    heartbeat // while run runs fn
 
+	// record is what run stores, handlerCtx its handler's context and
+	// completeCtx the context of its first completion attempt, kept here to
+	// save allocations.
+	record      Record
+	handlerCtx  infoCtx
+	completeCtx storeCtx
+
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
 	// just before each extension. The lease may have begun up to one round
@@ -63,7 +70,8 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(withInfo(ctx, &l.info))
+	l.handlerCtx = infoCtx{Context: ctx, info: &l.info} // withInfo(ctx, &l.info) without allocating
+	resp, err := fn(&l.handlerCtx)
 	settled = true
 	l.stopHeartbeat()
 	switch {
@@ -77,7 +85,8 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.release(ctx, fmt.Errorf("idem: status %d is not stored", resp.Status))
 		return resp, nil
 	}
-	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	rec := &l.record
 	err = l.complete(ctx, rec)
 	if errors.Is(err, ErrStoreUnavailable) {
 		err = l.completeAgain(ctx, rec, err)
@@ -232,7 +241,7 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 // StoreCall hook.
 func (l *lease) storeResult(ctx context.Context, rec *Record) error {
 	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.context(sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.contextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }

@@ -20,15 +20,18 @@ import (
 // and headers are stored then, the body marked omitted, so a request holds
 // at most limit bytes of its response.
 type recorder struct {
-	under    http.ResponseWriter // the client's writer; nil under Capture
-	header   http.Header         // the handler's working header map
-	sent     http.Header         // header snapshot taken at WriteHeader
-	status   int                 // 0 until the handler answers
-	hijacked bool                // the handler took the connection over
-	streamed bool                // the body went past limit, to under
-	limit    int                 // the stored-body limit; 0: no limit (nowhere to stream)
-	body     []byte              // at most limit bytes when limit > 0
-	resp     Response            // what response returns, kept here to save an allocation
+	under    http.ResponseWriter   // the client's writer; nil under Capture
+	header   http.Header           // the handler's working header map
+	sent     http.Header           // the header as at WriteHeader, once copied (see sentHeader); nil before
+	snap     [snapFields]sentField // the header's values at WriteHeader, when they fit
+	nsnap    int                   // fields in snap; -1: they did not fit, and sent is a copy
+	status   int                   // 0 until the handler answers
+	hijacked bool                  // the handler took the connection over
+	streamed bool                  // the body went past limit, to under
+	limit    int                   // the stored-body limit; 0: no limit (nowhere to stream)
+	body     []byte                // at most limit bytes when limit > 0
+	resp     Response              // what response returns, kept here to save an allocation
+	reqBody  bodyReader            // the handler's request body (Engine.Serve), kept here likewise
 }
 
 func newRecorder(under http.ResponseWriter) *recorder {
@@ -54,7 +57,121 @@ func (rec *recorder) WriteHeader(code int) {
 		return
 	}
 	rec.status = code
-	rec.sent = rec.header.Clone()
+	rec.snapshot()
+}
+
+// snapFields is how many header values a recorder notes at WriteHeader
+// without allocating (see snapshot): a header with more is copied there.
+const snapFields = 6
+
+// sentField is one value of a header noted at WriteHeader, or a name without
+// values.
+type sentField struct {
+	name, value string
+	kind        fieldKind
+}
+
+// fieldKind tells a value from a name whose values are nil or empty (which
+// net/http tells apart: a nil Date suppresses the header).
+type fieldKind uint8
+
+const (
+	fieldValue fieldKind = iota
+	fieldNil
+	fieldEmpty
+)
+
+// snapshot notes the header as the handler set it when it wrote its
+// status. Header.Clone would cost three allocations on every response; the
+// noted values cost none, and the handler's own map serves as the header
+// sent as long as it still holds them (sentHeader), as it does unless the
+// handler changes headers after WriteHeader. Strings do not change, so the
+// noted values are exact.
+func (rec *recorder) snapshot() {
+	n := 0
+	for name, values := range rec.header {
+		if n+max(len(values), 1) > len(rec.snap) {
+			rec.sent, rec.nsnap = rec.header.Clone(), -1
+			return
+		}
+		switch {
+		case values == nil:
+			rec.snap[n] = sentField{name: name, kind: fieldNil}
+			n++
+		case len(values) == 0:
+			rec.snap[n] = sentField{name: name, kind: fieldEmpty}
+			n++
+		}
+		for _, v := range values {
+			rec.snap[n] = sentField{name: name, value: v}
+			n++
+		}
+	}
+	rec.nsnap = n
+}
+
+// unchanged reports whether the handler's header map holds exactly what
+// snapshot noted.
+func (rec *recorder) unchanged() bool {
+	if rec.nsnap < 0 {
+		return false
+	}
+	names := 0
+	for i := 0; i < rec.nsnap; names++ {
+		f := rec.snap[i]
+		values, ok := rec.header[f.name]
+		switch {
+		case !ok:
+			return false
+		case f.kind == fieldNil || f.kind == fieldEmpty:
+			if (values == nil) != (f.kind == fieldNil) || len(values) != 0 {
+				return false
+			}
+			i++
+			continue
+		case len(values) == 0:
+			return false
+		}
+		for _, v := range values {
+			if i == rec.nsnap || rec.snap[i] != (sentField{name: f.name, value: v}) {
+				return false
+			}
+			i++
+		}
+	}
+	return names == len(rec.header)
+}
+
+// sentHeader returns the header as it was at WriteHeader: the handler's own
+// map when it is unchanged since, else a copy as it was (see freeze).
+func (rec *recorder) sentHeader() http.Header {
+	if rec.sent == nil && rec.unchanged() {
+		return rec.header
+	}
+	rec.freeze()
+	return rec.sent
+}
+
+// freeze sets sent, unless set, to a copy of the header as it was at
+// WriteHeader, which the handler's later changes do not reach.
+func (rec *recorder) freeze() {
+	switch {
+	case rec.sent != nil:
+	case rec.unchanged():
+		rec.sent = rec.header.Clone()
+	default:
+		rec.sent = make(http.Header, rec.nsnap)
+		for _, f := range rec.snap[:rec.nsnap] {
+			switch f.kind {
+			case fieldNil:
+				rec.sent[f.name] = nil
+			case fieldEmpty:
+				rec.sent[f.name] = []string{}
+			default:
+				rec.sent[f.name] = append(rec.sent[f.name], f.value)
+			}
+		}
+	}
 }
 
 // Write implements http.ResponseWriter.
@@ -102,6 +219,7 @@ func (rec *recorder) room(n int) bool {
 func (rec *recorder) stream(b []byte) (int, error) {
 	if !rec.streamed {
 		rec.streamed = true
+		rec.freeze() // the handler runs on: what it changes now is not sent
 		copyHeader(rec.under.Header(), rec.sent)
 		rec.under.WriteHeader(rec.status)
 		body := rec.body
@@ -155,7 +273,7 @@ func (rec *recorder) response() *Response {
 	case rec.streamed:
 		rec.resp = Response{Status: rec.status, Header: rec.sent, streamed: true}
 	default:
-		rec.resp = Response{Status: rec.status, Header: rec.sent, Body: rec.body}
+		rec.resp = Response{Status: rec.status, Header: rec.sentHeader(), Body: rec.body}
 	}
 	return &rec.resp
 }

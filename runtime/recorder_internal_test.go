@@ -2,7 +2,10 @@ package idem
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -42,5 +45,62 @@ func TestNewRecordKeepsAllowedHeaders(t *testing.T) {
 	}
 	if rec := newRecord(&Response{Status: 200, Body: []byte("too long")}, allow, 3); rec.Body != nil || !rec.BodyOmitted {
 		t.Errorf("over the limit: record %+v", rec)
+	}
+}
+
+// TestRecorderHeaderAsAtWriteHeader: the recorded header is the one the
+// handler had set when it wrote its status, whatever it changes afterwards,
+// as Header.Clone at WriteHeader would keep it; streamed or not.
+func TestRecorderHeaderAsAtWriteHeader(t *testing.T) {
+	many := http.Header{}
+	for i := range snapFields + 1 {
+		many.Add("X-Many", strconv.Itoa(i))
+	}
+	for _, tc := range []struct {
+		name   string
+		before http.Header
+		after  func(h http.Header)
+	}{
+		{"unchanged", http.Header{"Content-Type": {"a/b"}, "Link": {"<a>", "<b>"}}, func(http.Header) {}},
+		{"none", http.Header{}, func(http.Header) {}},
+		{"none, then one", http.Header{}, func(h http.Header) { h.Set("X-Late", "1") }},
+		{"set", http.Header{"Content-Type": {"a/b"}}, func(h http.Header) { h.Set("Content-Type", "c/d") }},
+		{"set again", http.Header{"Content-Type": {"a/b"}}, func(h http.Header) { h.Set("Content-Type", "a/b") }},
+		{"added", http.Header{"Link": {"<a>"}}, func(h http.Header) { h.Add("Link", "<b>") }},
+		{"one of two gone", http.Header{"Link": {"<a>", "<b>"}}, func(h http.Header) { h["Link"] = h["Link"][:1] }},
+		{"changed in place", http.Header{"Link": {"<a>", "<b>"}}, func(h http.Header) { h["Link"][1] = "<c>" }},
+		{"deleted", http.Header{"Content-Type": {"a/b"}, "Etag": {"1"}}, func(h http.Header) { h.Del("Etag") }},
+		{"replaced by another", http.Header{"Etag": {"1"}}, func(h http.Header) { h.Del("Etag"); h.Set("Location", "1") }},
+		{"one more", http.Header{"Etag": {"1"}}, func(h http.Header) { h.Set("Location", "/x") }},
+		{"nil values", http.Header{"Date": nil, "Etag": {"1"}}, func(h http.Header) {}},
+		{"nil values set", http.Header{"Date": nil}, func(h http.Header) { h.Set("Date", "now") }},
+		{"nil values emptied", http.Header{"Date": nil}, func(h http.Header) { h["Date"] = []string{} }},
+		{"empty values", http.Header{"Date": {}}, func(h http.Header) {}},
+		{"empty values nil", http.Header{"Date": {}}, func(h http.Header) { h["Date"] = nil }},
+		{"more than noted", many, func(h http.Header) { h.Set("X-Many", "late") }},
+		{"more than noted, unchanged", many, func(http.Header) {}},
+	} {
+		for _, stream := range []bool{false, true} {
+			under := httptest.NewRecorder()
+			rec := newRecorder(under)
+			if stream {
+				rec.streamPast(1)
+			}
+			for k, v := range tc.before {
+				rec.Header()[k] = slices.Clone(v)
+			}
+			want := tc.before.Clone()
+			rec.WriteHeader(http.StatusCreated)
+			if stream {
+				_, _ = rec.Write([]byte("past the limit"))
+			}
+			tc.after(rec.Header())
+			if got := rec.response().Header; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (streamed %v): recorded header %#v, want %#v", tc.name, stream, got, want)
+			}
+			if stream && !reflect.DeepEqual(under.Header(), want) {
+				t.Errorf("%s: header sent %#v, want %#v", tc.name, under.Header(), want)
+			}
+		}
 	}
 }

@@ -125,9 +125,10 @@ func replayAllowList(extra []string) []string {
 // newRecord builds the stored form of resp: allow-listed headers only, and
 // the body only when it fits the limit. The record shares resp's body and
 // header values, and its header map too when that holds allow-listed
-// headers only (the usual case); resp must not change afterwards.
-func newRecord(resp *Response, allow []string, bodyLimit int64) *Record {
-	rec := &Record{Status: resp.Status, Header: resp.Header}
+// headers only (the usual case); resp must not change afterwards. It
+// returns the record by value, for the lease to keep without an allocation.
+func newRecord(resp *Response, allow []string, bodyLimit int64) Record {
+	rec := Record{Status: resp.Status, Header: resp.Header}
 	if len(resp.Header) == 0 || !onlyAllowed(resp.Header, allow) {
 		rec.Header = http.Header{}
 		for _, name := range allow {

@@ -114,7 +114,8 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 		}
 		return resp, nil // the response that is not stored, or none
 	}
-	rec := newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
+	rec := &l.record
 	sctx, s = l.startCall(ctx, "complete")
 	err = tx.Commit(l.e.deadlines.context(sctx), rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})

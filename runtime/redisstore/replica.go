@@ -120,23 +120,24 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 	return c, c.Options().Addr, nil
 }
 
-// completeAcked runs complete.lua for key and, when the master has replicas
-// to wait for, WAIT in the same pipeline on the same connection.
-func (s *Store) completeAcked(ctx context.Context, key string, args ...any) error {
-	if s.acks.fixed == 0 {
-		return s.run(ctx, "complete", s.complete, key, args...)
-	}
-	skey := s.storageKey(key)
-	node, addr, err := s.ackNode(ctx, skey)
-	if err != nil {
-		return s.ackFailed(err)
-	}
+// completeAcked runs complete.lua for the record at skey and, when the
+// master has replicas to wait for, WAIT in the same pipeline on the same
+// connection.
+func (s *Store) completeAcked(ctx context.Context, skey, token string, result []byte, retention int64) error {
 	n := 0
-	if node != nil {
-		n = s.want(addr)
+	var node *redis.Client
+	if s.acks.fixed != 0 {
+		var addr string
+		var err error
+		if node, addr, err = s.ackNode(ctx, skey); err != nil {
+			return s.ackFailed(err)
+		}
+		if node != nil {
+			n = s.want(addr)
+		}
 	}
 	if n == 0 {
-		return s.run(ctx, "complete", s.complete, key, args...)
+		return s.run(ctx, "complete", s.complete, skey, token, result, retention)
 	}
 	timeout := s.acks.timeout
 	if d, ok := ctx.Deadline(); ok {
@@ -145,9 +146,9 @@ func (s *Store) completeAcked(ctx context.Context, key string, args ...any) erro
 		timeout = min(timeout, time.Until(d)/2)
 	}
 	ms := max(timeout.Milliseconds(), 1)
-	script, wait := s.completeWait(ctx, node, redis.NewCmd(ctx, append([]any{"evalsha", s.complete.Hash(), 1, skey}, args...)...), n, ms)
+	script, wait := s.completeWait(ctx, node, evalsha(ctx, s.complete, skey, token, result, retention), n, ms)
 	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
-		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, append([]any{"eval", lua.Complete, 1, skey}, args...)...), n, ms)
+		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention), n, ms)
 	}
 	stored, err := script.Int64()
 	switch {

@@ -34,6 +34,7 @@ import (
 type Store struct {
 	rdb          redis.Scripter
 	pipe         pipeliner // rdb, when it can pipeline plain commands; else nil
+	proc         processor // rdb, when it can send any command; else nil
 	prefix       string
 	compressOver int           // body size above which bodies are gzipped; 0: never
 	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
@@ -61,6 +62,12 @@ var _ idem.Store = (*Store)(nil)
 // go-redis client has it.
 type pipeliner interface {
 	Pipeline() redis.Pipeliner
+}
+
+// processor is what the owner-only scripts' EVALSHA needs of a client
+// (see evalsha); every go-redis client has it.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
 // Option configures a [Store].
@@ -138,6 +145,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	}
 	s.pipe, _ = rdb.(pipeliner)
 	s.layoutSince.Store(-1)
+	s.proc, _ = rdb.(processor)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -360,7 +368,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	return s.completeAcked(ctx, key, token, encodeResult(rec, s.compressOver), ret)
+	return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver), ret)
 }
 
 // Release implements [idem.Store].
@@ -368,7 +376,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
-	return s.run(ctx, "release", s.release, key, token)
+	return s.run(ctx, "release", s.release, s.storageKey(key), token)
 }
 
 // Extend implements [idem.Store]. A zero lease means [idem.DefaultLock]. An owner
@@ -381,13 +389,21 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
-	return s.run(ctx, "extend", s.extend, key, token, ms+s.abandonedMS, s.abandonedMS)
+	return s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
 }
 
-// run runs one of the owner-only scripts, which answer 1 (done) or 0
-// (refused: idem.ErrNotOwner). args are its ARGV, the owner token first.
-func (s *Store) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) error {
-	n, err := script.Run(ctx, s.rdb, []string{s.storageKey(key)}, args...).Int64()
+// run runs one of the owner-only scripts on the record at skey, which
+// answer 1 (done) or 0 (refused: idem.ErrNotOwner). args are its ARGV, the
+// owner token first.
+func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey string, args ...any) error {
+	cmd := evalsha(ctx, script, skey, args...)
+	switch {
+	case s.proc == nil: // a wrapper that only runs scripts
+		cmd = script.Run(ctx, s.rdb, []string{skey}, cmd.Args()[4:]...)
+	case s.proc.Process(ctx, cmd) != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT"):
+		cmd = script.Eval(ctx, s.rdb, []string{skey}, cmd.Args()[4:]...)
+	}
+	n, err := cmd.Int64()
 	switch {
 	case err != nil:
 		return s.denied(op, err)
@@ -397,6 +413,17 @@ func (s *Store) run(ctx context.Context, op string, script *redis.Script, key st
 		return idem.ErrNotOwner
 	}
 	return &idem.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+}
+
+// evalsha is the EVALSHA command of script on the record at skey with
+// ARGV args, in one argument slice: Script.Run builds the same command
+// through two, with an allocation more for its name, the hash and the key,
+// on every first request. A Redis that answers NOSCRIPT gets the script by
+// EVAL (Script.Run).
+func evalsha(ctx context.Context, script *redis.Script, skey string, args ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, append(append(make([]any, 0, 4+len(args)), "evalsha", script.Hash(), 1, skey), args...)...)
+	cmd.SetFirstKeyPos(3) // KEYS[1], for a ClusterClient's slot
+	return cmd
 }
 
 // storageKey is the Redis key of the record of key.

@@ -212,6 +212,39 @@ var redisTransitions = []struct {
 			t.Errorf("commands %v, want the loaded script run by EVALSHA alone", got)
 		}
 	}},
+	{"owner scripts unknown to the server", func(t *testing.T, b *redisBackend) {
+		// The owner-only scripts go as EVALSHA commands of the store's own
+		// making (evalsha); a server that answers NOSCRIPT still runs them.
+		s := b.store()
+		var nonce [8]byte
+		rand.Read(nonce[:])
+		unseen := "\n-- " + hex.EncodeToString(nonce[:]) + "\n"
+		s.complete = redis.NewScript(lua.Complete + unseen)
+		s.release = redis.NewScript(lua.Release + unseen)
+		s.extend = redis.NewScript(lua.Extend + unseen)
+		ctx := context.Background()
+		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idem.AcquireRequest{Key: "r", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		calls := redistest.CountCommands(b.rdb)
+		if err := s.Extend(ctx, "k", "a", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		rec := &idem.Record{Status: 201, Body: []byte("created")}
+		mustComplete(t, s, "k", "a", rec)
+		if err := s.Release(ctx, "r", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got := calls.Calls(); got["evalsha"] != 3 || got["eval"] != 3 {
+			t.Errorf("commands %v, want three EVALSHA answered NOSCRIPT, each followed by EVAL", got)
+		}
+		calls.Reset()
+		wantNotOwner(t, "second complete", s.Complete(ctx, "k", "a", rec, time.Hour))
+		wantNotOwner(t, "second release", s.Release(ctx, "r", "a"))
+		if got := calls.Calls(); got["evalsha"] != 2 || got["eval"] != 0 {
+			t.Errorf("commands %v, want the loaded scripts run by EVALSHA alone", got)
+		}
+		wantReplay(t, s, "k", "f", rec)
+	}},
 	{"SET NX writes the record the script writes", func(t *testing.T, b *redisBackend) {
 		viaSet := b.store(WithAbandonedTTL(time.Hour))
 		viaScript := b.store(WithAbandonedTTL(time.Hour))
