@@ -3,6 +3,7 @@ package idem_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -110,4 +111,45 @@ func TestLargeResponseStreamed(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStrictFailureAfterStreaming: a strict handler that fails after its
+// response went past the stored-body limit to the client gets no 500
+// written into that response (ServeStrict answers the streamed response,
+// which writes nothing more), and its key is released: the retry runs.
+func TestStrictFailureAfterStreaming(t *testing.T) {
+	const limit, size = 64 << 10, 256 << 10
+	forEachRedis(t, func(t *testing.T, store idem.Store) {
+		e := idem.NewEngine(store, idem.WithStoredBodyLimit(limit))
+		op := &idem.Operation{ID: "CreatePet"}
+		var runs atomic.Int64
+		serve := func(fail bool) *countingWriter {
+			client := &countingWriter{header: http.Header{}}
+			r := engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k")
+			e.ServeBody(client, r, op, func(w http.ResponseWriter, r *http.Request) {
+				resp, err := e.ServeStrict(r.Context(), r, op, func(ctx context.Context) (*idem.Response, error) {
+					runs.Add(1)
+					return idem.CaptureContext(ctx, func(w http.ResponseWriter) error {
+						bigResponse(w, client, size)
+						if fail {
+							return errors.New("the database went away after the response began")
+						}
+						return nil
+					})
+				})
+				if err != nil { // as oapi-codegen's default ResponseErrorHandlerFunc
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				_ = resp.Write(w) // as the generated XIdempotentResponse does
+			})
+			return client
+		}
+		if c := serve(true); c.status != http.StatusCreated || c.n != size {
+			t.Errorf("failed after streaming: the client got %d and %d bytes; want the 201 and exactly the %d bytes streamed", c.status, c.n, size)
+		}
+		if c := serve(false); c.status != http.StatusCreated || c.n != size || c.header.Get(idem.HeaderReplayed) != "" || runs.Load() != 2 {
+			t.Errorf("retry: %d, %d bytes, %v, %d runs; want a second run", c.status, c.n, c.header, runs.Load())
+		}
+	})
 }

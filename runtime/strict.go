@@ -3,6 +3,7 @@ package idem
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 )
 
@@ -80,12 +81,16 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		return run(ctx)
 	}
 	o := e.protect(ctx, k, r, sb.raw, run)
-	switch {
-	case sb.wrote && o.err != nil:
-		return nil, o.err
-	case sb.wrote:
+	if sb.wrote {
 		// The client has the handler's answer, streamed past the
-		// stored-body limit: whatever the store says now, w is not ours.
+		// stored-body limit: whatever the handler or the store says now,
+		// w is not ours. An error returned would have the strict error
+		// handler write a 500 into the response the client is reading,
+		// as the plain path never does; the log says what happened.
+		if o.err != nil {
+			e.cfg.logger.LogAttrs(ctx, levelWarn, "idem: the handler's response was streamed to the client before this failure; the client has it as far as it went",
+				slog.String("op", op.ID), slog.Any("err", o.err))
+		}
 		return &Response{streamed: true}, nil
 	}
 	return e.answerKeyed(ctx, o, run)
