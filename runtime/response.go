@@ -73,7 +73,7 @@ func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error
 	}
 	err := visit(rec)
 	if sb != nil && rec.wrote() {
-		sb.wrote = true
+		sb.wrote, sb.hijacked = true, rec.hijacked
 	}
 	switch {
 	case err != nil:

@@ -26,9 +26,10 @@ type strictBody struct {
 	key     string // the key header's key ("" for a body key)
 	raw     []byte // the body as sent (nil when not read)
 
-	w     http.ResponseWriter // the client's writer, for CaptureContext to stream to
-	limit int64               // the stored-body limit
-	wrote bool                // CaptureContext wrote to w: nothing more may be
+	w        http.ResponseWriter // the client's writer, for CaptureContext to stream to
+	limit    int64               // the stored-body limit
+	wrote    bool                // CaptureContext wrote to w: nothing more may be
+	hijacked bool                // ... because the handler hijacked the connection
 }
 
 // ServeBody is the first step of the strict server for op, in front of
@@ -81,7 +82,10 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 		return run(ctx)
 	}
 	o := e.protect(ctx, k, r, sb.raw, run)
-	if sb.wrote {
+	switch {
+	case sb.hijacked && o.err != nil:
+		return nil, o.err // the connection is not HTTP any more: nothing the wrapper writes reaches it
+	case sb.wrote:
 		// The client has the handler's answer, streamed past the
 		// stored-body limit: whatever the handler or the store says now,
 		// w is not ours. An error returned would have the strict error
