@@ -51,11 +51,12 @@ type AcquireRequest struct {
 // operation's retention plus [PreviousLayoutRollout].
 type PreviousKeyStore interface {
 	Store
-	// KeyLayoutSince returns when the store's server first held a record
-	// of the current layout, which is when processes of the previous one
-	// began to be replaced; the zero time when it can hold no record of
-	// the previous layout (it was empty then). known is false until the
-	// store has asked its server (before its first acquire).
+	// KeyLayoutSince returns when the first process of the current key
+	// layout checked the store's server, which is when processes of the
+	// previous one began to be replaced; the zero time when the server can
+	// hold no record of the previous layout (it was empty then). known is
+	// false until the store has asked its server (before its first
+	// acquire or check).
 	KeyLayoutSince() (since time.Time, known bool)
 }
 
