@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -116,14 +118,33 @@ func OperationNames(ctx context.Context, rdb redis.Cmdable, prefix string) (map[
 	}
 	out := make(map[string][2]string, len(m))
 	for token, v := range m {
-		for i := 0; i < len(v); i++ {
-			if v[i] == '\n' {
-				out[token] = [2]string{v[:i], v[i+1:]}
-				break
-			}
+		if api, op, ok := strings.Cut(v, "\n"); ok {
+			out[token] = [2]string{api, op}
 		}
 	}
 	return out, nil
+}
+
+// created decides an acquire that created the record at key, owned by
+// req.Token, from v and err, its read of the previous key prevKey: nothing
+// there leaves the creation as it is (FirstRun, fence 1); a record there
+// decides (fromPrevious); a failed read releases the new record.
+func (s *Store) created(ctx context.Context, key, prevKey, v string, err error, req idem.AcquireRequest, lease int64) (idem.Acquisition, error) {
+	switch {
+	case err == redis.Nil:
+		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+	case err != nil:
+		return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+	default:
+		return s.fromPrevious(ctx, key, prevKey, v, req, lease)
+	}
+}
+
+// abandon releases the record an acquire created at key, owned by token,
+// when the acquire fails after all, and returns err.
+func (s *Store) abandon(ctx context.Context, key, token string, err error) error {
+	_ = s.run(ctx, "release", s.release, key, token)
+	return err
 }
 
 // fromPrevious decides an acquire that created the record at key (owned by
@@ -162,14 +183,14 @@ func (s *Store) fromPrevious(ctx context.Context, key, prevKey, prev string, req
 		case idem.OutcomeRecovered, idem.OutcomeFirstRun:
 			// Taken over from a lapsed owner (or gone meanwhile, and
 			// created there by the script): the run goes on under key.
-			if err := s.release.Run(ctx, s.rdb, []string{prevKey}, req.Token).Err(); err != nil {
-				return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+			if err := s.run(ctx, "acquire", s.release, prevKey, req.Token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+				return idem.Acquisition{}, s.abandon(ctx, key, req.Token, err)
 			}
 			return idem.Acquisition{Outcome: acq.Outcome, Fence: 1}, nil
 		}
 	}
-	if err := s.release.Run(ctx, s.rdb, []string{key}, req.Token).Err(); err != nil {
-		return idem.Acquisition{}, s.denied("acquire", err)
+	if err := s.run(ctx, "acquire", s.release, key, req.Token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+		return idem.Acquisition{}, err
 	}
 	return acq, nil
 }

@@ -219,27 +219,14 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
 	}
 	if prevKey != "" && acq.Outcome == idem.OutcomeFirstRun {
-		prev, err := getScript.Run(ctx, s.rdb, []string{prevKey}).Text()
-		switch {
-		case err == redis.Nil:
-		case err != nil:
-			return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
-		default:
-			return s.fromPrevious(ctx, key, prevKey, prev, req, lease)
-		}
+		v, err := getScript.Run(ctx, s.rdb, []string{prevKey}).Text()
+		return s.created(ctx, key, prevKey, v, err, req, lease)
 	}
 	return acq, nil
 }
 
 // getScript reads a key, for a client that can only run scripts.
 var getScript = redis.NewScript("return redis.call('GET', KEYS[1])")
-
-// abandon releases the record an acquire created at key, owned by token,
-// when the acquire fails after all, and returns err.
-func (s *Store) abandon(ctx context.Context, key, token string, err error) error {
-	_ = s.release.Run(ctx, s.rdb, []string{key}, token).Err()
-	return err
-}
 
 // acquirePlain is Acquire's first try: SET NX of the record acquire.lua
 // would create, and GET of the record there. It creates an absent record,
@@ -269,15 +256,9 @@ func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req i
 	case err != nil:
 		return idem.Acquisition{}, true, s.denied("acquire", err)
 	case created && prev != nil:
-		switch v, err := prev.Result(); {
-		case err == redis.Nil:
-		case err != nil:
-			return idem.Acquisition{}, true, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
-		default:
-			acq, err := s.fromPrevious(ctx, key, prevKey, v, req, lease)
-			return acq, true, err
-		}
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
+		v, err := prev.Result()
+		acq, err := s.created(ctx, key, prevKey, v, err, req, lease)
+		return acq, true, err
 	case created:
 		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
 	}
@@ -396,12 +377,11 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 // answer 1 (done) or 0 (refused: idem.ErrNotOwner). args are its ARGV, the
 // owner token first.
 func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey string, args ...any) error {
-	cmd := evalsha(ctx, script, skey, args...)
-	switch {
-	case s.proc == nil: // a wrapper that only runs scripts
-		cmd = script.Run(ctx, s.rdb, []string{skey}, cmd.Args()[4:]...)
-	case s.proc.Process(ctx, cmd) != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT"):
-		cmd = script.Eval(ctx, s.rdb, []string{skey}, cmd.Args()[4:]...)
+	var cmd *redis.Cmd
+	if s.proc == nil { // a wrapper that only runs scripts
+		cmd = script.Run(ctx, s.rdb, []string{skey}, args...)
+	} else if cmd = evalsha(ctx, script, skey, args...); s.proc.Process(ctx, cmd) != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = script.Eval(ctx, s.rdb, []string{skey}, args...)
 	}
 	n, err := cmd.Int64()
 	switch {
