@@ -124,11 +124,33 @@ func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protec
 // body (any body, for a body key) is canonicalised, any other is kept raw;
 // then identify.
 func (e *Engine) identifyBody(r *http.Request, op *Operation, key string, raw []byte) (*keyedRequest, *Problem) {
-	body := payload{raw: raw}
-	if op.keyHeader() == "" || isJSONContentType(r.Header.Get("Content-Type")) {
-		body = jsonPayload(op, raw)
+	return e.identify(r, op, key, requestPayload(op, r.Header, raw))
+}
+
+// requestPayload is the body raw of a request with headers h as the
+// fingerprint and a body key read it: JSON where the key is in the body or
+// the request says it is JSON, raw bytes otherwise.
+func requestPayload(op *Operation, h HeaderValues, raw []byte) payload {
+	if op.keyHeader() == "" || hasJSONContentType(h) {
+		return jsonPayload(op, raw)
 	}
-	return e.identify(r, op, key, body)
+	return payload{raw: raw}
+}
+
+// keyAndCredential is what both entry points check after the body was
+// read and before the scope: the key in the body, where the operation
+// takes it from there (ok false: an optional one absent, the request runs
+// unprotected), and the credential a secured operation needs.
+func (e *Engine) keyAndCredential(op *Operation, key string, body payload, header func(name string) []string) (k string, ok bool, prob *Problem) {
+	if op.keyHeader() == "" {
+		if key, ok, prob = bodyKey(op, body); prob != nil || !ok {
+			return "", false, prob
+		}
+	}
+	if prob := e.cfg.missingCredential(header, op); prob != nil {
+		return "", false, prob
+	}
+	return key, true, nil
 }
 
 // headerKey returns the key from the key header, when the operation uses
@@ -239,15 +261,8 @@ func readAtMost(r io.Reader, n, size int64) ([]byte, error) {
 // fingerprints it. A nil target without a problem means the key is
 // optional and absent.
 func (e *Engine) identify(r *http.Request, op *Operation, key string, body payload) (*keyedRequest, *Problem) {
-	if op.keyHeader() == "" {
-		var prob *Problem
-		var ok bool
-		key, ok, prob = bodyKey(op, body)
-		if prob != nil || !ok {
-			return nil, prob
-		}
-	}
-	if prob := e.cfg.missingCredential(r.Header.Values, op); prob != nil {
+	key, ok, prob := e.keyAndCredential(op, key, body, r.Header.Values)
+	if prob != nil || !ok {
 		return nil, prob
 	}
 	var scope string

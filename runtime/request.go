@@ -99,18 +99,9 @@ func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation)
 	if prob != nil || !protect {
 		return nil, prob
 	}
-	body := payload{raw: q.Body}
-	if op.keyHeader() == "" || hasJSONContentType(q.Header) {
-		body = jsonPayload(op, q.Body)
-	}
-	if op.keyHeader() == "" {
-		var ok bool
-		var prob *Problem
-		if key, ok, prob = bodyKey(op, body); prob != nil || !ok {
-			return nil, prob
-		}
-	}
-	if prob := e.cfg.missingCredential(q.Header.Values, op); prob != nil {
+	body := requestPayload(op, q.Header, q.Body)
+	key, ok, prob := e.keyAndCredential(op, key, body, q.Header.Values)
+	if prob != nil || !ok {
 		return nil, prob
 	}
 	var scope string
