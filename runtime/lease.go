@@ -74,16 +74,12 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	resp, err := fn(&l.handlerCtx)
 	settled = true
 	l.stopHeartbeat()
-	switch {
-	case err != nil:
-		l.release(ctx, err)
-		return nil, err
-	case resp == nil:
-		l.release(ctx, errNoAnswer)
-		return nil, nil
-	case !storable(resp.Status):
-		l.release(ctx, fmt.Errorf("idem: status %d is not stored", resp.Status))
-		return resp, nil
+	if cause := notStored(resp, err); cause != nil {
+		l.release(ctx, cause)
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil // the response that is not stored, or none
 	}
 	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	rec := &l.record
@@ -100,6 +96,21 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.unstored(ctx, resp, err)
 	}
 	return resp, nil
+}
+
+// notStored returns why a run's answer (resp, err) is not stored, or nil
+// when it is: the handler's error, no response, or a status that is not
+// stored. The lease is then released with it as the cause.
+func notStored(resp *Response, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case resp == nil:
+		return errNoAnswer
+	case !storable(resp.Status):
+		return fmt.Errorf("idem: status %d is not stored", resp.Status)
+	}
+	return nil
 }
 
 // Bounds of the backoff between completion attempts (completeAgain).

@@ -3,7 +3,6 @@ package idem
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -92,15 +91,8 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
 	settled = true
 	l.stopHeartbeat()
-	var cause error
-	switch {
-	case err != nil:
-		cause = err
-	case resp == nil:
-		cause = errNoAnswer
-	case !storable(resp.Status):
-		cause = fmt.Errorf("idem: status %d is not stored", resp.Status)
-	case ctx.Err() != nil:
+	cause := notStored(resp, err)
+	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.
 		l.rollback(ctx, tx)
 		l.release(ctx, ctx.Err())
