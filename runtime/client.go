@@ -295,16 +295,26 @@ func (c *Call) MarshalBody(body any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w (operation %s, pointer %s)", ErrBodyKey, err, c.op.ID, c.op.KeyPointer)
 	}
 	if existing != "" && existing != c.key {
-		if c.keyGiven {
-			return nil, fmt.Errorf("%w (operation %s, pointer %s)", ErrBodyKeyDiffers, c.op.ID, c.op.KeyPointer)
+		if err := c.adoptKey(existing, "pointer "+c.op.KeyPointer, "in the body at "+c.op.KeyPointer); err != nil {
+			return nil, err
 		}
-		if err := checkKey(existing); err != nil {
-			return nil, fmt.Errorf("%w (operation %s, key in the body at %s)", err, c.op.ID, c.op.KeyPointer)
-		}
-		c.key = existing
-		c.report()
 	}
 	return out, nil
+}
+
+// adoptKey makes existing, a key the body already holds (where names its
+// place, at says it in a sentence), the call's key, unless the caller gave
+// another one (ErrBodyKeyDiffers) or it is malformed.
+func (c *Call) adoptKey(existing, where, at string) error {
+	if c.keyGiven {
+		return fmt.Errorf("%w (operation %s, %s)", ErrBodyKeyDiffers, c.op.ID, where)
+	}
+	if err := checkKey(existing); err != nil {
+		return fmt.Errorf("%w (operation %s, key %s)", err, c.op.ID, at)
+	}
+	c.key = existing
+	c.report()
+	return nil
 }
 
 // Editor returns a request editor (oapi-codegen's RequestEditorFn shape) that

@@ -109,18 +109,12 @@ func (c *Call) fillFormKey(form url.Values) error {
 		return fmt.Errorf("%w: a form field is named by a pointer of one member, such as /idempotency_key (operation %s, pointer %s)", ErrBodyKey, c.op.ID, c.op.KeyPointer)
 	}
 	field := ptr[0].Name
-	switch existing := form.Get(field); {
-	case existing == "":
+	switch existing := form.Get(field); existing {
+	case "":
 		form.Set(field, c.key)
-	case existing == c.key:
-	case c.keyGiven:
-		return fmt.Errorf("%w (operation %s, form field %s)", ErrBodyKeyDiffers, c.op.ID, field)
+	case c.key:
 	default:
-		if err := checkKey(existing); err != nil {
-			return fmt.Errorf("%w (operation %s, key in the form field %s)", err, c.op.ID, field)
-		}
-		c.key = existing
-		c.report()
+		return c.adoptKey(existing, "form field "+field, "in the form field "+field)
 	}
 	return nil
 }
