@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
 
 	"github.com/idemgen/idemgen/internal/extension"
 	"github.com/idemgen/idemgen/internal/model"
@@ -26,7 +27,7 @@ func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
 	content := op.RequestBody.Value.Content
 	for _, ct := range slices.Sorted(maps.Keys(content)) {
 		mt := content[ct]
-		if mt == nil || mt.Schema == nil || (!isJSONMedia(ct) && ct != model.FormContentType) {
+		if mt == nil || mt.Schema == nil || (!util.IsMediaTypeJson(ct) && ct != model.FormContentType) {
 			continue
 		}
 		if msg := resolvePointer(mt.Schema, pointer); msg != "" {
@@ -34,14 +35,6 @@ func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
 		}
 	}
 	return nil
-}
-
-// isJSONMedia reports whether a media type is JSON (application/json,
-// application/*+json).
-func isJSONMedia(ct string) bool {
-	ct, _, _ = strings.Cut(ct, ";")
-	ct = strings.TrimSpace(strings.ToLower(ct))
-	return ct == "application/json" || (strings.HasPrefix(ct, "application/") && strings.HasSuffix(ct, "+json"))
 }
 
 // resolvePointer follows pointer (already checked to be a JSON Pointer)
