@@ -73,9 +73,11 @@ func TestReplicaAcks(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling a server we do not control
 	}
 
-	universal := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{master.Addr()}, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = universal.Close() })
-	clients := map[string]redis.Scripter{"Client": client(t, master.Addr()), "UniversalClient": universal}
+	// A Ring reaches the WAIT through its shard's client (ackNode); a
+	// one-address UniversalClient is a Client, so it would test nothing more.
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"shard": master.Addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = ring.Close() })
+	clients := map[string]redis.Scripter{"Client": client(t, master.Addr()), "Ring": ring}
 	for name, rdb := range clients {
 		// The default waits, because the master has a replica; on a loaded
 		// test machine the wait may outlast the default timeout, which is
