@@ -38,7 +38,7 @@ func TestHeartbeatDuringRunUnderRepeatableRead(t *testing.T) {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		deadline := time.Now().Add(10 * time.Second) // 100 heartbeats
-		for !leaseUntil().After(first) { // until the heartbeat has extended the lease
+		for !leaseUntil().After(first) {             // until the heartbeat has extended the lease
 			if time.Now().After(deadline) {
 				t.Error("the heartbeat did not extend the lease within 10 s")
 				return
