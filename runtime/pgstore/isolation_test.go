@@ -37,8 +37,9 @@ func TestHeartbeatDuringRunUnderRepeatableRead(t *testing.T) {
 		first := leaseUntil()
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
-		deadline := time.Now().Add(10 * time.Second) // 100 heartbeats
-		for !leaseUntil().After(first) {             // until the heartbeat has extended the lease
+		// Until the heartbeat has extended the lease, at most 100 of them.
+		deadline := time.Now().Add(10 * time.Second)
+		for !leaseUntil().After(first) {
 			if time.Now().After(deadline) {
 				t.Error("the heartbeat did not extend the lease within 10 s")
 				return
