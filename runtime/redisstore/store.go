@@ -24,9 +24,12 @@ import (
 // every command touches exactly one key, and it is safe for concurrent use.
 //
 // A first request costs two round trips (acquire, complete), a replay or a
-// mismatch one, a conflict two. Records must not be evicted and the scripts
-// must run: the store refuses a Redis whose maxmemory-policy evicts (unless
-// WithEvictionRunsMayRepeat) or that denies the scripts (see [Store.Check]).
+// mismatch one, a conflict two. The calls of concurrent requests share
+// pipelines: under load many requests' commands go out in one write, while
+// a lone request waits for nothing. Records must not be evicted and the
+// scripts must run: the store refuses a Redis whose maxmemory-policy evicts
+// (unless WithEvictionRunsMayRepeat) or that denies the scripts (see
+// [Store.Check]).
 //
 // Every error it returns, other than [idem.ErrNotOwner] and the argument
 // checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
