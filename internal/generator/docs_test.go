@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,4 +130,37 @@ func generatedNames(t *testing.T) map[string]bool {
 		t.Fatalf("read %d generated files, but WithIdempotency or NewIdempotentClient is not among their names", len(files))
 	}
 	return names
+}
+
+// TestReadmeCommandsAreCIs: the README's two commands on a fresh machine
+// are the demo's and the test command, and .ci/run runs that test command
+// as the README spells it.
+func TestReadmeCommandsAreCIs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Two commands on a fresh machine")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for _, line := range strings.Split(block, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			commands = append(commands, line)
+		}
+	}
+	want := []string{
+		"go generate ./examples/petstore/... && go run ./examples/petstore/cmd/demo",
+		"bash scripts/test.sh",
+	}
+	if !slices.Equal(commands, want) {
+		t.Fatalf("README's two commands are %q, want %q", commands, want)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(ci), "\n"), want[1]) {
+		t.Errorf(".ci/run has no line %q, the README's test command", want[1])
+	}
 }
