@@ -152,9 +152,9 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 		case err != nil:
 			return s.denied("complete", err)
 		case stored == 0:
-			return idem.ErrNotOwner
+			return idemstore.ErrNotOwner
 		case stored < 0:
-			return &idem.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
+			return &idemstore.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
 		case stored > 1:
 			s.sawReplicas(addr, int(stored-1))
 			return &unreplicatedError{want: 1, unannounced: int(stored - 1)}
