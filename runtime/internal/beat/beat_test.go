@@ -82,6 +82,7 @@ func TestBeatStoppedBeforeDue(t *testing.T) {
 	never.Stop() // never started: nothing happens
 	var first Beat
 	s.Start(&first, c, time.Hour, time.Now()) // creates the queue, arms its timer
+
 	var b Beat // kept by its owner, as a lease keeps its heartbeat's
 	n := testing.AllocsPerRun(100, func() {
 		b = Beat{}
