@@ -64,6 +64,8 @@ func GenerateOverlay(c Config, name string) (File, error) {
 			KeyPointer:  o.KeyPointer,
 			Optional:    o.Optional,
 			Retention:   o.Retention,
+			Final:       o.Final,
+			Transient:   o.Transient,
 		})
 	}
 	if len(ops) == 0 {
