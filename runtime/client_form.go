@@ -34,7 +34,11 @@ func (c *Call) MarshalForm(body any) ([]byte, error) {
 	if err := c.fillFormKey(form); err != nil {
 		return nil, err
 	}
-	return []byte(form.Encode()), nil
+	out := []byte(form.Encode())
+	if c.op.KeyPointer != "" {
+		c.placedKey(out)
+	}
+	return out, nil
 }
 
 // formTag is a field's form tag, or its json tag, as runtime.MarshalForm

@@ -88,7 +88,7 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
+	resp, err := fn(tx.Context(l.handlerContext(ctx)))
 	settled = true
 	l.stopHeartbeat()
 	cause := notStored(resp, err)
