@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -67,6 +68,19 @@ func Load(in Input) (model.File, error) {
 			errs = append(errs, &Error{File: in.SpecName, Line: lines.line(path, extension.Name, ""), Err: err})
 		}
 	}
+	// misspelt reports the keys of exts that misspell x-idempotent: an
+	// operation carrying one would otherwise run unprotected, silently.
+	misspelt := func(exts map[string]any, path, method, op, where string) {
+		for _, key := range slices.Sorted(maps.Keys(exts)) {
+			if extension.Misspelt(key) {
+				errs = append(errs, &Error{File: in.SpecName, Line: lines.misspeltLine(path, method, key), Operation: op, Err: extension.MisspeltError(key, where)})
+			}
+		}
+	}
+	misspelt(spec.Extensions, "", "", "", "document")
+	for _, path := range slices.Sorted(maps.Keys(spec.Paths.Map())) {
+		misspelt(spec.Paths.Value(path).Extensions, path, "", "", "path item")
+	}
 
 	api := extension.APIFromTitle(titleOf(spec))
 	if doc.API != nil {
@@ -74,39 +88,27 @@ func Load(in Input) (model.File, error) {
 	}
 
 	g := in.Codegen.Generate
-	router := g.ChiServer || g.StdHTTPServer || g.GorillaServer
+	fw, server := model.FrameworkFor(generateFlags(g))
 	f := model.File{
-		Package:     in.Codegen.PackageName,
-		Source:      in.Source,
-		API:         api,
-		Server:      router || g.EchoServer || g.GinServer || g.Echo5Server || g.FiberServer || g.FiberV3Server || g.IrisServer,
-		Strict:      router && g.Strict,
-		Client:      g.Client,
-		TypeImports: map[string]string{},
-	}
-	f.FrameworkStrict = g.Strict && f.Server && !router
-	switch {
-	case g.EchoServer:
-		f.Framework = model.Echo
-	case g.GinServer:
-		f.Framework = model.Gin
-	case g.Echo5Server:
-		f.Framework = model.Echo5
-	case g.FiberServer:
-		f.Framework = model.Fiber
-	case g.FiberV3Server:
-		f.Framework = model.FiberV3
-	case g.IrisServer:
-		f.Framework = model.Iris
+		Package:         in.Codegen.PackageName,
+		Source:          in.Source,
+		API:             api,
+		Server:          server,
+		Strict:          server && fw == model.NetHTTP && g.Strict,
+		FrameworkStrict: server && fw != model.NetHTTP && g.Strict,
+		Framework:       fw,
+		Client:          g.Client,
+		TypeImports:     map[string]string{},
 	}
 	for _, d := range cg.ops {
-		v, ok := d.op.Extensions[extension.Name]
-		if !ok {
-			continue
-		}
 		name := d.specID
 		if name == "" {
 			name = d.method + " " + d.path
+		}
+		misspelt(d.op.Extensions, d.path, d.method, name, "operation")
+		v, ok := d.op.Extensions[extension.Name]
+		if !ok {
+			continue
 		}
 		enabled, s, err := extension.ParseOperation(v)
 		if err != nil {
@@ -154,4 +156,17 @@ func titleOf(spec *openapi3.T) string {
 		return ""
 	}
 	return spec.Info.Title
+}
+
+// generateFlags returns a function reporting whether g sets a generate:
+// flag, named as a configuration file spells it (oapi-codegen's own YAML
+// tags), for the framework table of the model to choose by.
+func generateFlags(g codegen.GenerateOptions) func(flag string) bool {
+	v := reflect.ValueOf(g)
+	set := map[string]bool{}
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		set[name] = v.Field(i).Kind() == reflect.Bool && v.Field(i).Bool()
+	}
+	return func(flag string) bool { return set[flag] }
 }
