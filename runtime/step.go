@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Default limits of a run's steps ([WithStepLimits]).
@@ -16,6 +18,18 @@ const (
 
 // maxStepName is the longest step name, in bytes.
 const maxStepName = 200
+
+// ErrStepsUnsupported is returned by [Step] in a protected run whose store
+// does not implement [idemstore.StepStore]: the step is not run, since nothing would
+// keep a re-run from running it again.
+var ErrStepsUnsupported = errors.New("idem: the store keeps no step journal (it does not implement idemstore.StepStore)")
+
+// ErrStepLimit is matched (errors.Is) by the error of a [Step] that would
+// exceed the run's limits ([WithStepLimits]): one step too many (the step
+// is not run) or a result too large to journal (the step ran; its result is
+// not journaled and, on a store with step transactions, its writes are
+// rolled back).
+var ErrStepLimit = errors.New("idem: step limit exceeded")
 
 // stepLimits are WithStepLimits's; zero fields mean the defaults.
 type stepLimits struct {
@@ -48,7 +62,7 @@ func (s stepLimits) maxSize() int {
 
 // Step runs fn as the step name of the protected run whose context ctx is,
 // and journals its result under the run's record when it succeeds (see
-// [StepStore]). On a re-run of the same request (a takeover after the
+// [idemstore.StepStore]). On a re-run of the same request (a takeover after the
 // process died, a retry after a release) a step found in the journal is not
 // run again: Step returns its journaled result. A handler thus resumes
 // where it stopped, each finished step's effect happening once.
@@ -66,7 +80,7 @@ func (s stepLimits) maxSize() int {
 //
 // The journal write is fenced like a completion: a run whose lease was
 // taken over cannot write a step (Step returns an error matching
-// ErrNotOwner, and the handler should stop). What a step cannot cover: an
+// idemstore.ErrNotOwner, and the handler should stop). What a step cannot cover: an
 // effect that landed but whose answer fn never got (the process died, the
 // call timed out) is run again on the re-run. Make such calls with a
 // derived key (generated clients do by themselves, [DerivedKey] for
@@ -79,7 +93,7 @@ func (s stepLimits) maxSize() int {
 //
 // Outside a protected run (no key, fail-open, not under the engine) Step
 // runs fn and journals nothing: no re-run of the request is protected
-// there either. In a run whose store does not implement [StepStore] it
+// there either. In a run whose store does not implement idemstore.StepStore it
 // returns ErrStepsUnsupported without running fn. More steps or a larger
 // result than [WithStepLimits] allows fail with an error matching
 // ErrStepLimit.
@@ -150,7 +164,7 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 	}
 	r := s.run
 	l := r.l
-	ss, ok := l.e.store.(StepStore)
+	ss, ok := l.e.store.(idemstore.StepStore)
 	if !ok {
 		return nil, fmt.Errorf("%w (step %q)", ErrStepsUnsupported, name)
 	}
@@ -187,7 +201,7 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 		return nil, err
 	}
 	switch err := tx.Commit(l.e.deadlines.context(ctx), full, raw, l.k.op.retention()); {
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
 	case err != nil:
 		return nil, fmt.Errorf("idem: step %q: journal: %w", name, storeFailure("step", err))
@@ -200,13 +214,13 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 
 // reserve loads the journal once, and returns the slot of step full,
 // counting it against max unless it is journaled or under way already.
-func (j *journal) reserve(ctx context.Context, l *lease, ss StepStore, full string, max int) (*stepSlot, error) {
+func (j *journal) reserve(ctx context.Context, l *lease, ss idemstore.StepStore, full string, max int) (*stepSlot, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.loaded {
 		entries, err := ss.LoadSteps(l.e.deadlines.context(ctx), l.k.storageKey, l.token)
 		switch {
-		case errors.Is(err, ErrNotOwner):
+		case errors.Is(err, idemstore.ErrNotOwner):
 			return nil, fmt.Errorf("journal not loaded, the run's lease was taken over: %w", err)
 		case err != nil:
 			return nil, fmt.Errorf("journal not loaded: %w", storeFailure("steps", err))

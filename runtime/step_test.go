@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -77,7 +78,7 @@ func TestStepResumesAfterTakeover(t *testing.T) {
 		t.Errorf("runs: reserve %d, charge %d, ship %d; want 1 each", reserve.Load(), charge.Load(), ship.Load())
 	}
 	close(resume)
-	if err := <-staleErr; !errors.Is(err, idem.ErrNotOwner) {
+	if err := <-staleErr; !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Errorf("stale run's step: %v, want ErrNotOwner", err)
 	}
 	if ship.Load() != 2 {

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-var _ idem.StepStore = (*Store)(nil)
+var _ idemstore.StepStore = (*Store)(nil)
 
 // StepsSchema is the SQL that creates the step journal's table beside the
 // records' table of the default name, for a migration tool;
@@ -21,7 +21,7 @@ var _ idem.StepStore = (*Store)(nil)
 // journal of table T is T_steps). One row per journaled step of a record's
 // key: the fingerprint of the record it was written for (a record created
 // anew for another payload does not see it), the step's result as JSON, and
-// when it stops counting. A store whose runs call no [idem.Step] never
+// when it stops counting. A store whose runs call no [idemstore.Step] never
 // reads or writes it.
 const StepsSchema = `CREATE TABLE IF NOT EXISTS idem_records_steps (
 	key          text        NOT NULL,
@@ -89,7 +89,7 @@ AND expires_at <= statement_timestamp()`, steps),
 	}
 }
 
-// LoadSteps implements [idem.StepStore]: one statement.
+// LoadSteps implements [idemstore.StepStore]: one statement.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
@@ -117,12 +117,12 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, storeError("steps", err)
 	}
 	if steps == nil {
-		return nil, idem.ErrNotOwner
+		return nil, idemstore.ErrNotOwner
 	}
 	return steps, nil
 }
 
-// BeginStep implements [idem.StepStore]: the step gets a transaction of its
+// BeginStep implements [idemstore.StepStore]: the step gets a transaction of its
 // own, on a connection of the pool, in which its function's writes
 // (through [Tx] of the step's context) commit together with its journal
 // entry, or not at all. It is not the run's transaction, which commits
@@ -131,7 +131,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // run's transaction wrote and has not committed, and must not write rows
 // the run's transaction has written (it would wait for a lock its own run
 // holds until the response).
-func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idem.StepTx, error) {
+func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
@@ -150,17 +150,17 @@ type stepTx struct {
 	fence      int64
 }
 
-// Context implements [idem.StepTx]: [Tx] of the returned context is the
+// Context implements [idemstore.StepTx]: [Tx] of the returned context is the
 // step's transaction.
 func (t *stepTx) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, t.tx)
 }
 
-// Commit implements [idem.StepTx]: the journal entry, written if the run
+// Commit implements [idemstore.StepTx]: the journal entry, written if the run
 // still owns the record (checked under its row lock), then COMMIT; a
 // refused entry rolls the step back.
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	ret, err := durationMS("retention", retention, idem.DefaultRetention)
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		_ = t.tx.Rollback(context.WithoutCancel(ctx))
 		return err
@@ -174,7 +174,7 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 		if err := t.tx.Rollback(ctx); err != nil {
 			return storeError("step", err)
 		}
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	if err := t.tx.Commit(ctx); err != nil {
 		return storeError("step", err)
@@ -182,7 +182,7 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	return nil
 }
 
-// Rollback implements [idem.StepTx].
+// Rollback implements [idemstore.StepTx].
 func (t *stepTx) Rollback(ctx context.Context) error {
 	err := t.tx.Rollback(ctx)
 	if err == nil || errors.Is(err, pgx.ErrTxClosed) {

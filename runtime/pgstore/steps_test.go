@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idemgen/idemgen/internal/pgtest"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -53,13 +53,13 @@ func TestStepJournal(t *testing.T) {
 	if got, err := s.LoadSteps(ctx, "k", "t1"); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal %q, %v; want %q", got, err, want)
 	}
-	if _, err := s.LoadSteps(ctx, "k", "other"); !errors.Is(err, idem.ErrNotOwner) {
+	if _, err := s.LoadSteps(ctx, "k", "other"); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Errorf("load by another token: %v", err)
 	}
-	if err := step(s, "k", "other", a.Fence, "x", "1", nil); !errors.Is(err, idem.ErrNotOwner) {
+	if err := step(s, "k", "other", a.Fence, "x", "1", nil); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Errorf("step by another token: %v", err)
 	}
-	if err := step(s, "k", "t1", a.Fence+1, "x", "1", nil); !errors.Is(err, idem.ErrNotOwner) {
+	if err := step(s, "k", "t1", a.Fence+1, "x", "1", nil); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Errorf("step with another fence: %v", err)
 	}
 	if err := s.Release(ctx, "k", "t1"); err != nil {
@@ -98,10 +98,10 @@ func TestStepCommitsItsWritesWithItsEntry(t *testing.T) {
 	}
 	lapse(t, table, pool, "k", false)
 	b := acquire(t, s, "k", "t2", "fp")
-	if b.Outcome != idem.OutcomeRecovered {
+	if b.Outcome != idemstore.OutcomeRecovered {
 		t.Fatalf("takeover: %+v", b)
 	}
-	if err := step(s, "k", "t1", a.Fence, "pay2", "1", insert); !errors.Is(err, idem.ErrNotOwner) {
+	if err := step(s, "k", "t1", a.Fence, "pay2", "1", insert); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("stale owner's step: %v, want ErrNotOwner", err)
 	}
 	if n := pgtest.Count(t, pool, pay, "true"); n != 1 {

@@ -12,10 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-var _ idem.StepStore = (*Store)(nil)
+var _ idemstore.StepStore = (*Store)(nil)
 
 // The journal's scripts, shared by every Store (a Script is its source and
 // hash).
@@ -24,7 +24,7 @@ var (
 	stepsScript = redis.NewScript(lua.Steps)
 )
 
-// LoadSteps implements [idem.StepStore]: one round trip (steps.lua).
+// LoadSteps implements [idemstore.StepStore]: one round trip (steps.lua).
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
 	if err := checkKeyToken(key, token); err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	switch v := v.(type) {
 	case int64:
 		if v == 0 {
-			return nil, idem.ErrNotOwner
+			return nil, idemstore.ErrNotOwner
 		}
 	case []any:
 		if len(v)%2 == 0 {
@@ -46,20 +46,20 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 				name, nok := v[i].(string)
 				result, rok := v[i+1].(string)
 				if !nok || !rok {
-					return nil, &idem.StoreError{Op: "steps", Err: fmt.Errorf("malformed journal entry %T %T", v[i], v[i+1])}
+					return nil, &idemstore.StoreError{Op: "steps", Err: fmt.Errorf("malformed journal entry %T %T", v[i], v[i+1])}
 				}
 				steps[name] = []byte(result)
 			}
 			return steps, nil
 		}
 	}
-	return nil, &idem.StoreError{Op: "steps", Err: fmt.Errorf("malformed reply %v", v)}
+	return nil, &idemstore.StoreError{Op: "steps", Err: fmt.Errorf("malformed reply %v", v)}
 }
 
-// BeginStep implements [idem.StepStore]. A step on Redis has no writes of
+// BeginStep implements [idemstore.StepStore]. A step on Redis has no writes of
 // its own to commit: its Commit is one round trip (step.lua), fenced by the
 // record's owner token and fence.
-func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idem.StepTx, error) {
+func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
 	if err := checkKeyToken(key, token); err != nil {
 		return nil, err
 	}
@@ -73,18 +73,18 @@ type stepTx struct {
 	fence      int64
 }
 
-// Context implements [idem.StepTx]: ctx as it is.
+// Context implements [idemstore.StepTx]: ctx as it is.
 func (t *stepTx) Context(ctx context.Context) context.Context { return ctx }
 
-// Rollback implements [idem.StepTx]: nothing to undo.
+// Rollback implements [idemstore.StepTx]: nothing to undo.
 func (t *stepTx) Rollback(context.Context) error { return nil }
 
-// Commit implements [idem.StepTx].
+// Commit implements [idemstore.StepTx].
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
 	if name == "" {
 		return errors.New("idem: step: empty name")
 	}
-	ret, err := durationMS("retention", retention, idem.DefaultRetention)
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
 	}
@@ -98,9 +98,9 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	case n == 1:
 		return nil
 	case n == 0:
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
-	return &idem.StoreError{Op: "step", Err: fmt.Errorf("malformed reply %d", n)}
+	return &idemstore.StoreError{Op: "step", Err: fmt.Errorf("malformed reply %d", n)}
 }
 
 // journalKey is the Redis key of the step journal of the record of key,

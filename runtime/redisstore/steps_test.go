@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 
 	"github.com/idemgen/idemgen/internal/redistest"
 )
@@ -16,8 +16,8 @@ import (
 // stepAcquire acquires key on s for a test of the journal.
 func stepAcquire(t *testing.T, s *Store, key, token, fp string) int64 {
 	t.Helper()
-	acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: key, Token: token, Fingerprint: fp, Lease: time.Minute})
-	if err != nil || (acq.Outcome != idem.OutcomeFirstRun && acq.Outcome != idem.OutcomeRecovered) {
+	acq, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: fp, Lease: time.Minute})
+	if err != nil || (acq.Outcome != idemstore.OutcomeFirstRun && acq.Outcome != idemstore.OutcomeRecovered) {
 		t.Fatalf("acquire: %+v, %v", acq, err)
 	}
 	return acq.Fence
@@ -56,13 +56,13 @@ func TestRedisStepJournal(t *testing.T) {
 		if got, err := s.LoadSteps(ctx, key, "t1"); err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("journal: %q, %v; want %q", got, err, want)
 		}
-		if _, err := s.LoadSteps(ctx, key, "other"); !errors.Is(err, idem.ErrNotOwner) {
+		if _, err := s.LoadSteps(ctx, key, "other"); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("load by another token: %v, want ErrNotOwner", err)
 		}
-		if err := commitStep(s, key, "other", fence, "x", "1"); !errors.Is(err, idem.ErrNotOwner) {
+		if err := commitStep(s, key, "other", fence, "x", "1"); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("commit by another token: %v, want ErrNotOwner", err)
 		}
-		if err := commitStep(s, key, "t1", fence+1, "x", "1"); !errors.Is(err, idem.ErrNotOwner) {
+		if err := commitStep(s, key, "t1", fence+1, "x", "1"); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("commit with another fence: %v, want ErrNotOwner", err)
 		}
 

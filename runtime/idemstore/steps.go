@@ -1,12 +1,11 @@
-package idem
+package idemstore
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
-// StepStore is a [Store] that keeps the journal of a run's steps ([Step]):
+// StepStore is a [Store] that keeps the journal of a run's steps (idem.Step):
 // the result of every step that succeeded, under the run's record, so that
 // a re-run of the same request (a takeover after a crash, a retry after a
 // release) returns those results instead of running the steps again.
@@ -19,7 +18,7 @@ import (
 // after it was written.
 //
 // Both stores of this module implement it; a store that does not makes
-// [Step] fail with [ErrStepsUnsupported] before it runs anything.
+// idem.Step fail with idem.ErrStepsUnsupported before it runs anything.
 type StepStore interface {
 	Store
 	// LoadSteps returns the journal of key's in-progress record, which
@@ -49,15 +48,3 @@ type StepTx interface {
 	// nothing after Commit.
 	Rollback(ctx context.Context) error
 }
-
-// ErrStepsUnsupported is returned by [Step] in a protected run whose store
-// does not implement [StepStore]: the step is not run, since nothing would
-// keep a re-run from running it again.
-var ErrStepsUnsupported = errors.New("idem: the store keeps no step journal (it does not implement idem.StepStore)")
-
-// ErrStepLimit is matched (errors.Is) by the error of a [Step] that would
-// exceed the run's limits ([WithStepLimits]): one step too many (the step
-// is not run) or a result too large to journal (the step ran; its result is
-// not journaled and, on a store with step transactions, its writes are
-// rolled back).
-var ErrStepLimit = errors.New("idem: step limit exceeded")
