@@ -10,10 +10,10 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// Default limits of a run's steps ([WithStepLimits]).
+// Default limits of a run's steps (WithStepLimits).
 const (
-	DefaultMaxSteps    = 64       // steps journaled per run
-	DefaultMaxStepSize = 64 << 10 // bytes of one step's result, as JSON
+	defaultMaxSteps    = 64       // steps journaled per run
+	defaultMaxStepSize = 64 << 10 // bytes of one step's result, as JSON
 )
 
 // maxStepName is the longest step name, in bytes.
@@ -39,9 +39,8 @@ type stepLimits struct {
 // WithStepLimits bounds the steps of one run: at most steps steps (a
 // [Step] beyond them fails with ErrStepLimit before it runs), and at most
 // size bytes of a step's result as JSON (a larger one fails with
-// ErrStepLimit after it ran, its result not journaled). Defaults
-// [DefaultMaxSteps] and [DefaultMaxStepSize]; a value <= 0 keeps the
-// default.
+// ErrStepLimit after it ran, its result not journaled). The defaults are 64
+// steps and 64 KiB; a value <= 0 keeps the default.
 func WithStepLimits(steps, size int) Option {
 	return func(c *config) { c.steps = stepLimits{count: steps, size: size} }
 }
@@ -50,14 +49,14 @@ func (s stepLimits) maxCount() int {
 	if s.count > 0 {
 		return s.count
 	}
-	return DefaultMaxSteps
+	return defaultMaxSteps
 }
 
 func (s stepLimits) maxSize() int {
 	if s.size > 0 {
 		return s.size
 	}
-	return DefaultMaxStepSize
+	return defaultMaxStepSize
 }
 
 // Step runs fn as the step name of the protected run whose context ctx is,
