@@ -178,14 +178,14 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 		return raw, nil
 	}
 
-	tx, err := ss.BeginStep(l.e.deadlines.context(ctx), l.k.storageKey, l.token, l.info.Fence)
+	tx, err := ss.BeginStep(l.e.deadlines.Context(ctx), l.k.storageKey, l.token, l.info.Fence)
 	if err != nil {
 		return nil, fmt.Errorf("idem: step %q: begin: %w", name, storeFailure("step", err))
 	}
 	settled := false
 	defer func() {
 		if !settled { // fn panicked: undo the step, and let the panic go on
-			_ = tx.Rollback(l.e.deadlines.context(ctx))
+			_ = tx.Rollback(l.e.deadlines.Context(ctx))
 		}
 	}()
 	raw, err := fn(tx.Context(context.WithValue(ctx, runKey{}, s.child(name))))
@@ -194,12 +194,12 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 		err = fmt.Errorf("idem: step %q: result of %d bytes: %w (at most %d bytes as JSON, see WithStepLimits)", name, len(raw), ErrStepLimit, l.e.cfg.steps.maxSize())
 	}
 	if err != nil {
-		if rerr := tx.Rollback(l.e.deadlines.context(ctx)); rerr != nil {
+		if rerr := tx.Rollback(l.e.deadlines.Context(ctx)); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("idem: step %q: rollback: %w", name, rerr))
 		}
 		return nil, err
 	}
-	switch err := tx.Commit(l.e.deadlines.context(ctx), full, raw, l.k.op.retention()); {
+	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, raw, l.k.op.retention()); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
 	case err != nil:
@@ -217,7 +217,7 @@ func (j *journal) reserve(ctx context.Context, l *lease, ss idemstore.StepStore,
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.loaded {
-		entries, err := ss.LoadSteps(l.e.deadlines.context(ctx), l.k.storageKey, l.token)
+		entries, err := ss.LoadSteps(l.e.deadlines.Context(ctx), l.k.storageKey, l.token)
 		switch {
 		case errors.Is(err, idemstore.ErrNotOwner):
 			return nil, fmt.Errorf("journal not loaded, the run's lease was taken over: %w", err)
