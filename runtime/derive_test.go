@@ -203,3 +203,32 @@ func TestCallKeysOfConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestCallFormKeyIsDerivedInARun: a form body's key field, filled by
+// MarshalForm, carries the derived key.
+func TestCallFormKeyIsDerivedInARun(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	op := &idem.ClientOperation{ID: "CreateCharge", KeyPointer: "/idempotency_key"}
+	type chargeForm struct {
+		Amount int    `form:"amount"`
+		Key    string `form:"idempotency_key,omitempty"`
+	}
+	send := func(ctx context.Context) []string {
+		c := idem.NewCaller().Begin(op)
+		body, err := c.MarshalForm(chargeForm{Amount: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Run(ctx, func(context.Context) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: http.NoBody}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return []string{string(body), c.Key()}
+	}
+	first, second := runTwice(t, store, "order-1", send)
+	if fmt.Sprint(first) != fmt.Sprint(second) || first[0] != "amount=5&idempotency_key="+first[1] || !derivedKeyForm.MatchString(first[1]) {
+		t.Errorf("form and key %q on the first run, %q on the second", first, second)
+	}
+}
