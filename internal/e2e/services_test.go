@@ -271,6 +271,8 @@ func (s *chargingShop) CreateOrder(w http.ResponseWriter, r *http.Request, _ pla
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	info, _ := idem.FromContext(r.Context())
+	fmt.Println("run", o.Item, "fence", info.Fence)
 	for _, amount := range []int{n*100 + 1, n*100 + 2} {
 		resp, err := s.provider.CreatePayment(r.Context(), clientapi.NewPayment{Amount: amount})
 		if err != nil || resp.JSON201 == nil {
@@ -372,11 +374,20 @@ func TestRunsOnceAcrossServices(t *testing.T) {
 				first.await(t, "charged ")
 			}
 			first.kill(t) // every order charged, none answered
-			startShop(t, env...)
+			second := startShop(t, env...)
 			for range orders {
 				if msg := <-done; msg != "" {
 					t.Error(msg)
 				}
+			}
+			reruns := 0
+			for _, line := range second.output(t) {
+				if strings.HasPrefix(line, "run ") && strings.HasSuffix(line, " fence 2") {
+					reruns++
+				}
+			}
+			if reruns != orders {
+				t.Errorf("the second shop process ran %d orders again on fence 2, want all %d", reruns, orders)
 			}
 
 			prov.mu.Lock()
