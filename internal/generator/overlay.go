@@ -68,6 +68,8 @@ func (l *Loaded) Overlay(name string) (File, error) {
 			KeyPointer:  o.KeyPointer,
 			Optional:    o.Optional,
 			Retention:   o.Retention,
+			Final:       o.Final,
+			Transient:   o.Transient,
 		})
 	}
 	if len(ops) == 0 {
