@@ -32,6 +32,7 @@ func indexLines(text []byte) lineIndex {
 	if ext := member(root, extension.Name); ext != nil {
 		ix.addExtension(placeKey("", ""), ext.key, ext.value)
 	}
+	ix.indexEvents(root)
 	paths := member(root, "paths")
 	if paths == nil || paths.value.Kind != yaml.MappingNode {
 		return ix

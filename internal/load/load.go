@@ -116,6 +116,10 @@ func Load(in Input) (model.File, error) {
 		if !enabled {
 			continue
 		}
+		if err := providerOnPath(s); err != nil {
+			report(d.path, d.method, name, err)
+			continue
+		}
 		op, err := build(f, d, doc, s, security(spec, d.op))
 		if err != nil {
 			report(d.path, d.method, name, err)
@@ -129,6 +133,9 @@ func Load(in Input) (model.File, error) {
 		f.Operations = append(f.Operations, op)
 	}
 	slices.SortFunc(f.Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
+	f.Events = loadEvents(f, cg, doc, report)
+	hasEvents := len(f.EventGroups()) > 0
+	f.Receivers, f.Initiators = hasEvents && f.Server, hasEvents && f.Client
 	for _, c := range f.AllocateNames(cg.declared) {
 		err := fmt.Errorf("idemgen declares %s, a name users call, and oapi-codegen's output declares it too: rename the schema or operation it comes from (x-go-name)", c.Name)
 		if c.Operation < 0 {
@@ -142,7 +149,10 @@ func Load(in Input) (model.File, error) {
 		errs.sort()
 		return model.File{}, errs
 	}
-	if len(f.Operations) == 0 {
+	switch {
+	case len(f.Operations) == 0 && f.HasEvents():
+		f = f.WithoutPaths()
+	case len(f.Operations) == 0:
 		f = f.Bare(cg.marked)
 	}
 	return f, nil
