@@ -1,0 +1,132 @@
+package generator_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDocsNameGeneratedIdentifiers: every generated identifier that README.md
+// and docs/*.md name in code exists in generated code. A name counts as
+// generated when it is written api.Name (the docs' name for the user's
+// generated package), or is an unqualified exported call (Name(...)) in a Go
+// block or an inline code span; it must be declared (a type, function,
+// variable, constant or method) by a generated file of the petstore example
+// or of a golden case. A guessed name such as NewIdempotentServer fails here.
+func TestDocsNameGeneratedIdentifiers(t *testing.T) {
+	declared := generatedNames(t)
+	docs, _ := filepath.Glob("../../docs/*.md")
+	docs = append([]string{"../../README.md"}, docs...)
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range generatedRefs(string(b)) {
+			if !declared[ref.name] {
+				t.Errorf("%s:%d: %s is named as generated code, but no generated file declares it",
+					strings.TrimPrefix(doc, "../../"), ref.line, ref.name)
+			}
+		}
+	}
+}
+
+type docRef struct {
+	name string
+	line int
+}
+
+var (
+	// api.Name, anywhere in code.
+	apiName = regexp.MustCompile(`\bapi\.([A-Z]\w*)`)
+	// An unqualified exported call: Name( not preceded by a dot or a letter.
+	bareCall = regexp.MustCompile(`(?:^|[^.\w])([A-Z]\w*)\(`)
+	// An inline code span that starts with an unqualified exported call.
+	spanCall   = regexp.MustCompile("`([A-Z]\\w*)\\(")
+	inlineCode = regexp.MustCompile("`[^`]*`")
+)
+
+// generatedRefs lists the names a Markdown document presents as generated:
+// api.X anywhere in code, unqualified exported calls in ```go blocks, and
+// inline code spans that start with one.
+func generatedRefs(md string) []docRef {
+	var refs []docRef
+	inGo, inBlock := false, false
+	for i, line := range strings.Split(md, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			inBlock = !inBlock
+			inGo = inBlock && strings.TrimPrefix(trimmed, "```") == "go"
+			continue
+		}
+		add := func(re *regexp.Regexp, s string) {
+			for _, m := range re.FindAllStringSubmatch(s, -1) {
+				refs = append(refs, docRef{name: m[1], line: i + 1})
+			}
+		}
+		switch {
+		case inGo:
+			add(apiName, line)
+			add(bareCall, line)
+		case !inBlock:
+			for _, span := range inlineCode.FindAllString(line, -1) {
+				add(apiName, span)
+				add(spanCall, span)
+			}
+		}
+	}
+	return refs
+}
+
+// generatedNames is every identifier declared by the generated files
+// (*.gen.go) of the petstore example and the golden cases: top-level names
+// and methods.
+func generatedNames(t *testing.T) map[string]bool {
+	t.Helper()
+	var files []string
+	for _, root := range []string{"../../examples/petstore/api", goldenRoot} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".gen.go") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				names[d.Name.Name] = true
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	if !names["WithIdempotency"] || !names["NewIdempotentClient"] {
+		t.Fatalf("read %d generated files, but WithIdempotency or NewIdempotentClient is not among their names", len(files))
+	}
+	return names
+}
