@@ -56,16 +56,9 @@ func GenerateOverlay(c Config, name string) (File, error) {
 	}
 	ops := make([]overlay.Operation, 0, len(m.Operations))
 	for _, o := range m.Operations {
-		ops = append(ops, overlay.Operation{
-			Method:      o.Method,
-			Path:        o.Path,
-			OperationID: o.SpecID,
-			KeyHeader:   o.KeyHeader,
-			KeyPointer:  o.KeyPointer,
-			Optional:    o.Optional,
-			Retention:   o.Retention,
-		})
+		ops = append(ops, overlayOperation(o))
 	}
+	ops = append(ops, eventOverlayOperations(m)...)
 	if len(ops) == 0 {
 		return File{}, fmt.Errorf("%s: %w: no operation is x-idempotent", c.SpecName, ErrNothingToPublish)
 	}

@@ -22,6 +22,8 @@ type eventPlace struct {
 	// at is the pseudo-path the line index knows the operation under
 	// (eventPath), with its method.
 	at string
+	// parent is a callback's path operation and expr its URL expression.
+	parent callbackParent
 }
 
 // eventPath is the pseudo-path under which the line index keeps a webhook
@@ -54,7 +56,7 @@ func describeEvents(spec *openapi3.T, responseTypeName func(string) string) ([]c
 			d.event = &eventPlace{kind: model.Webhook, name: def.WebhookName, at: eventPath(model.Webhook, "", def.WebhookName, "")}
 		} else {
 			p := parents[def.Spec]
-			d.event = &eventPlace{kind: model.Callback, name: def.CallbackName, at: eventPath(model.Callback, p.parent, def.CallbackName, p.expr)}
+			d.event = &eventPlace{kind: model.Callback, name: def.CallbackName, at: eventPath(model.Callback, p.path+" "+p.method, def.CallbackName, p.expr), parent: p}
 		}
 		out = append(out, d)
 	}
@@ -62,8 +64,8 @@ func describeEvents(spec *openapi3.T, responseTypeName func(string) string) ([]c
 }
 
 // callbackParent is where a callback operation is declared: its path
-// operation ("/path METHOD") and URL expression.
-type callbackParent struct{ parent, expr string }
+// operation (path and upper-case method) and URL expression.
+type callbackParent struct{ path, method, expr string }
 
 // callbackParents maps each callback operation of spec to where it is.
 func callbackParents(spec *openapi3.T) map[*openapi3.Operation]callbackParent {
@@ -77,7 +79,7 @@ func callbackParents(spec *openapi3.T) map[*openapi3.Operation]callbackParent {
 				for _, expr := range cb.Value.Keys() {
 					if cbItem := cb.Value.Value(expr); cbItem != nil {
 						for _, cbOp := range cbItem.Operations() {
-							out[cbOp] = callbackParent{parent: path + " " + strings.ToUpper(method), expr: expr}
+							out[cbOp] = callbackParent{path: path, method: strings.ToUpper(method), expr: expr}
 						}
 					}
 				}
@@ -160,7 +162,10 @@ func buildEvent(f model.File, d codegenOp, doc, s extension.Spec) (model.Operati
 	}
 	op.Path = ""
 	op.KeyPointers = set.KeyPointers
-	op.Event = &model.Event{Kind: d.event.kind, Name: d.event.name, Provider: cmp.Or(set.Provider, d.event.name)}
+	op.Event = &model.Event{
+		Kind: d.event.kind, Name: d.event.name, Provider: cmp.Or(set.Provider, d.event.name),
+		ParentPath: d.event.parent.path, ParentMethod: d.event.parent.method, Expression: d.event.parent.expr,
+	}
 	if len(op.KeyPointers) > 0 {
 		op.KeyPointer, op.KeyHeader = "", ""
 		if !op.HasBody() {

@@ -29,6 +29,9 @@ type Event struct {
 	// Provider is the sender whose ids the keys are, part of the storage
 	// key: x-idempotent's provider, by default Name.
 	Provider string
+	// ParentPath, ParentMethod and Expression locate a callback: the path
+	// operation that declares it and its URL expression ("" for a webhook).
+	ParentPath, ParentMethod, Expression string
 }
 
 // EventGroup is the marked operations of one kind, sorted by GoName.
