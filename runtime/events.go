@@ -21,9 +21,13 @@ func (op *Operation) recordName() string {
 	return op.ID + "@" + op.Provider
 }
 
+// partEscaper escapes a part of a composite key as storage keys escape
+// their parts: '\' and ':' preceded by '\'.
+var partEscaper = strings.NewReplacer(`\`, `\\`, `:`, `\:`)
+
 // compositeKey returns the key made of the values at op.KeyPointers in a
 // JSON body, each a string or a number, joined by ':' (a ':' or '\' inside a
-// value escaped with '\', as in storage keys), so that no two lists of
+// value escaped with '\', by partEscaper), so that no two lists of
 // values make one key (a number and the string of its digits are one
 // value: the id 1 is the id "1"). It reports whether a key was found (all of its
 // parts), and a problem for a missing required part or a malformed one.
@@ -64,7 +68,7 @@ func compositeKey(op *Operation, body payload) (string, bool, *Problem) {
 		if i > 0 {
 			b.WriteByte(':')
 		}
-		writeEscaped(&b, part)
+		partEscaper.WriteString(&b, part)
 	}
 	key := b.String()
 	if err := checkKey(key); err != nil {

@@ -158,11 +158,8 @@ func (f *File) allocateEventNames(pkg scope, exported func(op int, name string))
 			// Event operations have no path parameters: nothing of the
 			// user's is in scope in their methods but package-level names,
 			// which oapi-codegen exports, so fixed lower-case names are free.
-			fw := f.frameworkPkgs()
-			op.Names.Server = ServerLocals{W: "w", R: "r", Params: "params", Ctx: "ctx", HTTP: "http", Framework: fw.name, Adapter: fw.adapterName}
-			if f.Framework == Gin || f.Framework == Fiber || f.Framework == FiberV3 {
-				op.Names.Server.Ctx = "c"
-			}
+			fw := f.Facts()
+			op.Names.Server = ServerLocals{W: "w", R: "r", Params: "params", Ctx: fw.CtxVarName(), HTTP: "http", Framework: fw.Pkg, Adapter: fw.Adapter}
 			op.Names.Client = ClientLocals{
 				Ctx: "ctx", TargetURL: "targetURL", Params: "params", Body: "body", Opts: "opts",
 				Call: "call", Buf: "buf", Err: "err", Resp: "resp", R: "r",
@@ -172,10 +169,29 @@ func (f *File) allocateEventNames(pkg scope, exported func(op int, name string))
 	}
 }
 
-// NetHTTPReceivers reports whether f's receiver decorators are the net/http
-// routers' (chi, std-http, gorilla), whose methods take a ResponseWriter
-// and a Request.
-func (f File) NetHTTPReceivers() bool { return f.Receivers && f.Framework == NetHTTP }
+// ReceiverPiece returns the Piece of op's method of g's receiver decorator
+// (the template decoratorMethod).
+func (f File) ReceiverPiece(g EventGroup, op Operation) Piece {
+	return Piece{File: f, Op: op, Type: g.ReceiverType, Call: "Serve"}
+}
+
+// Embedded is the interface a decorator embeds: ServerInterface, or the
+// receiver interface of a webhook or callback operation.
+func (p Piece) Embedded() string {
+	if p.Op.Event != nil {
+		return string(p.Op.Event.Kind) + "ReceiverInterface"
+	}
+	return "ServerInterface"
+}
+
+// MethodName is the decorator's method of the operation: its GoName, or
+// the receiver interface's method (HandlePetStatusChangedWebhook).
+func (p Piece) MethodName() string {
+	if p.Op.Event != nil {
+		return p.Op.ReceiverMethod()
+	}
+	return p.Op.GoName
+}
 
 // InitiatorKeyDoc says, for the initiator helper's doc comment, where the
 // delivery id comes from and where it is sent.

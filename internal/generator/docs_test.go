@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,10 +15,13 @@ import (
 // TestDocsNameGeneratedIdentifiers: every generated identifier that README.md
 // and docs/*.md name in code exists in generated code. A name counts as
 // generated when it is written api.Name (the docs' name for the user's
-// generated package), or is an unqualified exported call (Name(...)) in a Go
-// block or an inline code span; it must be declared (a type, function,
-// variable, constant or method) by a generated file of the petstore example,
-// of a golden case or of the end-to-end webhook receivers. A guessed name such as NewIdempotentServer fails here.
+// generated package), or is an unqualified call (Name(...)) in a Go block or
+// an inline code span of a name with "Idempot" in it, as every constructor
+// idemgen generates has (a user's own functions in an example are not
+// checked); it must be declared (a type, function, variable, constant or
+// method) by a generated file of the petstore example, of a golden case or
+// of the end-to-end webhook receivers.
+// A guessed name such as NewIdempotentServer fails here.
 func TestDocsNameGeneratedIdentifiers(t *testing.T) {
 	declared := generatedNames(t)
 	docs, _ := filepath.Glob("../../docs/*.md")
@@ -44,16 +48,17 @@ type docRef struct {
 var (
 	// api.Name, anywhere in code.
 	apiName = regexp.MustCompile(`\bapi\.([A-Z]\w*)`)
-	// An unqualified exported call: Name( not preceded by a dot or a letter.
-	bareCall = regexp.MustCompile(`(?:^|[^.\w])([A-Z]\w*)\(`)
-	// An inline code span that starts with an unqualified exported call.
-	spanCall   = regexp.MustCompile("`([A-Z]\\w*)\\(")
+	// An unqualified call of an idemgen name: Name( not preceded by a dot
+	// or a letter, Name with Idempot in it.
+	bareCall = regexp.MustCompile(`(?:^|[^.\w])([A-Z]\w*Idempot\w*)\(`)
+	// An inline code span that starts with such a call.
+	spanCall   = regexp.MustCompile("`([A-Z]\\w*Idempot\\w*)\\(")
 	inlineCode = regexp.MustCompile("`[^`]*`")
 )
 
 // generatedRefs lists the names a Markdown document presents as generated:
-// api.X anywhere in code, unqualified exported calls in ```go blocks, and
-// inline code spans that start with one.
+// api.X anywhere in code, unqualified calls of names with Idempot in them in
+// ```go blocks, and inline code spans that start with one.
 func generatedRefs(md string) []docRef {
 	var refs []docRef
 	inGo, inBlock := false, false
@@ -129,4 +134,37 @@ func generatedNames(t *testing.T) map[string]bool {
 		t.Fatalf("read %d generated files, but WithIdempotency or NewIdempotentClient is not among their names", len(files))
 	}
 	return names
+}
+
+// TestReadmeCommandsAreCIs: the README's two commands on a fresh machine
+// are the demo's and the test command, and .ci/run runs that test command
+// as the README spells it.
+func TestReadmeCommandsAreCIs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Two commands on a fresh machine")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for _, line := range strings.Split(block, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			commands = append(commands, line)
+		}
+	}
+	want := []string{
+		"go generate ./examples/petstore/... && go run ./examples/petstore/cmd/demo",
+		"bash scripts/test.sh",
+	}
+	if !slices.Equal(commands, want) {
+		t.Fatalf("README's two commands are %q, want %q", commands, want)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(ci), "\n"), want[1]) {
+		t.Errorf(".ci/run has no line %q, the README's test command", want[1])
+	}
 }
