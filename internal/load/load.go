@@ -135,7 +135,7 @@ func Load(in Input) (model.File, error) {
 		f.Operations = append(f.Operations, op)
 	}
 	slices.SortFunc(f.Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
-	f.Events = loadEvents(f, cg, doc, report)
+	f.Events = loadEvents(f, cg, doc, report, misspelt)
 	hasEvents := len(f.EventGroups()) > 0
 	f.Receivers, f.Initiators = hasEvents && f.Server, hasEvents && f.Client
 	for _, c := range f.AllocateNames(cg.declared) {

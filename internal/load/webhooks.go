@@ -109,17 +109,19 @@ var eventRetryOn = []int{408, 409, 425, 429, 500, 502, 503, 504}
 
 // loadEvents builds the groups of the marked event operations of cg (f is
 // the file so far; doc the document-level x-idempotent). report locates a
-// problem as Load's does.
-func loadEvents(f model.File, cg *codegenSpec, doc extension.Spec, report func(path, method, op string, err error)) []model.EventGroup {
+// problem as Load's does; misspelt reports a misspelt x-idempotent.
+func loadEvents(f model.File, cg *codegenSpec, doc extension.Spec, report func(path, method, op string, err error),
+	misspelt func(exts map[string]any, path, method, op, where string)) []model.EventGroup {
 	groups := []model.EventGroup{{Kind: model.Webhook}, {Kind: model.Callback}}
 	for _, d := range cg.events {
-		v, ok := d.op.Extensions[extension.Name]
-		if !ok {
-			continue
-		}
 		name := d.specID
 		if name == "" {
 			name = d.event.name
+		}
+		misspelt(d.op.Extensions, d.event.at, d.method, name, strings.ToLower(string(d.event.kind))+" operation")
+		v, ok := d.op.Extensions[extension.Name]
+		if !ok {
+			continue
 		}
 		enabled, s, err := extension.ParseOperation(v)
 		if err != nil {
@@ -228,6 +230,7 @@ func (ix lineIndex) indexEvents(root *yaml.Node) {
 			method, op := item.Content[j], item.Content[j+1]
 			place := placeKey(at, strings.ToUpper(method.Value))
 			ix[place] = method.Line
+			ix.addMisspelt(place, op)
 			if ext := member(op, extension.Name); ext != nil {
 				ix.addExtension(place, ext.key, ext.value)
 			}
