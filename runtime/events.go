@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // What webhook and callback receivers add to an operation: a provider in
@@ -71,7 +72,7 @@ func compositeKey(op *Operation, body payload) (string, bool, *Problem) {
 		partEscaper.WriteString(&b, part)
 	}
 	key := b.String()
-	if err := checkKey(key); err != nil {
+	if err := keyheader.Check(key); err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key made of %s is malformed: %s", strings.Join(op.KeyPointers, " and "), keyErrDetail(err))
 	}
 	return key, true, nil

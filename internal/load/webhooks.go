@@ -107,13 +107,13 @@ func markedEvents(events []codegenOp) int {
 // sender redelivers until the receiver answers for good.
 var eventRetryOn = []int{408, 409, 425, 429, 500, 502, 503, 504}
 
-// loadEvents builds the groups of the marked event operations of cg (f is
-// the file so far; doc the document-level x-idempotent). report locates a
-// problem as Load's does; misspelt reports a misspelt x-idempotent.
-func loadEvents(f model.File, cg *codegenSpec, doc extension.Spec, report func(path, method, op string, err error),
-	misspelt func(exts map[string]any, path, method, op, where string)) []model.EventGroup {
+// events adds to f the groups of the marked webhook and callback
+// operations, each sorted by Go name, and says whether f wraps their
+// receivers or initiators; doc holds the document-level settings.
+func (l *loader) events(f *model.File, doc extension.Spec) {
 	groups := []model.EventGroup{{Kind: model.Webhook}, {Kind: model.Callback}}
-	for _, d := range cg.events {
+	report, misspelt := l.report, l.misspelt
+	for _, d := range l.cg.events {
 		name := d.specID
 		if name == "" {
 			name = d.event.name
@@ -131,7 +131,7 @@ func loadEvents(f model.File, cg *codegenSpec, doc extension.Spec, report func(p
 		if !enabled {
 			continue
 		}
-		op, err := buildEvent(f, d, doc, s)
+		op, err := buildEvent(*f, d, doc, s)
 		if err != nil {
 			report(d.event.at, d.method, name, err)
 			continue
@@ -145,7 +145,9 @@ func loadEvents(f model.File, cg *codegenSpec, doc extension.Spec, report func(p
 	for i := range groups {
 		slices.SortFunc(groups[i].Operations, func(a, b model.Operation) int { return cmp.Compare(a.GoName, b.GoName) })
 	}
-	return groups
+	f.Events = groups
+	hasEvents := len(f.EventGroups()) > 0
+	f.Receivers, f.Initiators = hasEvents && f.Server, hasEvents && f.Client
 }
 
 // buildEvent is build for a webhook or callback operation: its provider,
