@@ -77,7 +77,7 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	resp, err := fn(&l.handlerCtx)
 	settled = true
 	l.stopHeartbeat()
-	if cause := notStored(resp, err); cause != nil {
+	if cause := notStored(l.k.op, resp, err); cause != nil {
 		l.release(ctx, cause)
 		if err != nil {
 			return nil, err
@@ -102,15 +102,16 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 }
 
 // notStored returns why a run's answer (resp, err) is not stored, or nil
-// when it is: the handler's error, no response, or a status that is not
-// stored. The lease is then released with it as the cause.
-func notStored(resp *Response, err error) error {
+// when it is: the handler's error, no response, or a status that op's
+// storage policy does not store. The lease is then released with it as the
+// cause.
+func notStored(op *Operation, resp *Response, err error) error {
 	switch {
 	case err != nil:
 		return err
 	case resp == nil:
 		return errNoAnswer
-	case !storable(resp.Status):
+	case !op.Stores(resp.Status):
 		return fmt.Errorf("idem: status %d is not stored", resp.Status)
 	}
 	return nil

@@ -48,6 +48,16 @@ type Operation struct {
 	FingerprintIgnore  []string // JSON Pointers removed from the body before hashing
 	FingerprintHeaders []string // request headers included in the fingerprint
 
+	// Final is the operation's storage policy: the answers that are final,
+	// stored and replayed, as status codes ("500") and classes ("2xx").
+	// nil means DefaultFinal (2xx, 3xx and 4xx). Transient takes statuses
+	// back out of it: their lease is released and a retry runs again (a
+	// 402 that a topped-up card should turn into a 201). The statuses of
+	// NeverFinal (408, 409, 425, 429) are never stored; an error, no
+	// answer, a panic or a cancellation always releases. See CheckFinal.
+	Final     []string
+	Transient []int
+
 	// Security lists the schemes the spec requires for the operation; an
 	// engine for it refuses a key space shared by every caller unless told
 	// (see NewEngineFor). nil: the spec requires none.

@@ -49,7 +49,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
 	settled = true
 	l.stopHeartbeat()
-	cause := notStored(resp, err)
+	cause := notStored(l.k.op, resp, err)
 	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.
 		l.rollback(ctx, tx)

@@ -16,6 +16,8 @@ func overlayOperation(o model.Operation) overlay.Operation {
 		KeyPointers: o.KeyPointers,
 		Optional:    o.Optional,
 		Retention:   o.Retention,
+		Final:       o.Final,
+		Transient:   o.Transient,
 	}
 }
 

@@ -54,6 +54,11 @@ type Operation struct {
 	// Callback, when set, makes the operation a callback's rather than a
 	// path's: Path is then empty.
 	Callback *Callback
+	// Final and Transient are the storage policy, as idem.Operation's
+	// fields of those names: nil for the runtime's default. Only responses
+	// the policy stores are marked as possible replays.
+	Final     []string
+	Transient []int
 }
 
 // Callback locates a callback operation: the path operation that declares
@@ -81,9 +86,9 @@ func Build(doc *openapi3.T, specName string, ops []Operation) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{doc: doc, users: componentResponseUsers(doc), idempotent: map[string]bool{}}
+	b := &builder{doc: doc, users: componentResponseUsers(doc), idempotent: map[string]Operation{}}
 	for _, f := range located {
-		b.idempotent[f.key()] = true
+		b.idempotent[f.key()] = f.op
 	}
 	var schemaAdded bool
 	b.schema, schemaAdded = problemSchemaName(doc)
