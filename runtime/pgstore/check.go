@@ -12,17 +12,27 @@ import (
 
 // CreateSchema creates the store's table and its index unless they exist
 // ([Schema], under the store's table name). It changes nothing that exists:
-// run [Store.Check] to verify an existing table.
+// run [Store.Check] to verify an existing table. Replicas may call it at
+// once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
 	if s.tableErr != nil {
 		return s.tableErr
 	}
-	// The statements run in one implicit transaction (simple protocol).
-	if _, err := s.pool.Exec(ctx, schemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	// The statements run in one implicit transaction (simple protocol),
+	// behind a transaction-scoped advisory lock of the table's name: two
+	// CREATE TABLE IF NOT EXISTS that start together both find no table,
+	// and the second fails on the catalog's unique index of type names
+	// (23505 on pg_type). Under the lock the second waits for the first to
+	// commit and then finds the table.
+	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.table.quoted) + "));\n"
+	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil
 }
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // Check verifies what the store needs of the database: that it answers,
 // that the table exists with the expected columns and a unique key on key,
