@@ -41,7 +41,8 @@ type Store struct {
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
 
-	sql statements
+	sql    statements
+	verify verifier
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -135,6 +136,15 @@ func (s *Store) Close() {
 
 // Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
 //
+// A table the store cannot complete on is refused before anything runs:
+// the store runs [Store.Check] before its first acquire and every 30 s
+// after (every second while it fails), and a statement of its own that the
+// table refuses (a value too long, a NOT NULL or CHECK constraint, a
+// trigger that raised) counts as a failed Check. Meanwhile Acquire returns
+// the error matching [idem.ErrStoreMisconfigured] that says what to change,
+// which the engine answers 503 store-misconfigured without running the
+// handler.
+//
 // One round trip: an INSERT ... ON CONFLICT DO UPDATE creates an absent or
 // expired record (fence 1) or takes over an in-progress one whose lease has
 // lapsed (fence + 1), and otherwise leaves the row as it is but locked; a
@@ -151,6 +161,9 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	if req.Fingerprint == "" {
 		return idem.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
 	}
+	if err := s.verified(ctx); err != nil {
+		return idem.Acquisition{}, err
+	}
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
@@ -162,7 +175,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 		err = cerr
 	}
 	if err != nil {
-		return idem.Acquisition{}, storeError("acquire", err)
+		return idem.Acquisition{}, s.refused("acquire", storeError("acquire", err))
 	}
 	return acq, nil
 }
@@ -245,7 +258,7 @@ func (s *Store) complete(ctx context.Context, q querier, key, token string, fenc
 	}
 	tag, err := q.Exec(ctx, s.sql.complete, key, token, fence, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
 	if err != nil {
-		return storeError("complete", err)
+		return s.refused("complete", storeError("complete", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idem.ErrNotOwner
@@ -260,7 +273,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	}
 	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
 	if err != nil {
-		return storeError("release", err)
+		return s.refused("release", storeError("release", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idem.ErrNotOwner
@@ -280,7 +293,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	abandoned := s.abandonedMS
 	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
 	if err != nil {
-		return storeError("extend", err)
+		return s.refused("extend", storeError("extend", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idem.ErrNotOwner
