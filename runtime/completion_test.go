@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -20,7 +21,7 @@ import (
 // handler ran once. Denied for longer than the lease, the client gets its
 // answer marked Idempotency-Degraded, the Unstored hook gets the response,
 // and a retry once the lease lapsed runs the handler again as a recovered
-// lease (the reconciler first), as the README says.
+// lease (the reconciler first), as docs/http.md says.
 func TestCompletionSurvivesScriptsDenied(t *testing.T) {
 	srv := configuredServer(t)
 	admin := faultClient(t, srv.Addr())
@@ -115,7 +116,7 @@ func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
 	completed, unstored := 0, 0
 	hooks := idem.Hooks{
 		StoreError: func(_ context.Context, ev idem.Event) {
-			var se *idem.StoreError
+			var se *idemstore.StoreError
 			if errors.As(ev.Err, &se) && se.Op == "complete" {
 				select {
 				case failed <- struct{}{}:

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // keyedRequest is a request identified for the store: its operation, the
@@ -32,7 +34,7 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key, fingerprint string) 
 		api = e.cfg.api
 	}
 	n := e.opName(api, op.ID)
-	return &keyedRequest{op: op, key: key, storageKey: recordKey(n.token, scope, key), fingerprint: fingerprint, name: n, scope: scope}
+	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: fingerprint, name: n, scope: scope}
 }
 
 // opName is an operation's API identity and token, as the engine keeps
@@ -43,21 +45,21 @@ type opName struct {
 }
 
 // opName returns the name of api's operation op, with its
-// [OperationToken], computed once per operation.
+// [idemstore.OperationToken], computed once per operation.
 func (e *Engine) opName(api, op string) *opName {
 	if v, ok := e.tokens.Load(op); ok {
 		if n := v.(*opName); n.api == api {
 			return n
 		}
-		n := &opName{api: api, token: OperationToken(api, op)} // one ID in two APIs: not kept,
-		n.named.Store(true)                                    // nor named
+		n := &opName{api: api, token: idemstore.OperationToken(api, op)} // one ID in two APIs: not kept,
+		n.named.Store(true)                                              // nor named
 		return n
 	}
-	v, _ := e.tokens.LoadOrStore(op, &opName{api: api, token: OperationToken(api, op)})
+	v, _ := e.tokens.LoadOrStore(op, &opName{api: api, token: idemstore.OperationToken(api, op)})
 	return v.(*opName)
 }
 
-// named has an [OperationNamer] store keep the names behind k's token, in
+// named has an [idemstore.OperationNamer] store keep the names behind k's token, in
 // the background, the first time a request of k's operation runs.
 func (e *Engine) named(k *keyedRequest) {
 	if e.namer != nil && !k.name.named.Load() && k.name.named.CompareAndSwap(false, true) {
@@ -81,10 +83,10 @@ func (e *Engine) previousKey(k *keyedRequest) string {
 	if e.previous == nil {
 		return ""
 	}
-	if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+PreviousLayoutRollout) {
+	if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+idemstore.PreviousLayoutRollout) {
 		return ""
 	}
-	return PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
+	return idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // CreateSchema creates the store's table and its index unless they exist
@@ -43,8 +43,8 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // user may select, insert, update and delete in it. Call it from a startup
 // or readiness probe; the store also runs it before its first acquire and
 // every 30 s after (see [Store.Acquire]). It returns nil, an error matching
-// [idem.ErrStoreMisconfigured] that says what is wrong and what to change,
-// or one matching only [idem.ErrStoreUnavailable] when the database could
+// [idemstore.ErrStoreMisconfigured] that says what is wrong and what to change,
+// or one matching only [idemstore.ErrStoreUnavailable] when the database could
 // not be asked.
 func (s *Store) Check(ctx context.Context) error {
 	if s.tableErr != nil {
@@ -56,7 +56,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return storeError("check", err)
 	}
 	if !found {
-		return &idem.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
 			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t)}}
 	}
 	problems, err := s.columnProblems(ctx)
@@ -69,7 +69,7 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	problems = append(problems, more...)
 	if len(problems) > 0 {
-		return &idem.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
 	}
 	return nil
 }

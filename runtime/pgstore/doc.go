@@ -1,4 +1,4 @@
-// Package pgstore is an idem.Store on PostgreSQL, through pgx v5's pool,
+// Package pgstore is an idemstore.Store on PostgreSQL, through pgx v5's pool,
 // whose runs commit the handler's own database writes together with the
 // stored response.
 //
@@ -26,12 +26,12 @@
 // frozen) has its completion refused and its writes rolled back, its client
 // answered what the key stands for now. What Tx cannot undo: a call to
 // another system from the handler (an HTTP request, a message sent); the
-// fence ([idem.FromContext]) and that system's own idempotency key cover it.
+// fence (idem.FromContext) and that system's own idempotency key cover it.
 //
 // A records table the store cannot complete on (a column of another type,
 // a NOT NULL column it does not write, a trigger or constraint that can
 // refuse its writes) is misconfigured: [Store.Check] says what to change,
-// and the store refuses acquires with [idem.ErrStoreMisconfigured] (503
+// and the store refuses acquires with [idemstore.ErrStoreMisconfigured] (503
 // store-misconfigured, no handler runs) until the table is fixed, rather
 // than finding out at the completion, after the handler ran.
 //

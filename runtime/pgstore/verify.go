@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // How often the store runs Check on its own: every verifyEvery while the
@@ -22,7 +22,7 @@ const (
 // verification is the outcome of the store's last Check of its table.
 type verification struct {
 	at  time.Time
-	err error // nil, or a *idem.StoreError matching idem.ErrStoreMisconfigured
+	err error // nil, or a *idemstore.StoreError matching idemstore.ErrStoreMisconfigured
 }
 
 // verifier runs Check before the store's first acquire and again when the
@@ -56,7 +56,7 @@ func (s *Store) verified(ctx context.Context) error {
 		return cur.err // another caller checked meanwhile
 	}
 	err := s.Check(ctx)
-	if err != nil && !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		if last != nil {
 			return last.err
 		}
@@ -84,8 +84,8 @@ func (s *Store) refused(op string, err error) error {
 	if !errors.As(err, &pe) || !statementRefusedByTable(pe.Code) {
 		return err
 	}
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
-		err = &idem.StoreError{Op: op, Err: &configError{
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
+		err = &idemstore.StoreError{Op: op, Err: &configError{
 			msg: pe.Message + " (SQLSTATE " + pe.Code + "): the records' table refuses the store's statements; run Store.Check for what to change",
 			err: pe,
 		}}

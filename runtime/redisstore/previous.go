@@ -9,12 +9,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Records were kept under the full names of their API and operation before
-// the current key layout ([idem.PreviousRecordKey]); they are kept under a
-// short token of both now ([idem.OperationToken]). So that a retry of a
+// the current key layout ([idemstore.PreviousRecordKey]); they are kept under a
+// short token of both now ([idemstore.OperationToken]). So that a retry of a
 // request answered before the upgrade is still replayed, the store looks
 // for a record under the previous key whenever it creates one under the
 // current key (one more GET in Acquire's pipeline), for as long as such a
@@ -22,17 +22,17 @@ import (
 // process of the current layout writes to the server: the time it started,
 // or 0 when the server held no key at all then (a new Redis can hold no
 // previous record, so nothing is looked up). The engine adds the rollout
-// and the operation's retention to that time ([idem.PreviousKeyStore]).
+// and the operation's retention to that time ([idemstore.PreviousKeyStore]).
 
 var (
-	_ idem.PreviousKeyStore = (*Store)(nil)
-	_ idem.OperationNamer   = (*Store)(nil)
+	_ idemstore.PreviousKeyStore = (*Store)(nil)
+	_ idemstore.OperationNamer   = (*Store)(nil)
 )
 
 // KeyLayoutMarker is the key, under the prefix, of the time the current
 // key layout started on the server (Unix ms as a decimal string), or 0 when
 // the server held nothing then: the store looks up previous keys only while
-// records written under them may live ([idem.PreviousKeyStore]). An
+// records written under them may live ([idemstore.PreviousKeyStore]). An
 // operator who knows that no process of the previous layout ran can SET it
 // to 0 to end the lookups (processes read it when they start). It has no
 // ':' after the prefix, so it is never a record's key of either layout.
@@ -60,7 +60,7 @@ redis.call('SET', KEYS[1], string.format('%d', since))
 return since
 `)
 
-// KeyLayoutSince implements [idem.PreviousKeyStore].
+// KeyLayoutSince implements [idemstore.PreviousKeyStore].
 func (s *Store) KeyLayoutSince() (since time.Time, known bool) {
 	switch ms := s.layoutSince.Load(); {
 	case ms < 0:
@@ -91,7 +91,7 @@ func (s *Store) readLayout(ctx context.Context) error {
 	return nil
 }
 
-// NameOperation implements [idem.OperationNamer]: HSET of the token in the
+// NameOperation implements [idemstore.OperationNamer]: HSET of the token in the
 // prefix's operations hash.
 func (s *Store) NameOperation(ctx context.Context, token, api, op string) error {
 	c, ok := s.rdb.(redis.Cmdable)
@@ -99,7 +99,7 @@ func (s *Store) NameOperation(ctx context.Context, token, api, op string) error 
 		return nil // a client that only runs scripts keeps no names
 	}
 	if err := c.HSet(ctx, s.storageKey(operationNames), token, api+"\n"+op).Err(); err != nil {
-		return &idem.StoreError{Op: "name operation", Err: err}
+		return &idemstore.StoreError{Op: "name operation", Err: err}
 	}
 	return nil
 }
@@ -129,12 +129,12 @@ func OperationNames(ctx context.Context, rdb redis.Cmdable, prefix string) (map[
 // req.Token, from v and err, its read of the previous key prevKey: nothing
 // there leaves the creation as it is (FirstRun, fence 1); a record there
 // decides (fromPrevious); a failed read releases the new record.
-func (s *Store) created(ctx context.Context, key, prevKey, v string, err error, req idem.AcquireRequest, lease int64) (idem.Acquisition, error) {
+func (s *Store) created(ctx context.Context, key, prevKey, v string, err error, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
 	switch {
 	case err == redis.Nil:
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 	case err != nil:
-		return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+		return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
 	default:
 		return s.fromPrevious(ctx, key, prevKey, v, req, lease)
 	}
@@ -153,44 +153,44 @@ func (s *Store) abandon(ctx context.Context, key, token string, err error) error
 // record's (replay, mismatch, or conflict while its lease lives); a lapsed
 // previous lease is taken over and deleted, and the new record kept. A
 // value that is not a record is none.
-func (s *Store) fromPrevious(ctx context.Context, key, prevKey, prev string, req idem.AcquireRequest, lease int64) (idem.Acquisition, error) {
+func (s *Store) fromPrevious(ctx context.Context, key, prevKey, prev string, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
 	state, stored, format := recordHead(prev)
 	fp := storedFingerprint(req.Fingerprint)
 	if format == 1 {
 		fp = req.Fingerprint
 	}
-	var acq idem.Acquisition
+	var acq idemstore.Acquisition
 	switch {
 	case format == 0:
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 	case stored != fp:
-		acq = idem.Acquisition{Outcome: idem.OutcomeMismatch}
+		acq = idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}
 	case state == stateCompleted:
 		r, err := parseRecord(prev)
 		if err != nil {
-			return idem.Acquisition{}, s.abandon(ctx, key, req.Token, &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay of the previous key: %v", errMalformedReply, err)})
+			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay of the previous key: %v", errMalformedReply, err)})
 		}
-		acq = idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}
+		acq = idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}
 	default: // in progress: live or lapsed, by its TTL, as acquire.lua decides
 		v, err := s.acquire.Run(ctx, s.rdb, []string{prevKey}, req.Token, fp, lease+s.abandonedMS, s.abandonedMS, req.Fingerprint).Result()
 		if err != nil {
-			return idem.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
 		}
 		if acq, err = decodeAcquireReply(v); err != nil {
-			return idem.Acquisition{}, s.abandon(ctx, key, req.Token, &idem.StoreError{Op: "acquire", Err: err})
+			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, &idemstore.StoreError{Op: "acquire", Err: err})
 		}
 		switch acq.Outcome {
-		case idem.OutcomeRecovered, idem.OutcomeFirstRun:
+		case idemstore.OutcomeRecovered, idemstore.OutcomeFirstRun:
 			// Taken over from a lapsed owner (or gone meanwhile, and
 			// created there by the script): the run goes on under key.
-			if err := s.run(ctx, "acquire", s.release, prevKey, req.Token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
-				return idem.Acquisition{}, s.abandon(ctx, key, req.Token, err)
+			if err := s.run(ctx, "acquire", s.release, prevKey, req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+				return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, err)
 			}
-			return idem.Acquisition{Outcome: acq.Outcome, Fence: 1}, nil
+			return idemstore.Acquisition{Outcome: acq.Outcome, Fence: 1}, nil
 		}
 	}
-	if err := s.run(ctx, "acquire", s.release, key, req.Token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
-		return idem.Acquisition{}, err
+	if err := s.run(ctx, "acquire", s.release, key, req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+		return idemstore.Acquisition{}, err
 	}
 	return acq, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // TestPreviousKeyTransitions: with and without pipelining, a record created
@@ -23,22 +23,22 @@ func TestPreviousKeyTransitions(t *testing.T) {
 				b.scriptOnly = scriptOnly
 				ctx := context.Background()
 				const fp, other = "fp-1", "fp-2"
-				prev := func(k string) string { return idem.PreviousRecordKey("shop", "CreateOrder", "", k) }
-				cur := func(k string) string { return idem.RecordKeyIn("shop", "CreateOrder", "", k) }
+				prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
+				cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
 				set := func(k, v string, ttl time.Duration) {
 					t.Helper()
 					if err := b.rdb.Set(ctx, b.key(k), v, ttl).Err(); err != nil {
 						t.Fatal(err)
 					}
 				}
-				rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
+				rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
 				// As the previous version wrote them.
 				set(prev("done"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0)), time.Hour)
 				set(prev("busy"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 90*time.Second)
 				set(prev("lapsed"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 30*time.Second)
 				s := b.store()
-				req := func(k, fp string) idem.AcquireRequest {
-					return idem.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: "new-owner", Fingerprint: fp, Lease: time.Minute}
+				req := func(k, fp string) idemstore.AcquireRequest {
+					return idemstore.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: "new-owner", Fingerprint: fp, Lease: time.Minute}
 				}
 				gone := func(k string) {
 					t.Helper()
@@ -48,14 +48,14 @@ func TestPreviousKeyTransitions(t *testing.T) {
 				}
 
 				acq := mustAcquire(t, s, req("done", fp))
-				if acq.Outcome != idem.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
+				if acq.Outcome != idemstore.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
 					t.Errorf("completed under the previous key: %+v %+v; want its replay", acq, acq.Record)
 				}
 				gone(cur("done"))
-				wantOutcome(t, mustAcquire(t, s, req("done", other)), idem.OutcomeMismatch, 0)
+				wantOutcome(t, mustAcquire(t, s, req("done", other)), idemstore.OutcomeMismatch, 0)
 				gone(cur("done"))
 
-				if acq := mustAcquire(t, s, req("busy", fp)); acq.Outcome != idem.OutcomeConflict || acq.Remaining <= 0 {
+				if acq := mustAcquire(t, s, req("busy", fp)); acq.Outcome != idemstore.OutcomeConflict || acq.Remaining <= 0 {
 					t.Errorf("live lease under the previous key: %+v; want conflict", acq)
 				}
 				gone(cur("busy"))
@@ -63,18 +63,18 @@ func TestPreviousKeyTransitions(t *testing.T) {
 					t.Errorf("the previous owner's record changed: %q", got)
 				}
 
-				wantOutcome(t, mustAcquire(t, s, req("lapsed", fp)), idem.OutcomeRecovered, 1)
+				wantOutcome(t, mustAcquire(t, s, req("lapsed", fp)), idemstore.OutcomeRecovered, 1)
 				gone(prev("lapsed"))
 				if r := b.snapshot(t, cur("lapsed")); r.state != stateInProgress || r.owner != "new-owner" || r.fence != 1 {
 					t.Errorf("after the takeover, the current key holds %+v; want the new owner's lease", r)
 				}
 
-				wantOutcome(t, mustAcquire(t, s, req("new", fp)), idem.OutcomeFirstRun, 1)
+				wantOutcome(t, mustAcquire(t, s, req("new", fp)), idemstore.OutcomeFirstRun, 1)
 				// Without a previous key, a record there is not read.
 				set(prev("ignored"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0)), time.Hour)
 				r := req("ignored", fp)
 				r.PreviousKey = ""
-				wantOutcome(t, mustAcquire(t, s, r), idem.OutcomeFirstRun, 1)
+				wantOutcome(t, mustAcquire(t, s, r), idemstore.OutcomeFirstRun, 1)
 			})
 		})
 	}
@@ -92,12 +92,12 @@ func TestNoPreviousKeysOnANewServer(t *testing.T) {
 		if since, known := s.KeyLayoutSince(); !known || !since.IsZero() {
 			t.Fatalf("KeyLayoutSince = %v, %v; want zero, known", since, known)
 		}
-		rec := &idem.Record{Status: 201, Body: []byte(`{}`)}
-		prev := idem.PreviousRecordKey("", "Op", "", "k")
+		rec := &idemstore.Record{Status: 201, Body: []byte(`{}`)}
+		prev := idemstore.PreviousRecordKey("", "Op", "", "k")
 		if err := b.rdb.Set(ctx, b.key(prev), "c"+storedFingerprint("fp")+string(encodeResult(rec, 0)), time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
-		acq := mustAcquire(t, s, idem.AcquireRequest{Key: idem.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})
-		wantOutcome(t, acq, idem.OutcomeFirstRun, 1)
+		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: idemstore.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})
+		wantOutcome(t, acq, idemstore.OutcomeFirstRun, 1)
 	})
 }

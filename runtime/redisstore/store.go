@@ -14,10 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// Store is the [idem.Store] on Redis: one string per key, changed only by
+// Store is the [idemstore.Store] on Redis: one string per key, changed only by
 // the scripts of package lua and by two plain commands, and timed only by
 // Redis (a lease's deadline is its record's expiry). It works with any
 // go-redis client (Client, ClusterClient, Ring, UniversalClient), because
@@ -28,8 +28,8 @@ import (
 // must run: the store refuses a Redis whose maxmemory-policy evicts (unless
 // WithEvictionRunsMayRepeat) or that denies the scripts (see [Store.Check]).
 //
-// Every error it returns, other than [idem.ErrNotOwner] and the argument
-// checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
+// Every error it returns, other than [idemstore.ErrNotOwner] and the argument
+// checks, is a *[idemstore.StoreError], which matches [idemstore.ErrStoreUnavailable]
 // under errors.Is.
 type Store struct {
 	rdb          redis.Scripter
@@ -56,7 +56,7 @@ type Store struct {
 	flight      *flight                 // the verification acquires wait for, if one runs
 }
 
-var _ idem.Store = (*Store)(nil)
+var _ idemstore.Store = (*Store)(nil)
 
 // pipeliner is what Acquire's plain commands need of a client; every
 // go-redis client has it.
@@ -107,7 +107,7 @@ func WithCompression(threshold int) Option {
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
 // deadline before Redis deletes it. Until then a later acquire takes the
 // record over with the next fence number; afterwards it starts again at
-// fence 1. The default is [idem.DefaultRetention]; d <= 0 keeps the default.
+// fence 1. The default is [idemstore.DefaultRetention]; d <= 0 keeps the default.
 func WithAbandonedTTL(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
@@ -128,12 +128,12 @@ const (
 // Before its first acquire, and every check interval after, the store
 // verifies what Check does of the server (see Check); while the server may
 // evict records or denies the scripts, Acquire fails with an error matching
-// [idem.ErrStoreMisconfigured].
+// [idemstore.ErrStoreMisconfigured].
 func New(rdb redis.Scripter, opts ...Option) *Store {
 	s := &Store{
 		rdb:          rdb,
 		prefix:       DefaultPrefix,
-		abandonedTTL: idem.DefaultRetention,
+		abandonedTTL: idemstore.DefaultRetention,
 		compressOver: DefaultCompressOver,
 		acquire:      redis.NewScript(lua.Acquire),
 		complete:     redis.NewScript(lua.Complete),
@@ -149,7 +149,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	if s.clientProblem = clientProblem(rdb); s.clientProblem != "" {
 		// Loud, once per store: Check refuses it, but the engine works on.
 		s.log.Warn("redisstore: " + s.clientProblem)
@@ -164,13 +164,13 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 func (s *Store) LoadScripts(ctx context.Context) error {
 	for _, script := range []*redis.Script{s.acquire, s.complete, s.release, s.extend} {
 		if err := script.Load(ctx, s.rdb).Err(); err != nil {
-			return &idem.StoreError{Op: "load scripts", Err: err}
+			return &idemstore.StoreError{Op: "load scripts", Err: err}
 		}
 	}
 	return nil
 }
 
-// Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
+// Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
 // It first sends, in one pipelined round trip, SET key in-progress-record
 // NX PX ttl and GET key: the SET creates an absent record (fence 1)
@@ -180,19 +180,19 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 // or a takeover) costs a second round trip, through acquire.lua, which
 // reads the record's TTL. With a client that cannot pipeline, Acquire runs
 // acquire.lua alone.
-func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, idem.DefaultLock)
+func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
-		return idem.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
+		return idemstore.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	if err := s.admit(ctx); err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	key, fp := s.storageKey(req.Key), storedFingerprint(req.Fingerprint)
 	prevKey := ""
@@ -212,13 +212,13 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	}
 	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, fp, lease+s.abandonedMS, s.abandonedMS, req.Fingerprint).Result()
 	if err != nil {
-		return idem.Acquisition{}, s.denied("acquire", err)
+		return idemstore.Acquisition{}, s.denied("acquire", err)
 	}
 	acq, err := decodeAcquireReply(v)
 	if err != nil {
-		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
+		return idemstore.Acquisition{}, &idemstore.StoreError{Op: "acquire", Err: err}
 	}
-	if prevKey != "" && acq.Outcome == idem.OutcomeFirstRun {
+	if prevKey != "" && acq.Outcome == idemstore.OutcomeFirstRun {
 		v, err := getScript.Run(ctx, s.rdb, []string{prevKey}).Text()
 		return s.created(ctx, key, prevKey, v, err, req, lease)
 	}
@@ -238,7 +238,7 @@ var getScript = redis.NewScript("return redis.call('GET', KEYS[1])")
 //
 // With prevKey set, a GET of the previous key goes in the same pipeline,
 // and a created record defers to a record found there (fromPrevious).
-func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req idem.AcquireRequest, lease int64) (acq idem.Acquisition, done bool, err error) {
+func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req idemstore.AcquireRequest, lease int64) (acq idemstore.Acquisition, done bool, err error) {
 	k := any(key) // boxed once for both commands
 	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(lease+s.abandonedMS))
 	get := redis.NewStringCmd(ctx, "get", k)
@@ -254,20 +254,20 @@ func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req i
 	created, err := set.Result()
 	switch {
 	case err != nil:
-		return idem.Acquisition{}, true, s.denied("acquire", err)
+		return idemstore.Acquisition{}, true, s.denied("acquire", err)
 	case created && prev != nil:
 		v, err := prev.Result()
 		acq, err := s.created(ctx, key, prevKey, v, err, req, lease)
 		return acq, true, err
 	case created:
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, true, nil
 	}
 	v, err := get.Result()
 	switch {
 	case err == redis.Nil:
-		return idem.Acquisition{}, false, nil
+		return idemstore.Acquisition{}, false, nil
 	case err != nil:
-		return idem.Acquisition{}, true, s.denied("acquire", err)
+		return idemstore.Acquisition{}, true, s.denied("acquire", err)
 	}
 	state, stored, format := recordHead(v)
 	if format == 1 {
@@ -275,17 +275,17 @@ func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req i
 	}
 	switch {
 	case format == 0:
-		return idem.Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
+		return idemstore.Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
 	case stored != fp:
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, true, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, true, nil
 	case state != stateCompleted:
-		return idem.Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
+		return idemstore.Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
 	}
 	r, err := parseRecord(v)
 	if err != nil {
-		return idem.Acquisition{}, true, &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
+		return idemstore.Acquisition{}, true, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
 	}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, true, nil
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}, true, nil
 }
 
 // ttlArg returns ms as a command argument. Every acquire of an operation
@@ -336,10 +336,10 @@ func inProgressRecord(fp, token string, fence, abandonedMS int64) string {
 	return b.String()
 }
 
-// Complete implements [idem.Store]. A zero retention means [idem.DefaultRetention].
+// Complete implements [idemstore.Store]. A zero retention means [idemstore.DefaultRetention].
 // The body of a record with BodyOmitted set is not stored.
-func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
-	ret, err := durationMS("retention", retention, idem.DefaultRetention)
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver), ret)
 }
 
-// Release implements [idem.Store].
+// Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
@@ -360,10 +360,10 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	return s.run(ctx, "release", s.release, s.storageKey(key), token)
 }
 
-// Extend implements [idem.Store]. A zero lease means [idem.DefaultLock]. An owner
+// Extend implements [idemstore.Store]. A zero lease means [idemstore.DefaultLease]. An owner
 // whose lease ran out may still extend it as long as nobody took it over.
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, idem.DefaultLock)
+	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 }
 
 // run runs one of the owner-only scripts on the record at skey, which
-// answer 1 (done) or 0 (refused: idem.ErrNotOwner). args are its ARGV, the
+// answer 1 (done) or 0 (refused: idemstore.ErrNotOwner). args are its ARGV, the
 // owner token first.
 func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey string, args ...any) error {
 	var cmd *redis.Cmd
@@ -390,9 +390,9 @@ func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey s
 	case n == 1:
 		return nil
 	case n == 0:
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
-	return &idem.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+	return &idemstore.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
 }
 
 // evalsha is the EVALSHA command of script on the record at skey with

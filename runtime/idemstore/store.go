@@ -1,4 +1,4 @@
-package idem
+package idemstore
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Store is the atomic per-key state machine behind the engine. Every method
-// touches exactly one key. Package redisstore is the implementation; tests
-// may use their own.
+// Store is the atomic per-key state machine behind the engine (package
+// idem). Every method touches exactly one key. Packages redisstore and
+// pgstore implement it.
 type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
@@ -59,6 +59,15 @@ type PreviousKeyStore interface {
 	// acquire or check).
 	KeyLayoutSince() (since time.Time, known bool)
 }
+
+// Defaults a store applies to a zero duration it is given, which are the
+// engine's defaults too (package idem: DefaultLock, DefaultRetention,
+// DefaultStoreTimeout).
+const (
+	DefaultLease     = 30 * time.Second // the in-progress lease (x-idempotent's lock)
+	DefaultRetention = 24 * time.Hour   // how long a completed record is kept
+	DefaultTimeout   = 2 * time.Second  // a store call, detached from the request
+)
 
 // PreviousLayoutRollout is how long processes of the previous key layout
 // are taken to go on writing records after the first process of the
