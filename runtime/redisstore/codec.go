@@ -109,8 +109,7 @@ func isLowerHex(s string) bool {
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
 func encodeResult(rec *idemstore.Record, threshold int) []byte {
-	body, flags := encodeBody(rec, threshold)
-	meta := byte(metaBase | flags)
+	meta := byte(metaBase)
 	var nameBuf [8]string
 	names := nameBuf[:0]
 	hlen := 0
@@ -133,7 +132,11 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 		meta |= metaHeader
 	}
 
-	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+len(body))
+	bodyRoom := len(rec.Body)
+	if rec.BodyOmitted {
+		bodyRoom = 0
+	}
+	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+bodyRoom)
 	dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
 	if hlen > 0 {
 		dst = binary.AppendUvarint(dst, uint64(hlen))
@@ -156,7 +159,9 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 			}
 		}
 	}
-	return append(dst, body...)
+	dst, flags := appendBody(dst, rec, threshold)
+	dst[2] |= byte(flags) // the meta byte
+	return dst
 }
 
 // contentTypeCode is the code of a header that is a Content-Type with one
