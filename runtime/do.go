@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // Errors of [Do].
@@ -62,7 +63,7 @@ func Do(ctx context.Context, store Store, op *Operation, key string, payload []b
 // Do is [Do] with the engine's store and options.
 func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error)) (result []byte, replayed bool, err error) {
-	if err := checkKey(key); err != nil {
+	if err := keyheader.Check(key); err != nil {
 		return nil, false, err
 	}
 	k := e.newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/beat"
+	"github.com/idemgen/idemgen/runtime/internal/deadline"
+	"github.com/idemgen/idemgen/runtime/internal/ewma"
 )
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
@@ -16,11 +19,11 @@ import (
 type Engine struct {
 	store     Store
 	cfg       config
-	allow     []string        // canonical names of the headers stored for replay
-	deadlines *storeDeadlines // the contexts of store calls
-	runTimes  runTimes        // per operation, for a 409's Retry-After
-	beats     beats           // the heartbeats of the leases held
-	tokens    sync.Map        // operation ID -> *opName
+	allow     []string                   // canonical names of the headers stored for replay
+	deadlines *deadline.Shared           // the contexts of store calls
+	runs      ewma.Durations[*Operation] // how long a run of each operation takes, for a 409's Retry-After
+	beats     beat.Scheduler             // the heartbeats of the leases held
+	tokens    sync.Map                   // operation ID -> *opName
 	previous  idemstore.PreviousKeyStore
 	namer     idemstore.OperationNamer
 
@@ -46,7 +49,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 	if msg := cfg.checkScope(); msg != "" {
 		panic(msg)
 	}
-	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
+	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: deadline.New(cfg.storeTimeout)}
 	e.previous, _ = store.(idemstore.PreviousKeyStore)
 	e.namer, _ = store.(idemstore.OperationNamer)
 	return e

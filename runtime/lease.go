@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/deadline"
 )
 
 // lease is an in-progress record this attempt owns.
@@ -24,14 +25,14 @@ type lease struct {
 	// save allocations.
 	record      idemstore.Record
 	handlerCtx  infoCtx
-	completeCtx storeCtx
+	completeCtx deadline.Ctx
 
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
 	// just before each extension. The lease may have begun up to one round
 	// trip before it; completeAgain's bound is that approximate, and safe
 	// either way, since complete checks the owner. The heartbeat writes it
-	// under e.beats.mu while fn runs.
+	// while fn runs; stopHeartbeat waits for that.
 	extended time.Time
 }
 
@@ -254,7 +255,7 @@ func (l *lease) complete(ctx context.Context, rec *idemstore.Record) error {
 // StoreCall hook.
 func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.contextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.ContextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }
@@ -262,7 +263,7 @@ func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 // release deletes the lease so that a retry runs again; cause says why.
 func (l *lease) release(ctx context.Context, cause error) {
 	sctx, s := l.startCall(ctx, "release")
-	err := l.e.store.Release(l.e.deadlines.context(sctx), l.k.storageKey, l.token)
+	err := l.e.store.Release(l.e.deadlines.Context(sctx), l.k.storageKey, l.token)
 	s.done(Event{Err: err})
 	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {

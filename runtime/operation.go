@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // Operation is the per-operation configuration that generated code declares
@@ -47,6 +48,13 @@ const (
 	DefaultStoredBodyLimit = 1 << 20                  // stored response body, bytes
 	DefaultStoreTimeout    = idemstore.DefaultTimeout // every store call, detached from the request
 )
+
+// MaxKeyLength is the longest idempotency key accepted, in bytes.
+const MaxKeyLength = keyheader.MaxLength
+
+// ErrInvalidKey is returned (wrapped) for a key that is empty, longer than
+// MaxKeyLength, not printable ASCII, or a malformed sf-string.
+var ErrInvalidKey = keyheader.ErrInvalid
 
 // keyHeader returns the header that carries the key, or "" for a body key.
 func (op *Operation) keyHeader() string {
