@@ -3,7 +3,9 @@ package idem
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -60,11 +62,18 @@ func NewEngine(store Store, opts ...Option) *Engine {
 // declares Security (the spec requires authentication for it), a key space
 // shared by every caller is never the silent default: unless opts choose
 // one with [WithScope], [WithScopeFromHeader] or [WithSharedKeySpace],
-// NewEngineFor panics, naming the operations and the options to add.
+// NewEngineFor panics, naming the operations and the options to add. It
+// panics too on a storage policy (Final, Transient) that [CheckFinal]
+// refuses.
 func NewEngineFor(ops []*Operation, store Store, opts ...Option) *Engine {
 	e := NewEngine(store, opts...)
 	if msg := e.cfg.unscopedSecured(ops); msg != "" {
 		panic(msg)
+	}
+	for _, op := range ops {
+		if err := CheckFinal(op.Final, op.Transient); err != nil {
+			panic(fmt.Sprintf("idem: operation %s: storage policy: %v", op.ID, strings.ReplaceAll(err.Error(), "\n", "; ")))
+		}
 	}
 	return e
 }

@@ -26,12 +26,37 @@ type Operation struct {
 	KeyPointer string // JSON Pointer to a string member of the JSON body (Square style)
 	Optional   bool   // true: a request without a key runs unprotected instead of 400
 
+	// KeyPointers, with KeyHeader and KeyPointer empty, is a composite
+	// body key: the values at these JSON Pointers (strings or numbers)
+	// together are the key, as a webhook provider that sends no single id
+	// is deduplicated (Adyen: pspReference and eventCode). See
+	// [Operation.Provider].
+	KeyPointers []string
+
+	// Provider is the sender of a webhook or callback whose delivery or
+	// event ids the operation's keys are ("" for an API operation). It is
+	// part of every storage key of the operation's records (idemctl names
+	// the operation ID@Provider), so that two senders' equal ids never
+	// meet. Generated code sets it from x-idempotent's provider, by
+	// default the webhook's or callback's name in the spec.
+	Provider string
+
 	Retention time.Duration // how long a completed result is replayed
 	Lock      time.Duration // in-progress lease, extended by the heartbeat
 	Wait      time.Duration // how long a duplicate waits for the original before 409
 
 	FingerprintIgnore  []string // JSON Pointers removed from the body before hashing
 	FingerprintHeaders []string // request headers included in the fingerprint
+
+	// Final is the operation's storage policy: the answers that are final,
+	// stored and replayed, as status codes ("500") and classes ("2xx").
+	// nil means DefaultFinal (2xx, 3xx and 4xx). Transient takes statuses
+	// back out of it: their lease is released and a retry runs again (a
+	// 402 that a topped-up card should turn into a 201). The statuses of
+	// NeverFinal (408, 409, 425, 429) are never stored; an error, no
+	// answer, a panic or a cancellation always releases. See CheckFinal.
+	Final     []string
+	Transient []int
 
 	// Security lists the schemes the spec requires for the operation; an
 	// engine for it refuses a key space shared by every caller unless told
@@ -61,7 +86,7 @@ func (op *Operation) keyHeader() string {
 	switch {
 	case op.KeyHeader != "":
 		return op.KeyHeader
-	case op.KeyPointer != "":
+	case op.KeyPointer != "" || len(op.KeyPointers) > 0:
 		return ""
 	default:
 		return DefaultKeyHeader

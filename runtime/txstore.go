@@ -46,10 +46,10 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
+	resp, err := fn(tx.Context(l.handlerContext(ctx)))
 	settled = true
 	l.stopHeartbeat()
-	cause := notStored(resp, err)
+	cause := notStored(l.k.op, resp, err)
 	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.
 		l.rollback(ctx, tx)

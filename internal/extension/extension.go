@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,20 +30,31 @@ const Name = "x-idempotent"
 type Spec struct {
 	// API is the document-level api: the API's identity in storage keys,
 	// in place of the one derived from info.title ("" leaves it out).
-	API         *string
-	Key         *Key
+	API *string
+	Key *Key
+	// Provider names the sender of a webhook or callback whose ids its
+	// keys are; allowed on webhook and callback operations only.
+	Provider    *string
 	Required    *bool
 	Retention   *time.Duration
 	Lock        *time.Duration
 	Wait        *time.Duration
 	Fingerprint *Fingerprint
 	Retry       *Retry
+	// Final and Transient are the storage policy (idem.Operation's fields
+	// of those names): nil when not given.
+	Final     []string
+	Transient []int
 }
 
 // Key says where the idempotency key is: exactly one field is set.
 type Key struct {
 	Header string // HTTP header name
 	Body   string // JSON Pointer into the JSON request body
+	// Composite lists two or more JSON Pointers whose values together are
+	// the key (key.body given as a list: a webhook provider's pspReference
+	// and eventCode).
+	Composite []string
 }
 
 // Fingerprint lists what is left out of, or added to, the request fingerprint.
@@ -84,11 +96,11 @@ func errorf(field, format string, args ...any) *Error {
 
 // fieldNames are the members of an x-idempotent object, in the order the
 // documentation lists them.
-var fieldNames = []string{"key", "required", "retention", "lock", "wait", "fingerprint", "retry"}
+var fieldNames = []string{"key", "provider", "required", "retention", "lock", "wait", "final", "transient", "fingerprint", "retry"}
 
 // documentFields are the members of the document-level x-idempotent: api
-// and the operation's fields.
-var documentFields = append([]string{"api"}, fieldNames...)
+// and the operation's fields but provider (each webhook's own).
+var documentFields = append([]string{"api"}, slices.DeleteFunc(slices.Clone(fieldNames), func(f string) bool { return f == "provider" })...)
 
 // The members of x-idempotent's key, fingerprint and retry objects.
 var (
@@ -157,13 +169,18 @@ func ParseOperation(v any) (enabled bool, s Spec, err error) {
 func ParseDocument(v any) (Spec, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Spec{}, errorf("", "must be an object of defaults (api, key, required, retention, lock, wait, fingerprint, retry) at document level, got %s", describe(v))
+		return Spec{}, errorf("", "must be an object of defaults (api, key, required, retention, lock, wait, final, transient, fingerprint, retry) at document level, got %s", describe(v))
 	}
 	var p problems
 	api, hasAPI := m["api"]
 	if hasAPI {
 		m = maps.Clone(m)
 		delete(m, "api")
+	}
+	if _, ok := m["provider"]; ok {
+		p.add("provider", "is allowed on webhook and callback operations only: each names the sender of its own deliveries")
+		m = maps.Clone(m)
+		delete(m, "provider")
 	}
 	s := parseObject(&p, m, documentFields)
 	if hasAPI {
@@ -243,6 +260,9 @@ func parseObject(p *problems, m map[string]any, known []string) Spec {
 	if v, ok := m["key"]; ok {
 		s.Key = parseKey(p, v)
 	}
+	if v, ok := m["provider"]; ok {
+		s.Provider = parseProvider(p, v)
+	}
 	if v, ok := m["required"]; ok {
 		if b, ok := v.(bool); ok {
 			s.Required = &b
@@ -262,6 +282,12 @@ func parseObject(p *problems, m map[string]any, known []string) Spec {
 		if v, ok := m[d.name]; ok {
 			*d.dst = parseDuration(p, d.name, v, d.positive)
 		}
+	}
+	if v, ok := m["final"]; ok {
+		s.Final = parseFinal(p, v)
+	}
+	if v, ok := m["transient"]; ok {
+		s.Transient = parseTransient(p, v)
 	}
 	if v, ok := m["fingerprint"]; ok {
 		s.Fingerprint = parseFingerprint(p, v)
@@ -294,9 +320,12 @@ func parseKey(p *problems, v any) *Key {
 			return &Key{Header: h}
 		}
 	case hasBody:
+		if list, ok := bv.([]any); ok {
+			return parseCompositeKey(p, list)
+		}
 		ptr, ok := bv.(string)
 		if !ok {
-			p.add("key.body", "must be a JSON Pointer such as /idempotency_key, got %s", describe(bv))
+			p.add("key.body", "must be a JSON Pointer such as /idempotency_key, or a list of them whose values together are the key, got %s", describe(bv))
 			return nil
 		}
 		if checkPointer(p, "key.body", ptr) {
@@ -306,6 +335,33 @@ func parseKey(p *problems, v any) *Key {
 		p.add("key", "must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)")
 	}
 	return nil
+}
+
+// parseCompositeKey parses key.body given as a list: one pointer is a plain
+// body key, two or more a composite one.
+func parseCompositeKey(p *problems, list []any) *Key {
+	ptrs := parseStrings(p, "key.body", list, "JSON Pointers such as /pspReference", checkPointer)
+	switch {
+	case len(ptrs) != len(list):
+		return nil // reported
+	case len(ptrs) == 0:
+		p.add("key.body", "must list at least one JSON Pointer")
+		return nil
+	case len(ptrs) == 1:
+		return &Key{Body: ptrs[0]}
+	}
+	return &Key{Composite: ptrs}
+}
+
+// parseProvider checks provider: like api, up to MaxAPILength letters,
+// digits, '-', '_' and '.', but not empty.
+func parseProvider(p *problems, v any) *string {
+	s, ok := v.(string)
+	if !ok || s == "" || len(s) > MaxAPILength || strings.IndexFunc(s, func(r rune) bool { return r >= 128 || !isAPIByte(byte(r)) }) >= 0 {
+		p.add("provider", "must be a short name such as stripe (up to %d letters, digits, '-', '_' and '.'), got %s", MaxAPILength, describe(v))
+		return nil
+	}
+	return &s
 }
 
 func parseFingerprint(p *problems, v any) *Fingerprint {
@@ -391,6 +447,51 @@ func parseRetryOn(p *problems, v any) []int {
 			}
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// parseFinal parses final, the statuses whose answers are stored: status
+// codes (500, unquoted in YAML) and classes (2xx). Whether each is allowed
+// is the runtime's rule, idem.CheckFinal, which Resolve applies to the
+// merged policy.
+func parseFinal(p *problems, v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		p.add("final", "must be a list of status codes and classes such as [2xx, 4xx, 500], got %s", describe(v))
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		if n, ok := integer(e); ok {
+			out = append(out, strconv.Itoa(n))
+			continue
+		}
+		s, ok := e.(string)
+		if !ok {
+			p.add(fmt.Sprintf("final[%d]", i), "must be a status code (500) or a class (2xx), got %s", describe(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// parseTransient parses transient, the statuses taken out of final.
+func parseTransient(p *problems, v any) []int {
+	list, ok := v.([]any)
+	if !ok {
+		p.add("transient", "must be a list of HTTP status codes such as [402], got %s", describe(v))
+		return nil
+	}
+	out := make([]int, 0, len(list))
+	for i, e := range list {
+		n, ok := integer(e)
+		if !ok {
+			p.add(fmt.Sprintf("transient[%d]", i), "must be an HTTP status code such as 402, got %s", describe(e))
+			continue
+		}
+		out = append(out, n)
 	}
 	return out
 }

@@ -15,13 +15,23 @@ import (
 type Settings struct {
 	KeyHeader  string // set for a header key
 	KeyPointer string // set for a body key
-	Required   bool
-	Retention  time.Duration
-	Lock       time.Duration
-	Wait       time.Duration
+	// KeyPointers is set for a composite body key.
+	KeyPointers []string
+	// Provider is the provider as given ("" when not: the loader applies
+	// the default, which depends on where the operation is).
+	Provider  string
+	Required  bool
+	Retention time.Duration
+	Lock      time.Duration
+	Wait      time.Duration
 
 	FingerprintIgnore  []string
 	FingerprintHeaders []string // canonical header names
+
+	// Final and Transient are the storage policy; Final is
+	// idem.DefaultFinal() unless the spec says otherwise.
+	Final     []string
+	Transient []int
 
 	Retry RetrySettings
 }
@@ -47,6 +57,7 @@ func Defaults() Settings {
 		Required:  true,
 		Retention: idem.DefaultRetention,
 		Lock:      idem.DefaultLock,
+		Final:     idem.DefaultFinal(),
 		Retry: RetrySettings{
 			MaxAttempts:     p.MaxAttempts,
 			InitialInterval: p.InitialInterval,
@@ -92,6 +103,13 @@ func Resolve(doc, op Spec) (Settings, error) {
 	if r := s.Retry; r.MaxInterval < r.InitialInterval {
 		p.add("retry.maxInterval", "must be at least initialInterval (%s), got %s", r.InitialInterval, r.MaxInterval)
 	}
+	if err := idem.CheckFinal(s.Final, s.Transient); err != nil {
+		for _, e := range unwrapAll(err) {
+			if fe, ok := e.(*idem.FinalError); ok {
+				p.add(fe.Field, "%s", fe.Msg)
+			}
+		}
+	}
 	if err := s.Retry.Policy().Validate(); err != nil {
 		p.add("retry", "the runtime refuses the policy (%v): the generated client would fail every call", err)
 	}
@@ -103,12 +121,19 @@ func Resolve(doc, op Spec) (Settings, error) {
 
 func (s *Settings) apply(l Spec) {
 	if l.Key != nil {
-		s.KeyHeader, s.KeyPointer = l.Key.Header, l.Key.Body
+		s.KeyHeader, s.KeyPointer, s.KeyPointers = l.Key.Header, l.Key.Body, l.Key.Composite
 	}
+	setIf(&s.Provider, l.Provider)
 	setIf(&s.Required, l.Required)
 	setIf(&s.Retention, l.Retention)
 	setIf(&s.Lock, l.Lock)
 	setIf(&s.Wait, l.Wait)
+	if l.Final != nil {
+		s.Final = append([]string(nil), l.Final...)
+	}
+	if l.Transient != nil {
+		s.Transient = append([]int(nil), l.Transient...)
+	}
 	if f := l.Fingerprint; f != nil {
 		if f.Ignore != nil {
 			s.FingerprintIgnore = append([]string(nil), f.Ignore...)
@@ -134,4 +159,12 @@ func setIf[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+// unwrapAll returns the errors err joins, or err itself.
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

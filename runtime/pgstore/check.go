@@ -11,7 +11,8 @@ import (
 )
 
 // CreateSchema creates the store's table and its index unless they exist
-// ([Schema], under the store's table name). It changes nothing that exists:
+// ([Schema], under the store's table name), and the step journal's
+// ([StepsSchema], the table's name + "_steps"). It changes nothing that exists:
 // run [Store.Check] to verify an existing table. Replicas may call it at
 // once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
@@ -25,7 +26,7 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	// (23505 on pg_type). Under the lock the second waits for the first to
 	// commit and then finds the table.
 	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.table.quoted) + "));\n"
-	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil

@@ -42,6 +42,7 @@ type Store struct {
 	purgeBatch   int
 
 	sql    statements
+	steps  stepStatements // the step journal's (steps.go)
 	verify verifier
 
 	purgeOnce sync.Once
@@ -124,6 +125,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)
+	s.steps = newStepStatements(s.table)
 	return s
 }
 
