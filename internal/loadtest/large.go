@@ -31,7 +31,8 @@ import (
 type largeResult struct {
 	requests, concurrency, bodySize int
 	elapsed                         time.Duration
-	baseHeap, peakHeap              uint64           // live heap objects before the load and at its peak
+	baseHeap, peakHeap              uint64           // heap objects (live and not yet swept) before the load and at its peak
+	baseLive, peakLive              uint64           // heap marked live by the last GC, before the load and at its peak
 	allocated                       uint64           // bytes allocated during the load
 	completed                       int64            // results stored (Completed hook)
 	completeTimeouts                int64            // complete calls that ended in the store timeout

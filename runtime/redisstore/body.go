@@ -12,36 +12,41 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// appendBody appends what to store for rec's body to dst, which has room
-// for the body as it is, and returns it with the result's flags. A body
-// above threshold (> 0) is gzip-compressed straight into dst's spare room
-// when that makes it smaller and a compressor is free; compression that
-// would not fit stops there and the body is appended as it is. Either way dst is not grown: a
-// record costs one buffer of its own size, however large the body
-// (issue 36: a 1 MB response took a compression buffer grown twice, then a
-// copy into the record).
-func appendBody(dst []byte, rec *idemstore.Record, threshold int) ([]byte, int) {
+// encodeBody returns what to store for rec's body, the result's flags and
+// a function to call once the body is copied. A body above threshold (> 0)
+// is gzip-compressed when that makes it smaller and a compressor is free:
+// into the compressor's own scratch buffer, reused from one body to the
+// next, so that the record (encodeResult) is the only allocation of the
+// body's size, however large (issue 36: a 1 MB response took a
+// compression buffer grown twice, then the record). A compression that
+// would not be smaller stops as soon as its output reaches the body's size.
+func encodeBody(rec *idemstore.Record, threshold int) ([]byte, int, func()) {
 	if rec.BodyOmitted {
-		return dst, flagBodyOmitted
+		return nil, flagBodyOmitted, noRelease
 	}
 	if threshold <= 0 || len(rec.Body) <= threshold {
-		return append(dst, rec.Body...), 0
+		return rec.Body, 0, noRelease
 	}
-	out := boundedAppender{buf: dst, limit: len(dst) + len(rec.Body) - 1}
-	zw := getGzipWriter(&out)
-	if zw == nil { // every writer is busy: stored as it is, not waited for
-		return append(dst, rec.Body...), 0
+	c := getCompressor()
+	if c == nil { // every compressor is busy: stored as it is, not waited for
+		return rec.Body, 0, noRelease
 	}
-	_, err := zw.Write(rec.Body)
+	out := boundedAppender{buf: c.scratch[:0], limit: len(rec.Body) - 1}
+	c.zw.Reset(&out)
+	_, err := c.zw.Write(rec.Body)
 	if err == nil {
-		err = zw.Close()
+		err = c.zw.Close()
 	}
-	putGzipWriter(zw)
+	c.zw.Reset(io.Discard) // drop the reference to out
+	c.scratch = out.buf[:0]
 	if err != nil {
-		return append(dst, rec.Body...), 0
+		putCompressor(c)
+		return rec.Body, 0, noRelease
 	}
-	return out.buf, flagGzip
+	return out.buf, flagGzip, func() { putCompressor(c) }
 }
+
+func noRelease() {}
 
 // boundedAppender appends to buf as long as it stays within limit bytes,
 // and refuses the write that would pass it.
@@ -61,44 +66,47 @@ func (a *boundedAppender) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// gzip.Writers are kept for reuse, at most gzipSlots of them at once: each
-// holds about 800 KB of compressor state, far more than most bodies it
-// compresses (200 concurrent large responses held 200 of them). Compression
-// is bound by CPU, so more of them at once than CPUs adds memory, not
-// speed; and it runs inside the completion's store timeout, so a body that
-// finds every writer busy is stored as it is rather than wait (a busy
-// process sheds the optional work, not the completion).
+// compressor is a gzip.Writer with the scratch buffer it compresses into.
+type compressor struct {
+	zw      *gzip.Writer
+	scratch []byte
+}
+
+// At most maxCompressors compressors exist, kept for reuse: each holds
+// about 800 KB of gzip state plus a scratch buffer as large as the largest
+// body it compressed (200 concurrent large responses used to hold 200
+// gzip.Writers and as many growing buffers). Compression is bound by CPU,
+// so more of them than CPUs adds memory, not speed; and it runs inside the
+// completion's store timeout, so a body that finds them all busy is stored
+// as it is rather than wait (a busy process sheds the optional work, not
+// the completion).
 var (
-	gzipSlots   = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
-	gzipWriters = make(chan *gzip.Writer, cap(gzipSlots))
-	gzipReaders sync.Pool // *gzip.Reader
+	maxCompressors = 2 * runtime.GOMAXPROCS(0)
+	compressors    = make(chan *compressor, maxCompressors) // idle ones
+	compressorsOut = make(chan struct{}, maxCompressors)    // one per compressor in use
+	gzipReaders    sync.Pool                                // *gzip.Reader
 )
 
-// getGzipWriter returns a gzip.Writer writing to w, or nil when every slot
-// is taken.
-func getGzipWriter(w io.Writer) *gzip.Writer {
+// getCompressor returns an idle compressor, a new one if fewer than
+// maxCompressors exist, or nil when they are all in use.
+func getCompressor() *compressor {
 	select {
-	case gzipSlots <- struct{}{}:
+	case compressorsOut <- struct{}{}:
 	default:
 		return nil
 	}
 	select {
-	case zw := <-gzipWriters:
-		zw.Reset(w)
-		return zw
+	case c := <-compressors:
+		return c
 	default:
-		return gzip.NewWriter(w)
+		return &compressor{zw: gzip.NewWriter(io.Discard)}
 	}
 }
 
-// putGzipWriter returns zw for reuse and frees its slot.
-func putGzipWriter(zw *gzip.Writer) {
-	zw.Reset(io.Discard) // drop the reference to the output
-	select {
-	case gzipWriters <- zw:
-	default:
-	}
-	<-gzipSlots
+// putCompressor makes c idle again.
+func putCompressor(c *compressor) {
+	compressors <- c // never blocks: at most maxCompressors exist
+	<-compressorsOut
 }
 
 // maxDecompressedBody bounds a decompressed body: the store never compresses

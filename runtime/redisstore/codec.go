@@ -109,7 +109,9 @@ func isLowerHex(s string) bool {
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
 func encodeResult(rec *idemstore.Record, threshold int) []byte {
-	meta := byte(metaBase)
+	body, flags, release := encodeBody(rec, threshold)
+	defer release() // body may be a compressor's scratch buffer until copied
+	meta := byte(metaBase | flags)
 	var nameBuf [8]string
 	names := nameBuf[:0]
 	hlen := 0
@@ -132,11 +134,7 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 		meta |= metaHeader
 	}
 
-	bodyRoom := len(rec.Body)
-	if rec.BodyOmitted {
-		bodyRoom = 0
-	}
-	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+bodyRoom)
+	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+len(body))
 	dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
 	if hlen > 0 {
 		dst = binary.AppendUvarint(dst, uint64(hlen))
@@ -159,9 +157,7 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 			}
 		}
 	}
-	dst, flags := appendBody(dst, rec, threshold)
-	dst[2] |= byte(flags) // the meta byte
-	return dst
+	return append(dst, body...)
 }
 
 // contentTypeCode is the code of a header that is a Content-Type with one

@@ -101,8 +101,9 @@ func WithPrefix(prefix string) Option {
 // when that makes them smaller. Replays are decompressed transparently. The
 // default is [DefaultCompressOver]; a threshold <= 0 stores bodies as they
 // are. At most 2 x GOMAXPROCS bodies are compressed at once (a compressor
-// holds about 800 KB); a body that finds them all busy is stored as it is
-// rather than wait inside its completion's store timeout.
+// holds about 800 KB and a buffer as large as the largest body it
+// compressed); a body that finds them all busy is stored as it is rather
+// than wait inside its completion's store timeout.
 func WithCompression(threshold int) Option {
 	// Memory, not Redis CPU, decides how many shards a deployment needs: a
 	// 2 KiB JSON record takes about half the memory compressed, for a few
