@@ -40,7 +40,7 @@ func jsonPayload(op *Operation, raw []byte) payload {
 // are skipped (the generator validates them; a bad one removes nothing).
 func (op *Operation) dropPointers() (ptrs []canonjson.Pointer, key int) {
 	n := len(op.FingerprintIgnore)
-	bodyKey := op.keyHeader() == ""
+	bodyKey := op.keyHeader() == "" && op.KeyPointer != "" // a composite key's members stay in
 	if bodyKey {
 		n++
 	}

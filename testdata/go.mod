@@ -7,6 +7,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/gofiber/fiber/v3 v3.1.0
+	github.com/gorilla/mux v1.8.1
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho5 v0.0.0
