@@ -258,7 +258,7 @@ func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req i
 		prev = redis.NewStringCmd(ctx, "get", prevKey)
 		c.cmds = append(c.cmds, prev)
 	}
-	s.lanes.plain.do(c) // one pipeline, alone or with other calls' (batch.go)
+	s.lanes.of(ctx, s.rdb, key).do(c) // one pipeline, alone or with other calls' (batch.go)
 	c.free()
 	created, err := set.Result()
 	switch {
@@ -413,7 +413,7 @@ func (s *Store) script(ctx context.Context, script *redis.Script, skey string, a
 	default:
 		cmd := evalsha(ctx, script, skey, args...)
 		c := newCall(ctx, cmd)
-		s.lanes.plain.do(c)
+		s.lanes.of(ctx, s.rdb, skey).do(c)
 		c.free()
 		if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 			return cmd
