@@ -99,3 +99,44 @@ func TestSchemaTheStoreCannotCompleteOn(t *testing.T) {
 		})
 	}
 }
+
+// TestTriggerAddedUnderARunningStore: a trigger that refuses the
+// completion, added after the store verified its table, lets the first
+// request's handler run (nothing could tell before), but its retries are
+// refused 503 store-misconfigured without running it again, and Check
+// names the trigger.
+func TestTriggerAddedUnderARunningStore(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	ctx := context.Background()
+	s, table := pgtest.Store(t, pool)
+	var runs atomic.Int64
+	h := func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	}
+	srv := httptest.NewServer(serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, h))
+	defer srv.Close()
+	if st, body := post(t, srv.Client(), srv.URL, "before"); st != http.StatusCreated {
+		t.Fatalf("before the trigger: %d %s", st, body)
+	}
+	quoted := pgx.Identifier{table}.Sanitize()
+	fn := strings.TrimSuffix(quoted, `"`) + `_refuse"`
+	pgtest.Exec(t, pool, fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no updates'; END$$;
+		CREATE TRIGGER refuse BEFORE UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, quoted, fn))
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
+
+	if st, body := post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable {
+		t.Errorf("first request after the trigger: %d %s; want 503", st, body)
+	}
+	for i := range 3 {
+		if st, body := post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || problemCode(body) != idem.CodeStoreMisconfigured {
+			t.Errorf("retry %d: %d %s; want 503 store-misconfigured", i+1, st, body)
+		}
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("the handler ran %d times; want 2 (before, and the first request after the trigger)", n)
+	}
+	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "DROP TRIGGER refuse") {
+		t.Errorf("Check = %v; want it to name the trigger", err)
+	}
+}

@@ -96,14 +96,14 @@ func (s *Store) refused(op string, err error) error {
 
 // statementRefusedByTable reports whether code, an error of one of the
 // store's own statements, comes from how the table is set up rather than
-// from the database's state: data exceptions (class 22: a value too long
-// for the column), integrity violations (class 23: NOT NULL, CHECK,
-// foreign key, a unique index other than the key's, which ON CONFLICT
-// handles), a trigger or rule that raised (P0001), and the codes storeError
-// already calls misconfigured.
+// from the database's state: a value too long for the column (22001; not
+// the rest of class 22, which arguments can cause), integrity violations
+// (class 23: NOT NULL, CHECK, foreign key, or a unique index other than
+// the key's, whose conflicts ON CONFLICT handles), a trigger or rule that
+// raised (P0001), and the codes storeError already calls misconfigured.
 func statementRefusedByTable(code string) bool {
 	switch {
-	case len(code) == 5 && (code[:2] == "22" || code[:2] == "23"):
+	case code == "22001", len(code) == 5 && code[:2] == "23":
 		return true
 	case code == "P0001", code == "42P01", code == "42703", code == "42501", code == "42P10", code == "42804":
 		return true
