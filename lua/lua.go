@@ -32,18 +32,23 @@
 //
 // result is written by the store and only passed through by the scripts:
 //
-//	status meta [header_length header] body
+//	status meta [header_length header] [body_length] body
 //
 // status is the HTTP status in two bytes, its first digit in ASCII and the
 // other two as a byte of ' ' plus their value ("2!" is 201); meta one byte:
 // bit 0 body omitted, bit 1 body gzip-compressed, bits 2-4 a code for a
 // common Content-Type (0: none, or stored as a header entry), bit 5 a header
-// block follows, bit 6 always set, so that a record of a JSON response reads
-// in redis-cli as "c", the fingerprint's bytes, "2!D" and the body. The
+// block follows, bit 6 always set, bit 7 body_length (a uvarint) precedes
+// the body, so that a record cut short anywhere does not decode (the store
+// sets it on every record except those it writes for the previous version
+// during a rollout, which cannot read it). Without bit 7 a record of a JSON
+// response reads in redis-cli as "c", the fingerprint's bytes, "2!D" and
+// the body. The
 // header block is header_length (a uvarint) bytes of entries, each a name,
 // one byte of a code for a name of the replay allow-list or 0 followed by
 // the name as a uvarint length and bytes, and a value, as a uvarint length
-// and bytes; body is the rest of the string. The codes are in package
+// and bytes; body is the rest of the string, exactly body_length bytes
+// when bit 7 is set. The codes are in package
 // redisstore (codec.go) and never change meaning.
 //
 // The scripts also read the text record the store wrote before (format 1),

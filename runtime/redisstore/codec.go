@@ -38,8 +38,9 @@ const (
 	metaTypeShift = 2                  // meta bits 2-4: the Content-Type code
 	metaType      = 7 << metaTypeShift // mask of the Content-Type code
 	metaHeader    = 1 << 5             // a header block follows the meta byte
-	metaBase      = 1 << 6             // always set: the meta byte is printable ASCII
-	knownMeta     = knownFlags | metaType | metaHeader | metaBase
+	metaBase      = 1 << 6             // always set
+	metaSized     = 1 << 7             // the body's length precedes it (format 3)
+	knownMeta     = knownFlags | metaType | metaHeader | metaBase | metaSized
 )
 
 // contentTypes are the Content-Type values a compact result stores as a
@@ -100,17 +101,24 @@ func isLowerHex(s string) bool {
 // encodeResult encodes rec as the result part of a compact completed
 // record (see lua/lua.go), which complete.lua appends to the tag and the
 // fingerprint: the status in two bytes, the meta byte (flags, the
-// Content-Type code, whether header entries follow), the header entries
-// and the body, gzip-compressed when it is longer than threshold (> 0) and
-// that makes it smaller.
+// Content-Type code, whether header entries follow, whether the body's
+// length follows), the header entries, the body's length when sized, and
+// the body, gzip-compressed when it is longer than threshold (> 0) and
+// that makes it smaller. A sized result (format 3) decodes only whole: a
+// record cut short anywhere is an error, never a shorter body. An unsized
+// one (format 2) is what the previous version reads, for the rollout
+// (see previous.go).
 //
 // Header names net/http would not send (empty, or holding a byte that is
 // not a token character) are dropped, and CR and LF in values become spaces,
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
-func encodeResult(rec *idem.Record, threshold int) []byte {
+func encodeResult(rec *idem.Record, threshold int, sized bool) []byte {
 	body, flags := encodeBody(rec, threshold)
 	meta := byte(metaBase | flags)
+	if sized {
+		meta |= metaSized
+	}
 	var nameBuf [8]string
 	names := nameBuf[:0]
 	hlen := 0
@@ -133,7 +141,7 @@ func encodeResult(rec *idem.Record, threshold int) []byte {
 		meta |= metaHeader
 	}
 
-	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+len(body))
+	dst := make([]byte, 0, 3+2*binary.MaxVarintLen64+hlen+len(body))
 	dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
 	if hlen > 0 {
 		dst = binary.AppendUvarint(dst, uint64(hlen))
@@ -155,6 +163,9 @@ func encodeResult(rec *idem.Record, threshold int) []byte {
 				}
 			}
 		}
+	}
+	if sized {
+		dst = binary.AppendUvarint(dst, uint64(len(body)))
 	}
 	return append(dst, body...)
 }
@@ -282,6 +293,13 @@ func (r *storedRecord) parseCompactResult(v string) error {
 	var err error
 	if rec.Header, err = parseHeaderEntries(block, meta&metaType>>metaTypeShift); err != nil {
 		return err
+	}
+	if meta&metaSized != 0 {
+		n, size := binary.Uvarint([]byte(v[:min(len(v), binary.MaxVarintLen64)]))
+		if size <= 0 || n != uint64(len(v)-size) {
+			return fmt.Errorf("result body is not the %d bytes its length says: the record is cut short or corrupt", n)
+		}
+		v = v[size:]
 	}
 	return r.setResult(rec, v)
 }

@@ -33,7 +33,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 				}
 				rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
 				// As the previous version wrote them.
-				set(prev("done"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0)), time.Hour)
+				set(prev("done"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
 				set(prev("busy"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 90*time.Second)
 				set(prev("lapsed"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 30*time.Second)
 				s := b.store()
@@ -71,7 +71,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 
 				wantOutcome(t, mustAcquire(t, s, req("new", fp)), idem.OutcomeFirstRun, 1)
 				// Without a previous key, a record there is not read.
-				set(prev("ignored"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0)), time.Hour)
+				set(prev("ignored"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
 				r := req("ignored", fp)
 				r.PreviousKey = ""
 				wantOutcome(t, mustAcquire(t, s, r), idem.OutcomeFirstRun, 1)
@@ -94,7 +94,7 @@ func TestNoPreviousKeysOnANewServer(t *testing.T) {
 		}
 		rec := &idem.Record{Status: 201, Body: []byte(`{}`)}
 		prev := idem.PreviousRecordKey("", "Op", "", "k")
-		if err := b.rdb.Set(ctx, b.key(prev), "c"+storedFingerprint("fp")+string(encodeResult(rec, 0)), time.Hour).Err(); err != nil {
+		if err := b.rdb.Set(ctx, b.key(prev), "c"+storedFingerprint("fp")+string(encodeResult(rec, 0, false)), time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 		acq := mustAcquire(t, s, idem.AcquireRequest{Key: idem.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})

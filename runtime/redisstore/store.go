@@ -349,7 +349,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver), ret)
+	return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver, true), ret)
 }
 
 // Release implements [idem.Store].
