@@ -42,6 +42,13 @@ type AcquireRequest struct {
 	// Key, so that a retry across the upgrade runs nothing twice. Other
 	// stores ignore it.
 	PreviousKey string
+	// PreviousFingerprint is the request's fingerprint as the engine
+	// computed it before fingerprints covered the API identity (hex
+	// SHA-256), set while records stored with it may live; "" otherwise.
+	// A store treats a record holding it as one holding Fingerprint, so
+	// that a retry of a request answered before the upgrade is still
+	// replayed. Records a store writes hold Fingerprint.
+	PreviousFingerprint string
 }
 
 // PreviousKeyStore is a [Store] that kept records under the previous key
