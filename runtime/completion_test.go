@@ -20,7 +20,7 @@ import (
 // handler ran once. Denied for longer than the lease, the client gets its
 // answer marked Idempotency-Degraded, the Unstored hook gets the response,
 // and a retry once the lease lapsed runs the handler again as a recovered
-// lease (the reconciler first), as the README says.
+// lease (the reconciler first), as docs/http.md says.
 func TestCompletionSurvivesScriptsDenied(t *testing.T) {
 	srv := configuredServer(t)
 	admin := faultClient(t, srv.Addr())

@@ -108,7 +108,7 @@ func (l *failoverLoad) halt() {
 // the fence of that answer, and must not run again: the failover undid no
 // answered result. It returns how many keys ran more than once during the
 // load, how many of those were never answered degraded (a duplicate that
-// started after the failover had lost the in-progress record; see README),
+// started after the failover had lost the in-progress record; see docs/redis.md),
 // and how many answers of each kind the load saw.
 func (l *failoverLoad) check(t *testing.T) (ranTwice, undegraded int, kinds map[string]int) {
 	t.Helper()

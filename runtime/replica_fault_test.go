@@ -27,7 +27,7 @@ import (
 // answered may never reach the replica; the store waits for a replica's
 // acknowledgement (WAIT) and marks a first answer Idempotency-Degraded when
 // none comes in time. What every test here checks is the promise of the
-// README: a first answer that is a plain 2xx (neither replayed nor
+// docs/redis.md: a first answer that is a plain 2xx (neither replayed nor
 // degraded) is never undone by the failover, so its key never runs again.
 
 // replicaPair is a master and its replica, the replica connected to the

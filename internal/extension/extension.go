@@ -86,6 +86,10 @@ func errorf(field, format string, args ...any) *Error {
 // documentation lists them.
 var fieldNames = []string{"key", "required", "retention", "lock", "wait", "fingerprint", "retry"}
 
+// documentFields are the members of the document-level x-idempotent: api
+// and the operation's fields.
+var documentFields = append([]string{"api"}, fieldNames...)
+
 // The members of x-idempotent's key, fingerprint and retry objects.
 var (
 	keyFields         = []string{"header", "body"}
@@ -140,7 +144,7 @@ func ParseOperation(v any) (enabled bool, s Spec, err error) {
 			v = maps.Clone(v)
 			delete(v, "api")
 		}
-		s := parseObject(&p, v)
+		s := parseObject(&p, v, fieldNames)
 		return len(p) == 0, s, p.err()
 	default:
 		return false, Spec{}, errorf("", "must be true, false (explicit opt-out) or an object, got %s", describe(v))
@@ -161,7 +165,7 @@ func ParseDocument(v any) (Spec, error) {
 		m = maps.Clone(m)
 		delete(m, "api")
 	}
-	s := parseObject(&p, m)
+	s := parseObject(&p, m, documentFields)
 	if hasAPI {
 		s.API = parseAPI(&p, api)
 	}
@@ -230,8 +234,11 @@ func APIFromTitle(title string) string {
 	return slug
 }
 
-func parseObject(p *problems, m map[string]any) Spec {
-	checkFields(p, "", m, fieldNames)
+// parseObject parses the fields of an x-idempotent object; known are the
+// fields the place allows (fieldNames or documentFields), which an unknown
+// field's message lists.
+func parseObject(p *problems, m map[string]any, known []string) Spec {
+	checkFields(p, "", m, known)
 	var s Spec
 	if v, ok := m["key"]; ok {
 		s.Key = parseKey(p, v)

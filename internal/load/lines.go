@@ -32,6 +32,7 @@ func indexLines(text []byte) lineIndex {
 	if ext := member(root, extension.Name); ext != nil {
 		ix.addExtension(placeKey("", ""), ext.key, ext.value)
 	}
+	ix.addMisspelt(placeKey("", ""), root)
 	paths := member(root, "paths")
 	if paths == nil || paths.value.Kind != yaml.MappingNode {
 		return ix
@@ -42,6 +43,7 @@ func indexLines(text []byte) lineIndex {
 			continue
 		}
 		ix[placeKey(path.Value, "")] = path.Line
+		ix.addMisspelt(placeKey(path.Value, ""), item)
 		for j := 0; j+1 < len(item.Content); j += 2 {
 			method, op := item.Content[j], item.Content[j+1]
 			place := placeKey(path.Value, strings.ToUpper(method.Value))
@@ -53,6 +55,7 @@ func indexLines(text []byte) lineIndex {
 			if ext := member(op, extension.Name); ext != nil {
 				ix.addExtension(place, ext.key, ext.value)
 			}
+			ix.addMisspelt(place, op)
 		}
 	}
 	return ix
@@ -96,6 +99,29 @@ func (ix lineIndex) addExtension(place string, key, value *yaml.Node) {
 		}
 	}
 	walk("", value)
+}
+
+// addMisspelt records the keys of m that misspell x-idempotent
+// (extension.Misspelt).
+func (ix lineIndex) addMisspelt(place string, m *yaml.Node) {
+	if m.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; extension.Misspelt(k.Value) {
+			ix[place+"~"+k.Value] = k.Line
+		}
+	}
+}
+
+// misspeltLine returns the line of the key that misspells x-idempotent in
+// the operation at path and method (the path item for method "", the
+// document for both ""), or the place's own line.
+func (ix lineIndex) misspeltLine(path, method, key string) int {
+	if n := ix[placeKey(path, method)+"~"+key]; n > 0 {
+		return n
+	}
+	return ix.line(path, method, "")
 }
 
 func placeKey(path, method string) string { return path + " " + method }

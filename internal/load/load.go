@@ -67,6 +67,19 @@ func Load(in Input) (model.File, error) {
 			errs = append(errs, &Error{File: in.SpecName, Line: lines.line(path, extension.Name, ""), Err: err})
 		}
 	}
+	// misspelt reports the keys of exts that misspell x-idempotent: an
+	// operation carrying one would otherwise run unprotected, silently.
+	misspelt := func(exts map[string]any, path, method, op, where string) {
+		for _, key := range slices.Sorted(maps.Keys(exts)) {
+			if extension.Misspelt(key) {
+				errs = append(errs, &Error{File: in.SpecName, Line: lines.misspeltLine(path, method, key), Operation: op, Err: extension.MisspeltError(key, where)})
+			}
+		}
+	}
+	misspelt(spec.Extensions, "", "", "", "document")
+	for _, path := range slices.Sorted(maps.Keys(spec.Paths.Map())) {
+		misspelt(spec.Paths.Value(path).Extensions, path, "", "", "path item")
+	}
 
 	api := extension.APIFromTitle(titleOf(spec))
 	if doc.API != nil {
@@ -100,13 +113,14 @@ func Load(in Input) (model.File, error) {
 		f.Framework = model.Iris
 	}
 	for _, d := range cg.ops {
-		v, ok := d.op.Extensions[extension.Name]
-		if !ok {
-			continue
-		}
 		name := d.specID
 		if name == "" {
 			name = d.method + " " + d.path
+		}
+		misspelt(d.op.Extensions, d.path, d.method, name, "operation")
+		v, ok := d.op.Extensions[extension.Name]
+		if !ok {
+			continue
 		}
 		enabled, s, err := extension.ParseOperation(v)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
-// TestEchoWiring: the echo server of the petstore, wired as README shows,
+// TestEchoWiring: the echo server of the petstore, wired as docs/server.md shows,
 // runs createPet once per key and replays it, and stores an error its
 // handler returned (410 for a pet adopted by someone else) as echo renders
 // it, so that its replay is the same answer.
