@@ -154,10 +154,10 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
-	acq, err := readAcquire(br, req.Fingerprint)
+	acq, err := readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -167,8 +167,10 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 	return acq, nil
 }
 
-// readAcquire decides the acquisition from the replies of the acquire batch.
-func readAcquire(br pgx.BatchResults, fingerprint string) (idem.Acquisition, error) {
+// readAcquire decides the acquisition from the replies of the acquire
+// batch of a request with fingerprint and previous fingerprint prev ("" for
+// none).
+func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idem.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
@@ -199,7 +201,7 @@ func readAcquire(br pgx.BatchResults, fingerprint string) (idem.Acquisition, err
 		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Millisecond}, nil
 	case err != nil:
 		return idem.Acquisition{}, err
-	case fp != fingerprint:
+	case fp != fingerprint && (prev == "" || fp != prev):
 		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
 	case !completed:
 		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
