@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Backoff bounds of a duplicate waiting for the original (Operation.Wait).
@@ -19,7 +21,7 @@ const (
 // giving up with the conflict. It returns the lease when this attempt owns
 // the record (FirstRun or Recovered), and an error wrapping
 // ErrStoreUnavailable when the store fails.
-func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisition, error) {
+func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstore.Acquisition, error) {
 	req := e.acquireRequest(k)
 	var ev Event
 	var deadline time.Time
@@ -38,15 +40,15 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 			case ctx.Err() == nil:
 				e.report(ctx, k, e.cfg.hooks.StoreError, ev, levelError, "idem: acquire failed")
 			}
-			return nil, Acquisition{}, err
+			return nil, idemstore.Acquisition{}, err
 		}
 		if e.misconfigured.Load() != nil {
 			e.logMisconfigured(ctx, nil)
 		}
 		switch acq.Outcome {
-		case OutcomeFirstRun, OutcomeRecovered:
+		case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
 			ev.Fence = acq.Fence
-			recovered := acq.Outcome == OutcomeRecovered
+			recovered := acq.Outcome == idemstore.OutcomeRecovered
 			if recovered {
 				e.report(ctx, k, e.cfg.hooks.Recovered, ev, levelInfo, "idem: stale lease taken over")
 			} else {
@@ -55,15 +57,15 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, Acquisit
 			e.named(k)
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
 			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
-		case OutcomeReplay:
+		case idemstore.OutcomeReplay:
 			ev.Status = acq.Record.Status
 			e.report(ctx, k, e.cfg.hooks.Replayed, ev, 0, "")
 			return nil, acq, nil
-		case OutcomeMismatch:
+		case idemstore.OutcomeMismatch:
 			e.report(ctx, k, e.cfg.hooks.Mismatch, ev, 0, "")
 			return nil, acq, nil
 		}
-		// OutcomeConflict: wait for the original if allowed.
+		// idemstore.OutcomeConflict: wait for the original if allowed.
 		left := time.Until(deadline)
 		if left <= 0 || !waitFor(ctx, min(backoff, left, max(acq.Remaining, time.Millisecond))) {
 			ev.Remaining = acq.Remaining
@@ -102,7 +104,7 @@ func (e *Engine) logMisconfigured(ctx context.Context, err error) {
 // then have no owner to complete or release it until its lease ran out.
 // (It also spares the request's context a child: the first child allocates
 // its done channel and child set.)
-func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req AcquireRequest) (Acquisition, error) {
+func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
 	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.context(sctx), req))
 	s.done(Event{Outcome: acq.Outcome, Fence: acq.Fence, Err: err})
@@ -111,22 +113,22 @@ func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req AcquireR
 
 // checkAcquisition wraps a failed acquire's error in ErrStoreUnavailable,
 // and turns an answer of the wrong shape into such an error.
-func checkAcquisition(acq Acquisition, err error) (Acquisition, error) {
+func checkAcquisition(acq idemstore.Acquisition, err error) (idemstore.Acquisition, error) {
 	if err != nil {
 		if errors.Is(err, ErrStoreUnavailable) {
-			return Acquisition{}, err
+			return idemstore.Acquisition{}, err
 		}
-		return Acquisition{}, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
+		return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
 	}
 	switch acq.Outcome {
-	case OutcomeFirstRun, OutcomeRecovered, OutcomeConflict, OutcomeMismatch:
+	case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered, idemstore.OutcomeConflict, idemstore.OutcomeMismatch:
 		return acq, nil
-	case OutcomeReplay:
+	case idemstore.OutcomeReplay:
 		if acq.Record != nil {
 			return acq, nil
 		}
 	}
-	return Acquisition{}, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
+	return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -31,7 +32,7 @@ type benchStore struct {
 type benchRec struct {
 	token, fingerprint string
 	deadline           time.Time
-	record             *idem.Record // nil while in progress
+	record             *idemstore.Record // nil while in progress
 }
 
 func newBenchStore() *benchStore { return &benchStore{recs: map[string]*benchRec{}} }
@@ -39,30 +40,30 @@ func newBenchStore() *benchStore { return &benchStore{recs: map[string]*benchRec
 func newForgetfulStore() *benchStore { return &benchStore{forget: true, recs: map[string]*benchRec{}} }
 
 // Acquire implements idem.Store.
-func (s *benchStore) Acquire(_ context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *benchStore) Acquire(_ context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.recs[req.Key]
 	switch {
 	case !ok:
 		s.recs[req.Key] = &benchRec{token: req.Token, fingerprint: req.Fingerprint, deadline: time.Now().Add(req.Lease)}
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 	case r.fingerprint != req.Fingerprint:
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case r.record != nil:
-		return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.record}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.record}, nil
 	default:
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Until(r.deadline)}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Until(r.deadline)}, nil
 	}
 }
 
 // Complete implements idem.Store.
-func (s *benchStore) Complete(_ context.Context, key, token string, rec *idem.Record, _ time.Duration) error {
+func (s *benchStore) Complete(_ context.Context, key, token string, rec *idemstore.Record, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.recs[key]
 	if !ok || r.token != token || r.record != nil {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	if s.forget {
 		delete(s.recs, key)
@@ -79,7 +80,7 @@ func (s *benchStore) Release(_ context.Context, key, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.recs[key]; !ok || r.token != token || r.record != nil {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	delete(s.recs, key)
 	return nil
@@ -91,7 +92,7 @@ func (s *benchStore) Extend(_ context.Context, key, token string, lease time.Dur
 	defer s.mu.Unlock()
 	r, ok := s.recs[key]
 	if !ok || r.token != token || r.record != nil {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	r.deadline = time.Now().Add(lease)
 	return nil
@@ -245,7 +246,7 @@ func BenchmarkEngineRedis(b *testing.B) {
 	}{
 		{"first", 0},
 		{"first-rollout", time.Now().UnixMilli()},
-		{"first-upgrade-window", time.Now().Add(-idem.PreviousLayoutRollout - 10*time.Second).UnixMilli()},
+		{"first-upgrade-window", time.Now().Add(-idemstore.PreviousLayoutRollout - 10*time.Second).UnixMilli()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rdb, prefix := redistest.Keyspace(b)

@@ -15,6 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -35,7 +36,7 @@ func clusterRecords(t *testing.T, rdb *redis.ClusterClient, prefix string) (perM
 		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 		n := 0
 		for iter.Next(ctx) {
-			if _, _, _, ok := idem.SplitRecordKey(strings.TrimPrefix(iter.Val(), prefix+":")); !ok {
+			if _, _, _, ok := idemstore.SplitRecordKey(strings.TrimPrefix(iter.Val(), prefix+":")); !ok {
 				continue // the store's layout marker and names of tokens
 			}
 			slot, err := c.ClusterKeySlot(ctx, iter.Val()).Result()
@@ -171,7 +172,7 @@ func TestClusterUnreachable(t *testing.T) {
 	if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderDegraded) != "true" {
 		t.Errorf("fail open: %d degraded %q; want 201 marked degraded", w.Code, w.Header().Get(idem.HeaderDegraded))
 	}
-	if _, err := store.Acquire(context.Background(), idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f", Lease: time.Second}); !errors.Is(err, idem.ErrStoreUnavailable) {
+	if _, err := store.Acquire(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f", Lease: time.Second}); !errors.Is(err, idem.ErrStoreUnavailable) {
 		t.Errorf("Acquire on an unreachable cluster: %v, want ErrStoreUnavailable", err)
 	}
 }
@@ -229,7 +230,7 @@ func TestClusterShardDown(t *testing.T) {
 		t.Fatalf("no slots found for the victim %s in %+v", victim.Addr(), shards)
 	}
 	onVictim := func(key string) bool {
-		slot, err := rdb.ClusterKeySlot(ctx, prefix+":"+idem.RecordKey(faultOp.ID, "", key)).Result()
+		slot, err := rdb.ClusterKeySlot(ctx, prefix+":"+idemstore.RecordKey(faultOp.ID, "", key)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

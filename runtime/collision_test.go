@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -26,10 +27,10 @@ var (
 // the second is refused 422, never answered the first's stored response.
 // On real Redis.
 func TestCollidingOperationTokensRefuse(t *testing.T) {
-	if a, b := idem.OperationToken(collidingAPIs[0], "CreatePayment"), idem.OperationToken(collidingAPIs[1], "CreatePayment"); a != b {
+	if a, b := idemstore.OperationToken(collidingAPIs[0], "CreatePayment"), idemstore.OperationToken(collidingAPIs[1], "CreatePayment"); a != b {
 		t.Fatalf("tokens %s and %s: not a collision", a, b)
 	}
-	if a, b := idem.OperationToken("shop", collidingOps[0]), idem.OperationToken("shop", collidingOps[1]); a != b {
+	if a, b := idemstore.OperationToken("shop", collidingOps[0]), idemstore.OperationToken("shop", collidingOps[1]); a != b {
 		t.Fatalf("tokens %s and %s: not a collision", a, b)
 	}
 	rdb := redistest.Real(t)
@@ -78,7 +79,7 @@ const fingerprintBeforeAPI = "14ad496352b39f514170c621019faa4e5e6370a204f01e69c0
 // (fingerprintBeforeAPI, for the one request it serves).
 type beforeAPIFingerprint struct{ idem.Store }
 
-func (s beforeAPIFingerprint) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s beforeAPIFingerprint) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	req.Fingerprint, req.PreviousFingerprint = fingerprintBeforeAPI, ""
 	return s.Store.Acquire(ctx, req)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -115,7 +116,7 @@ func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
 	completed, unstored := 0, 0
 	hooks := idem.Hooks{
 		StoreError: func(_ context.Context, ev idem.Event) {
-			var se *idem.StoreError
+			var se *idemstore.StoreError
 			if errors.As(ev.Err, &se) && se.Op == "complete" {
 				select {
 				case failed <- struct{}{}:

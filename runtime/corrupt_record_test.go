@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -72,7 +73,7 @@ func TestTruncatedRecordIsNotReplayed(t *testing.T) {
 			if w := serve(); w.Code != http.StatusCreated {
 				t.Fatalf("first request: %d %s", w.Code, w.Body)
 			}
-			key := prefix + ":" + idem.RecordKeyIn(op.API, op.ID, "", "k-1")
+			key := prefix + ":" + idemstore.RecordKeyIn(op.API, op.ID, "", "k-1")
 			v, err := rdb.Get(ctx, key).Result()
 			if err != nil {
 				t.Fatal(err)

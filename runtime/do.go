@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Errors of [Do].
@@ -90,14 +92,14 @@ func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []by
 
 // storedResult is Do's answer to an acquisition that did not give this
 // call the lease.
-func storedResult(acq Acquisition) ([]byte, bool, error) {
+func storedResult(acq idemstore.Acquisition) ([]byte, bool, error) {
 	switch acq.Outcome {
-	case OutcomeReplay:
+	case idemstore.OutcomeReplay:
 		if acq.Record.BodyOmitted {
 			return nil, true, ErrResultOmitted
 		}
 		return acq.Record.Body, true, nil
-	case OutcomeMismatch:
+	case idemstore.OutcomeMismatch:
 		return nil, false, ErrFingerprintMismatch
 	}
 	return nil, false, &InProgressError{Remaining: acq.Remaining}

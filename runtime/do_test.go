@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func TestDo(t *testing.T) {
@@ -63,8 +64,8 @@ func TestDoCancelledDuringAcquire(t *testing.T) {
 	store := newMemStore()
 	op := &idem.Operation{ID: "Job"}
 	ctx, cancel := context.WithCancel(context.Background())
-	store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeFirstRun {
+	store.onAcquire = func(acq idemstore.Acquisition) {
+		if acq.Outcome == idemstore.OutcomeFirstRun {
 			cancel() // the consumer is stopped as the record is created
 		}
 	}

@@ -66,15 +66,11 @@
 //
 // # Stores
 //
-// A [Store] is the atomic per-key state machine ([AcquireRequest],
-// [Acquisition], [Record]); it reports its own failures as [*StoreError].
-// [RecordKeyIn] composes the key a record is kept under (in the key space
-// of the API, [Operation.API], through its [OperationToken]),
-// [SplitRecordKey] takes one apart, [PreviousRecordKey] is the key of the
-// layout before, which a [PreviousKeyStore] still reads after an upgrade,
-// and [ScopeKey] the hashed scope in it, for tools that inspect keys and
-// for stores of one's own; an [OperationNamer] keeps the names behind the
-// tokens. A store that is
-// also a [TxStore] (pgstore) runs each handler inside a transaction of its
-// own ([RunTx]), committed together with the stored result.
+// A [Store] is the atomic per-key state machine the engine runs on;
+// packages redisstore and pgstore implement it. Its contract (the
+// interfaces, their types, the transactional TxStore, the key layout that
+// tools such as idemctl read) is package idemstore, which stores import
+// instead of this one, as database/sql/driver is for database/sql.
+// This package re-exports the store's failures users match:
+// [ErrStoreUnavailable], [ErrStoreMisconfigured] and [ErrUnreplicated].
 package idem

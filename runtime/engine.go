@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
@@ -19,8 +21,8 @@ type Engine struct {
 	runTimes  runTimes        // per operation, for a 409's Retry-After
 	beats     beats           // the heartbeats of the leases held
 	tokens    sync.Map        // operation ID -> *opName
-	previous  PreviousKeyStore
-	namer     OperationNamer
+	previous  idemstore.PreviousKeyStore
+	namer     idemstore.OperationNamer
 
 	// misconfigured is the message of the store misconfiguration logged
 	// last, nil while the store works: the log says why requests are
@@ -45,8 +47,8 @@ func NewEngine(store Store, opts ...Option) *Engine {
 		panic(msg)
 	}
 	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
-	e.previous, _ = store.(PreviousKeyStore)
-	e.namer, _ = store.(OperationNamer)
+	e.previous, _ = store.(idemstore.PreviousKeyStore)
+	e.namer, _ = store.(idemstore.OperationNamer)
 	return e
 }
 
@@ -100,7 +102,7 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 	})
 	switch {
 	case rec != nil && rec.wrote(): // hijacked, or streamed past the stored-body limit: w has the answer
-	case o.kind == answered && o.acq.Outcome == OutcomeReplay:
+	case o.kind == answered && o.acq.Outcome == idemstore.OutcomeReplay:
 		_ = writeReplay(w, o.acq.Record) // without building the Response
 	case o.kind == degraded:
 		w.Header().Set(HeaderDegraded, "true")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // harness is an engine over a memStore in front of a counting handler.
@@ -158,15 +159,15 @@ func (h *harness) wantRuns(n int64) {
 func TestRequestCancelledDuringAcquire(t *testing.T) {
 	store := newMemStore()
 	var acquireCtxErr error
-	h := newHarnessOn(t, storeFunc{Store: store, acquire: func(actx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+	h := newHarnessOn(t, storeFunc{Store: store, acquire: func(actx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 		acq, err := store.Acquire(actx, req)
 		acquireCtxErr = actx.Err()
 		return acq, err
 	}}, idem.Operation{}, nil)
 	h.store = store
 	ctx, cancel := context.WithCancel(context.Background())
-	h.store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeFirstRun {
+	h.store.onAcquire = func(acq idemstore.Acquisition) {
+		if acq.Outcome == idemstore.OutcomeFirstRun {
 			cancel() // the client leaves as the record is created
 		}
 	}
@@ -179,7 +180,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 	if h.store.count("release") != 1 {
 		t.Errorf("%d releases, want 1", h.store.count("release"))
 	}
-	if _, ok := h.store.get(idem.RecordKey("CreatePet", "", "k")); ok {
+	if _, ok := h.store.get(idemstore.RecordKey("CreatePet", "", "k")); ok {
 		t.Error("the lease of the cancelled request was not released")
 	}
 	h.store.onAcquire = nil
@@ -192,9 +193,9 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 // storeFunc is a Store whose Acquire is replaced.
 type storeFunc struct {
 	idem.Store
-	acquire func(context.Context, idem.AcquireRequest) (idem.Acquisition, error)
+	acquire func(context.Context, idemstore.AcquireRequest) (idemstore.Acquisition, error)
 }
 
-func (s storeFunc) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s storeFunc) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	return s.acquire(ctx, req)
 }

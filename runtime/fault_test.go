@@ -20,6 +20,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -449,7 +450,7 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 	}
 	lostMu.Unlock()
 	for i := range keys {
-		rec, err := rdb.Get(context.Background(), prefix+":"+idem.RecordKey(op.ID, "", key(i))).Result()
+		rec, err := rdb.Get(context.Background(), prefix+":"+idemstore.RecordKey(op.ID, "", key(i))).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,19 +491,19 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 // request, without touching Redis.
 type faultSpyStore struct {
 	mu   sync.Mutex // guards reqs
-	reqs []idem.AcquireRequest
+	reqs []idemstore.AcquireRequest
 }
 
 var errFaultSpy = errors.New("spy store: not a real store")
 
-func (s *faultSpyStore) Acquire(_ context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *faultSpyStore) Acquire(_ context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, req)
-	return idem.Acquisition{}, errFaultSpy
+	return idemstore.Acquisition{}, errFaultSpy
 }
 
-func (s *faultSpyStore) Complete(context.Context, string, string, *idem.Record, time.Duration) error {
+func (s *faultSpyStore) Complete(context.Context, string, string, *idemstore.Record, time.Duration) error {
 	return errFaultSpy
 }
 func (s *faultSpyStore) Release(context.Context, string, string) error { return errFaultSpy }
@@ -515,7 +516,7 @@ func (s *faultSpyStore) Extend(context.Context, string, string, time.Duration) e
 // acquires that record through store with its own token and a lease of op.Lock,
 // and never completes, releases or extends it. It returns the acquire
 // request used.
-func faultDeadWorker(t *testing.T, store idem.Store, op idem.Operation, key string) idem.AcquireRequest {
+func faultDeadWorker(t *testing.T, store idem.Store, op idem.Operation, key string) idemstore.AcquireRequest {
 	t.Helper()
 	spy := &faultSpyStore{}
 	if w := faultPost(idem.NewEngine(spy).Middleware(op)(faultHandler(newFaultRuns(), nil)), key); w.Code != http.StatusServiceUnavailable {
@@ -527,7 +528,7 @@ func faultDeadWorker(t *testing.T, store idem.Store, op idem.Operation, key stri
 	req := spy.reqs[0]
 	req.Token, req.Lease = "dead-worker-"+key, op.Lock
 	acq, err := store.Acquire(context.Background(), req)
-	if err != nil || acq.Outcome != idem.OutcomeFirstRun || acq.Fence != 1 {
+	if err != nil || acq.Outcome != idemstore.OutcomeFirstRun || acq.Fence != 1 {
 		t.Fatalf("dead worker acquire: %+v, %v; want proceed with fence 1", acq, err)
 	}
 	return req
@@ -607,14 +608,14 @@ func TestFaultDeadWorkerRecovered(t *testing.T) {
 		}
 
 		// The dead worker comes back: it may not complete, release or extend.
-		late := &idem.Record{Status: http.StatusCreated, Body: []byte(`{"late":true}`)}
-		if err := store.Complete(ctx, dead.Key, dead.Token, late, time.Minute); !errors.Is(err, idem.ErrNotOwner) {
+		late := &idemstore.Record{Status: http.StatusCreated, Body: []byte(`{"late":true}`)}
+		if err := store.Complete(ctx, dead.Key, dead.Token, late, time.Minute); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("dead worker's Complete: %v, want ErrNotOwner", err)
 		}
-		if err := store.Release(ctx, dead.Key, dead.Token); !errors.Is(err, idem.ErrNotOwner) {
+		if err := store.Release(ctx, dead.Key, dead.Token); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("dead worker's Release: %v, want ErrNotOwner", err)
 		}
-		if err := store.Extend(ctx, dead.Key, dead.Token, time.Minute); !errors.Is(err, idem.ErrNotOwner) {
+		if err := store.Extend(ctx, dead.Key, dead.Token, time.Minute); !errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("dead worker's Extend: %v, want ErrNotOwner", err)
 		}
 		replay := faultPost(h, key)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // The protocol is written once, in protect; Serve, ServeStrict,
@@ -14,10 +16,10 @@ import (
 // outcome is how the protocol ended for one identified request.
 type outcome struct {
 	kind outcomeKind
-	resp *Response     // ran: the handler's response (stored when storable)
-	acq  Acquisition   // answered: a replay, a conflict or a mismatch
-	wait time.Duration // answered with a conflict: its Retry-After (Engine.conflictRetryAfter)
-	err  error         // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
+	resp *Response             // ran: the handler's response (stored when storable)
+	acq  idemstore.Acquisition // answered: a replay, a conflict or a mismatch
+	wait time.Duration         // answered with a conflict: its Retry-After (Engine.conflictRetryAfter)
+	err  error                 // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
 }
 
 // outcomeKind tells the outcomes apart.
@@ -88,7 +90,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		return e.answered(k, s.acq)
 	}
 	var u *uncommittedError
-	if errors.As(err, &u) { // a TxStore's run that did not commit (txstore.go)
+	if errors.As(err, &u) { // an idemstore.TxStore's run that did not commit (txstore.go)
 		return outcome{kind: u.kind, err: u.err}
 	}
 	return outcome{kind: ran, resp: resp, err: err}
@@ -96,9 +98,9 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 
 // answered is the outcome of an acquisition that did not give this attempt
 // the lease.
-func (e *Engine) answered(k *keyedRequest, acq Acquisition) outcome {
+func (e *Engine) answered(k *keyedRequest, acq idemstore.Acquisition) outcome {
 	o := outcome{kind: answered, acq: acq}
-	if acq.Outcome == OutcomeConflict {
+	if acq.Outcome == idemstore.OutcomeConflict {
 		o.wait = e.conflictRetryAfter(k.op, acq.Remaining)
 	}
 	return o
@@ -132,11 +134,11 @@ func (o outcome) problem() *Response {
 
 // storedAnswer is the HTTP answer to an acquisition that did not give this
 // attempt the lease; a conflict's Retry-After is wait.
-func storedAnswer(acq Acquisition, wait time.Duration) *Response {
+func storedAnswer(acq idemstore.Acquisition, wait time.Duration) *Response {
 	switch acq.Outcome {
-	case OutcomeReplay:
+	case idemstore.OutcomeReplay:
 		return replayResponse(acq.Record)
-	case OutcomeMismatch:
+	case idemstore.OutcomeMismatch:
 		return mismatchProblem().Response()
 	}
 	return conflictProblem(wait).Response()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // heartbeat extends a lease every lock/3 while its handler runs. It holds no
@@ -147,7 +149,7 @@ func (l *lease) tick() {
 	}
 	close(h.running)
 	h.running = nil
-	if !errors.Is(err, ErrNotOwner) && !h.stopped {
+	if !errors.Is(err, idemstore.ErrNotOwner) && !h.stopped {
 		h.q.push(h, time.Now())
 	}
 	b.mu.Unlock()
@@ -175,7 +177,7 @@ func (l *lease) stopHeartbeat() {
 }
 
 // extend pushes the lease deadline. It returns nil when extended,
-// ErrNotOwner once the lease is lost, or the store's error; it reports the
+// idemstore.ErrNotOwner once the lease is lost, or the store's error; it reports the
 // failures. It runs detached from the request's cancellation and bounded by
 // the store timeout, like completion and release.
 func (l *lease) extend(ctx context.Context, lock time.Duration) error {
@@ -186,7 +188,7 @@ func (l *lease) extend(ctx context.Context, lock time.Duration) error {
 		return nil
 	}
 	ev := Event{Fence: l.info.Fence, Err: err}
-	if errors.Is(err, ErrNotOwner) {
+	if errors.Is(err, idemstore.ErrNotOwner) {
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost while the handler runs")
 		return err
 	}

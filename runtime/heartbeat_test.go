@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // extendCounter is a store that counts the extensions of each key.
@@ -77,7 +78,7 @@ func TestHeartbeatsShareTheEngine(t *testing.T) {
 		per, _ := store.counts()
 		done := 0
 		for j := range long {
-			if per[idem.RecordKey("CreatePet", "", fmt.Sprintf("long-%d", j))] >= 4 {
+			if per[idemstore.RecordKey("CreatePet", "", fmt.Sprintf("long-%d", j))] >= 4 {
 				done++
 			}
 		}

@@ -3,19 +3,21 @@ package idem
 import (
 	"context"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Event describes one step of the protocol, for [Hooks].
 type Event struct {
-	Operation string        // operation ID
-	KeyHash   string        // short hash of the storage key; the key itself is never exposed
-	Fence     int64         // fencing token of the owned lease (FirstRun, Recovered, Completed, ...)
-	Remaining time.Duration // remaining lease of the other owner (Conflict)
-	Status    int           // response status (Replayed, Completed, Released)
-	Err       error         // the error (StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
-	Call      string        // the store call: "acquire", "complete", "release" or "extend"; with a TxStore also "begin" and "rollback" (StoreCall)
-	Outcome   Outcome       // what the store answered an acquire (the end of its StoreCall)
-	Response  *Response     // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
+	Operation string            // operation ID
+	KeyHash   string            // short hash of the storage key; the key itself is never exposed
+	Fence     int64             // fencing token of the owned lease (FirstRun, Recovered, Completed, ...)
+	Remaining time.Duration     // remaining lease of the other owner (Conflict)
+	Status    int               // response status (Replayed, Completed, Released)
+	Err       error             // the error (idemstore.StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
+	Call      string            // the store call: "acquire", "complete", "release" or "extend"; with an idemstore.TxStore also "begin" and "rollback" (StoreCall)
+	Outcome   idemstore.Outcome // what the store answered an acquire (the end of its StoreCall)
+	Response  *Response         // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
 }
 
 // Hooks are optional callbacks for metrics and tracing. Each runs
@@ -43,9 +45,9 @@ type Hooks struct {
 	//
 	// StoreCall brackets every call of the engine to its store. The start
 	// event has Call and, for complete, release and extend, Fence; the end
-	// event has Call, Fence, Err (the store's failure, or ErrNotOwner when
+	// event has Call, Fence, Err (the store's failure, or idemstore.ErrNotOwner when
 	// the store refused the call), Status (complete) and, for an acquire
-	// the store answered, Outcome.
+	// the store answered, idemstore.Outcome.
 	StoreCall func(ctx context.Context, ev Event) (context.Context, func(Event))
 	// Handler brackets the handler, run as the lease's owner. The start
 	// event has Fence; the end event has Status (the handler's response, 0

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // stepKey marks the contexts the step hooks return, to prove the engine
@@ -49,7 +50,7 @@ func (l *stepLog) hooks(t *testing.T) idem.Hooks {
 		switch {
 		case err == nil:
 			return "ok"
-		case errors.Is(err, idem.ErrNotOwner):
+		case errors.Is(err, idemstore.ErrNotOwner):
 			return "not-owner"
 		case errors.Is(err, idem.ErrStoreUnavailable):
 			return "unavailable"
@@ -92,7 +93,7 @@ func TestStepHooks(t *testing.T) {
 		}
 	}, idem.WithHeartbeat(false), idem.WithHooks(log.hooks(t)))
 
-	acquired := fmt.Sprintf("end acquire fence=1 outcome=%d status=0 ok", idem.OutcomeFirstRun)
+	acquired := fmt.Sprintf("end acquire fence=1 outcome=%d status=0 ok", idemstore.OutcomeFirstRun)
 	for _, tc := range []struct {
 		name, key, body string
 		want            []string
@@ -103,10 +104,10 @@ func TestStepHooks(t *testing.T) {
 			"start complete fence=1", "end complete fence=1 outcome=0 status=201 ok",
 		}},
 		{"replay", "k1", `{}`, []string{
-			"start acquire fence=0", fmt.Sprintf("end acquire fence=0 outcome=%d status=0 ok", idem.OutcomeReplay),
+			"start acquire fence=0", fmt.Sprintf("end acquire fence=0 outcome=%d status=0 ok", idemstore.OutcomeReplay),
 		}},
 		{"mismatch", "k1", `{"other":1}`, []string{
-			"start acquire fence=0", fmt.Sprintf("end acquire fence=0 outcome=%d status=0 ok", idem.OutcomeMismatch),
+			"start acquire fence=0", fmt.Sprintf("end acquire fence=0 outcome=%d status=0 ok", idemstore.OutcomeMismatch),
 		}},
 		{"released", "k-fail", `{}`, []string{
 			"start acquire fence=0", acquired,
@@ -154,12 +155,12 @@ type contextStore struct {
 	calls []string
 }
 
-func (s *contextStore) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *contextStore) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	s.calls = append(s.calls, fmt.Sprint(ctx.Value(stepKey{})))
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *contextStore) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+func (s *contextStore) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
 	s.calls = append(s.calls, fmt.Sprint(ctx.Value(stepKey{})))
 	return s.Store.Complete(ctx, key, token, rec, retention)
 }

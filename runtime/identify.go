@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // keyedRequest is a request identified for the store: its operation, the
@@ -36,7 +38,7 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.S
 		api = e.cfg.api
 	}
 	n := e.opName(api, op.ID)
-	return &keyedRequest{op: op, key: key, storageKey: recordKey(n.token, scope, key), fingerprint: apiFingerprint(api, sum), sum: sum, name: n, scope: scope}
+	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: apiFingerprint(api, sum), sum: sum, name: n, scope: scope}
 }
 
 // opName is an operation's API identity and token, as the engine keeps
@@ -47,21 +49,21 @@ type opName struct {
 }
 
 // opName returns the name of api's operation op, with its
-// [OperationToken], computed once per operation.
+// [idemstore.OperationToken], computed once per operation.
 func (e *Engine) opName(api, op string) *opName {
 	if v, ok := e.tokens.Load(op); ok {
 		if n := v.(*opName); n.api == api {
 			return n
 		}
-		n := &opName{api: api, token: OperationToken(api, op)} // one ID in two APIs: not kept,
-		n.named.Store(true)                                    // nor named
+		n := &opName{api: api, token: idemstore.OperationToken(api, op)} // one ID in two APIs: not kept,
+		n.named.Store(true)                                              // nor named
 		return n
 	}
-	v, _ := e.tokens.LoadOrStore(op, &opName{api: api, token: OperationToken(api, op)})
+	v, _ := e.tokens.LoadOrStore(op, &opName{api: api, token: idemstore.OperationToken(api, op)})
 	return v.(*opName)
 }
 
-// named has an [OperationNamer] store keep the names behind k's token, in
+// named has an [idemstore.OperationNamer] store keep the names behind k's token, in
 // the background, the first time a request of k's operation runs.
 func (e *Engine) named(k *keyedRequest) {
 	if e.namer != nil && !k.name.named.Load() && k.name.named.CompareAndSwap(false, true) {
@@ -84,13 +86,13 @@ func (e *Engine) nameOperation(token, api, op string) {
 // [PreviousKeyStore]'s window), it names their key and fingerprint too;
 // other stores get the previous fingerprint always, as the records they
 // hold that predate it are found under the current key.
-func (e *Engine) acquireRequest(k *keyedRequest) AcquireRequest {
-	req := AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+func (e *Engine) acquireRequest(k *keyedRequest) idemstore.AcquireRequest {
+	req := idemstore.AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
 	if e.previous != nil {
-		if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+PreviousLayoutRollout) {
+		if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+idemstore.PreviousLayoutRollout) {
 			return req
 		}
-		req.PreviousKey = PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
+		req.PreviousKey = idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
 	}
 	req.PreviousFingerprint = hexSum(k.sum)
 	return req

@@ -75,21 +75,3 @@ func FuzzParseKeyHeader(f *testing.F) {
 		}
 	})
 }
-
-func TestStorageKeyIsUnambiguous(t *testing.T) {
-	parts := [][3]string{
-		{"a:b", "c", "d"}, {"a", "b:c", "d"}, {"a", "b", "c:d"}, {"a:b:c", "", "d"},
-		{`a\`, "b", "c"}, {"a", `\b`, "c"}, {`a\:b`, "c", "d"}, {"a", "", "b:c"}, {"a", "b", "c"},
-	}
-	seen := map[string][3]string{}
-	for _, p := range parts {
-		k := RecordKey(p[0], p[1], p[2])
-		if other, dup := seen[k]; dup {
-			t.Errorf("RecordKey%q and RecordKey%q collide: %q", p, other, k)
-		}
-		seen[k] = p
-	}
-	if got, want := RecordKey("CreatePet", "tenant-1", "k:1"), OperationToken("", "CreatePet")+`:tenant-1:k\:1`; got != want {
-		t.Errorf("RecordKey = %q, want %q", got, want)
-	}
-}

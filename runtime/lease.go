@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // lease is an in-progress record this attempt owns.
@@ -19,7 +21,7 @@ type lease struct {
 	// record is what run stores, handlerCtx its handler's context and
 	// completeCtx the context of its first completion attempt, kept here to
 	// save allocations.
-	record      Record
+	record      idemstore.Record
 	handlerCtx  infoCtx
 	completeCtx storeCtx
 
@@ -58,7 +60,7 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 // answers now (see lease.superseded) instead of the stale result, so the
 // client gets the same answer as its retry would.
 func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
-	if ts, ok := l.e.store.(TxStore); ok {
+	if ts, ok := l.e.store.(idemstore.TxStore); ok {
 		return l.runTx(ctx, ts, fn) // txstore.go
 	}
 	l.startHeartbeat(ctx)
@@ -87,7 +89,7 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		err = l.completeAgain(ctx, rec, err)
 	}
 	switch {
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, l.superseded(ctx)
 	case errors.Is(err, ErrUnreplicated):
 		l.unreplicated(ctx, resp, err)
@@ -125,11 +127,11 @@ const (
 // It makes no attempt that would start after the lease lapses, nor one
 // lock period after it began (an attempt that ends after the lapse is still
 // refused if another run took the key over); it returns nil once the
-// result is stored, ErrNotOwner once the lease is lost (or once an attempt
+// result is stored, idemstore.ErrNotOwner once the lease is lost (or once an attempt
 // that failed on the way back had stored it after all: run then answers
 // the stored result, as for a lost lease), else the last error. The client
 // waits meanwhile: it is answered only after this.
-func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error {
+func (l *lease) completeAgain(ctx context.Context, rec *idemstore.Record, err error) error {
 	lock := l.k.op.lock()
 	giveUp := time.Now().Add(lock)
 	backoff := completeMinBackoff
@@ -143,7 +145,7 @@ func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error
 			switch xerr := l.extend(ctx, lock); {
 			case xerr == nil:
 				l.extended = start
-			case errors.Is(xerr, ErrNotOwner):
+			case errors.Is(xerr, idemstore.ErrNotOwner):
 				return xerr
 			}
 		}
@@ -153,7 +155,7 @@ func (l *lease) completeAgain(ctx context.Context, rec *Record, err error) error
 		case err == nil:
 			l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, levelInfo, fmt.Sprintf("idem: result stored at completion attempt %d", attempt))
 			return nil
-		case errors.Is(err, ErrNotOwner):
+		case errors.Is(err, idemstore.ErrNotOwner):
 			l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 			return err
 		case !errors.Is(err, ErrStoreUnavailable):
@@ -182,7 +184,7 @@ func (l *lease) unstored(ctx context.Context, resp *Response, err error) {
 // answered for the same request afterwards (Replay, Conflict or Mismatch),
 // or err the store's failure to answer.
 type supersededError struct {
-	acq Acquisition
+	acq idemstore.Acquisition
 	err error
 }
 
@@ -212,11 +214,11 @@ func (l *lease) superseded(ctx context.Context) *supersededError {
 		return &supersededError{err: err}
 	}
 	switch acq.Outcome {
-	case OutcomeFirstRun, OutcomeRecovered:
+	case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
 		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}}
 		nl.release(ctx, errSuperseded)
-		return &supersededError{acq: Acquisition{Outcome: OutcomeConflict, Remaining: time.Second}}
-	case OutcomeReplay:
+		return &supersededError{acq: idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Second}}
+	case idemstore.OutcomeReplay:
 		e.report(ctx, k, e.cfg.hooks.Replayed, Event{Status: acq.Record.Status}, 0, "")
 	}
 	return &supersededError{acq: acq}
@@ -229,9 +231,9 @@ var (
 	errSuperseded = errors.New("idem: lease taken only to answer a superseded attempt")
 )
 
-// complete stores rec. A lost lease (ErrNotOwner) or a store error is
+// complete stores rec. A lost lease (idemstore.ErrNotOwner) or a store error is
 // reported through hooks and the logger, and returned.
-func (l *lease) complete(ctx context.Context, rec *Record) error {
+func (l *lease) complete(ctx context.Context, rec *idemstore.Record) error {
 	err := l.storeResult(ctx, rec)
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
@@ -239,7 +241,7 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
 	case errors.Is(err, ErrUnreplicated):
 		// Stored: run reports it (lease.unreplicated).
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 	default:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: complete failed")
@@ -249,7 +251,7 @@ func (l *lease) complete(ctx context.Context, rec *Record) error {
 
 // storeResult is one Complete call of the store, bracketed by the
 // StoreCall hook.
-func (l *lease) storeResult(ctx context.Context, rec *Record) error {
+func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 	sctx, s := l.startCall(ctx, "complete")
 	err := l.e.store.Complete(l.e.deadlines.contextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
@@ -266,7 +268,7 @@ func (l *lease) release(ctx context.Context, cause error) {
 	case err == nil:
 		ev.Err = cause
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, 0, "")
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before release")
 	default:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: release failed")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // signal returns a channel closed by the first call of the returned func.
@@ -38,8 +39,8 @@ func TestWaitForOriginal(t *testing.T) {
 	release := make(chan struct{})
 	conflicted, conflict := onceSignal()
 	h := newHarness(t, idem.Operation{Wait: time.Minute}, blockingFirst(start, release))
-	h.store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeConflict {
+	h.store.onAcquire = func(acq idemstore.Acquisition) {
+		if acq.Outcome == idemstore.OutcomeConflict {
 			conflict()
 		}
 	}
@@ -62,8 +63,8 @@ func TestWaitEndsWithContext(t *testing.T) {
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	h := newHarness(t, idem.Operation{Wait: time.Hour}, blockingFirst(start, release))
-	h.store.onAcquire = func(acq idem.Acquisition) {
-		if acq.Outcome == idem.OutcomeConflict {
+	h.store.onAcquire = func(acq idemstore.Acquisition) {
+		if acq.Outcome == idemstore.OutcomeConflict {
 			cancel()
 		}
 	}
@@ -139,9 +140,9 @@ func TestReconcilerError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, idem.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
 				idem.WithReconciler(func(context.Context, idem.Info, *http.Request) error { return tc.err }))
-			key := idem.RecordKey("CreatePet", "", "k")
+			key := idemstore.RecordKey("CreatePet", "", "k")
 			// A worker died holding the lease.
-			if _, err := h.store.Acquire(context.Background(), idem.AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
+			if _, err := h.store.Acquire(context.Background(), idemstore.AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 			h.store.mu.Lock()

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // memStore is an in-memory Store with the transitions of lua/*.lua, for
@@ -23,7 +23,7 @@ type memStore struct {
 	calls map[string]int // calls per method
 
 	// Set before use, called outside mu after each successful transition.
-	onAcquire func(idem.Acquisition)
+	onAcquire func(idemstore.Acquisition)
 	onExtend  func()
 }
 
@@ -33,7 +33,7 @@ type memRec struct {
 	fence       int64
 	deadline    time.Time // of the lease, while in progress
 	completed   bool
-	record      *idem.Record
+	record      *idemstore.Record
 	expires     time.Time // of the completed record
 }
 
@@ -83,7 +83,7 @@ func (s *memStore) enter(method string) error {
 	return s.err
 }
 
-func (s *memStore) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *memStore) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	acq, err := s.acquire(req)
 	if err == nil && s.onAcquire != nil {
 		s.onAcquire(acq)
@@ -91,11 +91,11 @@ func (s *memStore) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.A
 	return acq, err
 }
 
-func (s *memStore) acquire(req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *memStore) acquire(req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	err := s.enter("acquire")
 	defer s.mu.Unlock()
 	if err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	now := s.now()
 	r, ok := s.recs[req.Key]
@@ -105,17 +105,17 @@ func (s *memStore) acquire(req idem.AcquireRequest) (idem.Acquisition, error) {
 	switch {
 	case !ok:
 		s.recs[req.Key] = &memRec{token: req.Token, fingerprint: req.Fingerprint, fence: 1, deadline: now.Add(req.Lease)}
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 	case r.fingerprint != req.Fingerprint:
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case r.completed:
-		return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: cloneRecord(r.record)}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: cloneRecord(r.record)}, nil
 	case now.Before(r.deadline):
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: r.deadline.Sub(now)}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: r.deadline.Sub(now)}, nil
 	default:
 		r.token, r.deadline = req.Token, now.Add(req.Lease)
 		r.fence++
-		return idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: r.fence}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: r.fence}, nil
 	}
 }
 
@@ -123,12 +123,12 @@ func (s *memStore) acquire(req idem.AcquireRequest) (idem.Acquisition, error) {
 func (s *memStore) owned(key, token string) (*memRec, error) {
 	r, ok := s.recs[key]
 	if !ok || r.completed || r.token != token {
-		return nil, idem.ErrNotOwner
+		return nil, idemstore.ErrNotOwner
 	}
 	return r, nil
 }
 
-func (s *memStore) Complete(_ context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+func (s *memStore) Complete(_ context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
 	err := s.enter("complete")
 	defer s.mu.Unlock()
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *memStore) extend(key, token string, lease time.Duration) error {
 	return nil
 }
 
-func cloneRecord(r *idem.Record) *idem.Record {
+func cloneRecord(r *idemstore.Record) *idemstore.Record {
 	if r == nil {
 		return nil
 	}

@@ -1,6 +1,10 @@
 package idem
 
-import "time"
+import (
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
 
 // Operation is the per-operation configuration that generated code declares
 // once as a package-level value (from the spec's x-idempotent extension) and
@@ -37,11 +41,11 @@ type Operation struct {
 // Default values for the zero fields of [Operation].
 const (
 	DefaultKeyHeader       = "Idempotency-Key"
-	DefaultRetention       = 24 * time.Hour
-	DefaultLock            = 30 * time.Second
-	DefaultBodyLimit       = 1 << 20         // request body, bytes
-	DefaultStoredBodyLimit = 1 << 20         // stored response body, bytes
-	DefaultStoreTimeout    = 2 * time.Second // every store call, detached from the request
+	DefaultRetention       = idemstore.DefaultRetention
+	DefaultLock            = idemstore.DefaultLease
+	DefaultBodyLimit       = 1 << 20                  // request body, bytes
+	DefaultStoredBodyLimit = 1 << 20                  // stored response body, bytes
+	DefaultStoreTimeout    = idemstore.DefaultTimeout // every store call, detached from the request
 )
 
 // keyHeader returns the header that carries the key, or "" for a body key.

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Option configures an [Engine] (and [Do]): key space (scope), hooks,
@@ -38,7 +40,7 @@ type config struct {
 	anonymous       bool      // WithAnonymousCallers
 	api             string    // WithAPI's identity, when apiSet
 	apiSet          bool
-	scopeMACs       *scopeMACs
+	scopes          *idemstore.ScopeHasher // WithScopeSecret's, or the default
 	hooks           Hooks
 	logger          *slog.Logger
 	failOpen        bool
@@ -66,7 +68,7 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	c.scopeMACs = newScopeMACs(c.scopeSecret)
+	c.scopes = idemstore.NewScopeHasher(c.scopeSecret)
 	return c
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func TestHooksAndRedactedLogs(t *testing.T) {
@@ -56,7 +57,7 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("the key leaked into the logs: %s", logs.String())
 	}
-	if !strings.Contains(logs.String(), "key_hash="+idem.KeyHash(idem.RecordKey("CreatePet", "", secret))) {
+	if !strings.Contains(logs.String(), "key_hash="+idem.KeyHash(idemstore.RecordKey("CreatePet", "", secret))) {
 		t.Errorf("logs lack the key hash: %s", logs.String())
 	}
 }
@@ -126,7 +127,7 @@ func TestStoredBeforeWritten(t *testing.T) {
 		}
 		createHandler(h, w, r)
 	})
-	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, idem.RecordKey("CreatePet", "", "k")}
+	w := storedFirstWriter{httptest.NewRecorder(), t, h.store, idemstore.RecordKey("CreatePet", "", "k")}
 	h.h.ServeHTTP(w, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k"))
 	if w.Code != http.StatusCreated || w.Flushed {
 		t.Fatalf("status %d, flushed early %v", w.Code, w.Flushed)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"slices"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Response is a captured, replayed or generated HTTP response.
@@ -127,8 +129,8 @@ func replayAllowList(extra []string) []string {
 // header values, and its header map too when that holds allow-listed
 // headers only (the usual case); resp must not change afterwards. It
 // returns the record by value, for the lease to keep without an allocation.
-func newRecord(resp *Response, allow []string, bodyLimit int64) Record {
-	rec := Record{Status: resp.Status, Header: resp.Header}
+func newRecord(resp *Response, allow []string, bodyLimit int64) idemstore.Record {
+	rec := idemstore.Record{Status: resp.Status, Header: resp.Header}
 	if len(resp.Header) == 0 || !onlyAllowed(resp.Header, allow) {
 		rec.Header = http.Header{}
 		for _, name := range allow {
@@ -157,7 +159,7 @@ func onlyAllowed(h http.Header, allow []string) bool {
 
 // replayResponse renders a stored record as the replay answer; writeReplay
 // writes the same answer without building it.
-func replayResponse(rec *Record) *Response {
+func replayResponse(rec *idemstore.Record) *Response {
 	h := make(http.Header, len(rec.Header)+2)
 	body := replayHeader(h, rec)
 	return &Response{Status: rec.Status, Header: h, Body: body}
@@ -165,14 +167,14 @@ func replayResponse(rec *Record) *Response {
 
 // writeReplay writes the replay answer of a stored record to w, as
 // replayResponse(rec).Write(w) does.
-func writeReplay(w http.ResponseWriter, rec *Record) error {
+func writeReplay(w http.ResponseWriter, rec *idemstore.Record) error {
 	body := replayHeader(w.Header(), rec)
 	return writeBody(w, rec.Status, body)
 }
 
 // replayHeader sets the replay answer's headers of rec in h: the stored
 // ones and the replay markers. It returns the body to answer.
-func replayHeader(h http.Header, rec *Record) []byte {
+func replayHeader(h http.Header, rec *idemstore.Record) []byte {
 	copyHeader(h, rec.Header)
 	h.Set(HeaderReplayed, "true")
 	if rec.BodyOmitted {

@@ -1,15 +1,10 @@
 package idem
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"hash"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Security is one security scheme that the spec requires for an
@@ -148,11 +143,6 @@ func (c *config) missingCredential(header func(name string) []string, op *Operat
 		"operation %s requires the %s header, which scopes its idempotency keys; send the credential", op.ID, c.scopeHeader)
 }
 
-// defaultScopeSecret hashes WithScope's scopes when no secret is set. It is
-// public: it hides a scope from a casual reader of key names, not from
-// someone who guesses it.
-var defaultScopeSecret = []byte("idemgen scope v1")
-
 // checkScope reports the problems of the key-space options alone: a
 // contradiction, a short secret, a credential without a secret.
 func (c *config) checkScope() string {
@@ -171,48 +161,8 @@ func (c *config) checkScope() string {
 	return ""
 }
 
-// scopeMACs pools the HMACs of one secret: keying one costs more than
-// hashing a scope with it.
-type scopeMACs struct{ pool sync.Pool }
-
-// newScopeMACs returns the pool of HMAC-SHA256 keyed by secret
-// (defaultScopeSecret when nil).
-func newScopeMACs(secret []byte) *scopeMACs {
-	if secret == nil {
-		secret = defaultScopeSecret
-	}
-	return &scopeMACs{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
-}
-
-// hashScope is the form of a scope in storage keys (see ScopeKey), with a
-// pooled HMAC.
-func (c *config) hashScope(scope string) string {
-	m := c.scopeMACs.pool.Get().(hash.Hash)
-	out := scopeKey(m, scope)
-	c.scopeMACs.pool.Put(m)
-	return out
-}
-
-// ScopeKey is the form a request's scope takes in its record's key (the
-// scope argument of [RecordKey]) for an engine configured with
-// WithScopeSecret(secret), or with no secret when secret is nil: HMAC-SHA256
-// of the scope, 128 bits in unpadded base64url. Tools that look a record up
-// by tenant, such as idemctl, compute it; the engine does so itself.
-func ScopeKey(secret []byte, scope string) string {
-	if secret == nil {
-		secret = defaultScopeSecret
-	}
-	return scopeKey(hmac.New(sha256.New, secret), scope)
-}
-
-// scopeKey hashes scope with the HMAC m, which it resets first; the result
-// never holds a ':' or a '\'.
-func scopeKey(m hash.Hash, scope string) string {
-	m.Reset()
-	m.Write([]byte(scope))
-	var sum [sha256.Size]byte
-	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
-}
+// hashScope is the form of a scope in storage keys ([idemstore.ScopeKey]).
+func (c *config) hashScope(scope string) string { return c.scopes.Key(scope) }
 
 // unscopedSecured is the start-up failure for operations that declare
 // security while the options choose no key space; "" when there is none.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func TestFirstRequestRunsOnceAndStores(t *testing.T) {
@@ -24,7 +25,7 @@ func TestFirstRequestRunsOnceAndStores(t *testing.T) {
 		t.Error("first answer marked as replayed")
 	}
 	h.wantRuns(1)
-	rec, ok := h.store.get(idem.RecordKey("CreatePet", "", "k1"))
+	rec, ok := h.store.get(idemstore.RecordKey("CreatePet", "", "k1"))
 	if !ok || !rec.completed || rec.record.Status != http.StatusCreated {
 		t.Fatalf("stored record = %+v, %v", rec, ok)
 	}
@@ -78,7 +79,7 @@ func (plainReadCloser) Close() error { return nil }
 func TestFingerprintMismatch(t *testing.T) {
 	h := newHarness(t, idem.Operation{}, nil)
 	h.post("k", `{"name":"rex"}`)
-	key := idem.RecordKey("CreatePet", "", "k")
+	key := idemstore.RecordKey("CreatePet", "", "k")
 	before, _ := h.store.get(key)
 	checkProblem(t, h.post("k", `{"name":"fido"}`), http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
 	after, _ := h.store.get(key)
@@ -184,7 +185,7 @@ func TestPanicReleasesAndRepanics(t *testing.T) {
 		h.post("k", `{}`)
 		t.Fatal("the panic was swallowed")
 	}()
-	if _, ok := h.store.get(idem.RecordKey("CreatePet", "", "k")); ok {
+	if _, ok := h.store.get(idemstore.RecordKey("CreatePet", "", "k")); ok {
 		t.Fatal("the lease survived the panic")
 	}
 	if h.store.count("release") != 1 {
@@ -209,7 +210,7 @@ func TestCancelledRequestReleases(t *testing.T) {
 	})
 	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
 	checkProblem(t, w, http.StatusServiceUnavailable, idem.CodeRequestCancelled)
-	if _, ok := h.store.get(idem.RecordKey("CreatePet", "", "k")); ok {
+	if _, ok := h.store.get(idemstore.RecordKey("CreatePet", "", "k")); ok {
 		t.Fatal("the lease survived the cancelled request")
 	}
 	if w := h.post("k", `{}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {

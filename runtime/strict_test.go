@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // strictRun returns a run function that counts its calls and captures a
@@ -122,7 +123,7 @@ func TestServeStrictErrorReleases(t *testing.T) {
 	if err != boom || resp != nil {
 		t.Fatalf("got %+v, %v; want the handler's error unchanged", resp, err)
 	}
-	if _, ok := store.get(idem.RecordKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
+	if _, ok := store.get(idemstore.RecordKey("CreatePet", "", "k")); ok || store.count("release") != 1 {
 		t.Fatal("the lease was not released")
 	}
 	var runs atomic.Int64

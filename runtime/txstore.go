@@ -3,51 +3,9 @@ package idem
 import (
 	"context"
 	"errors"
-	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
-
-// TxStore is a [Store] that commits a handler's own database writes together
-// with its result. When the engine's store implements it, a protected run
-// goes like this: Acquire commits the lease on its own (a concurrent
-// duplicate sees it); BeginRun opens a transaction; the handler runs with
-// the context of [RunTx.Context], through which it reaches the transaction
-// (package pgstore: pgstore.Tx); a storable response is written into the
-// same transaction by [RunTx.Commit], which checks the owner under the
-// record's row lock and commits, and only then is the client answered.
-//
-// Everything else ends in a rollback and a release of the lease: a handler
-// error, no response, a status that is not stored, a panic, a request
-// cancelled before the commit. A completion refused because the lease was
-// taken over rolls back too, and the client gets what the key stands for
-// now, as with any store. The heartbeat extends the lease through
-// [Store.Extend], outside the transaction.
-type TxStore interface {
-	Store
-	// BeginRun opens the transaction of the run that owns key's lease with
-	// token and fence (just acquired). ctx is the request's, detached from
-	// its cancellation and bounded by the store timeout. An error is a
-	// store failure: the engine releases the lease and answers 503
-	// store-unavailable without running the handler.
-	BeginRun(ctx context.Context, key, token string, fence int64) (RunTx, error)
-}
-
-// RunTx is the transaction of one protected run (see [TxStore]).
-type RunTx interface {
-	// Context returns ctx carrying the transaction, for the handler.
-	Context(ctx context.Context) context.Context
-	// Commit writes rec as the key's result, kept for retention, if the
-	// run's token and fence still own the in-progress lease (checked under
-	// the record's row lock), then commits the transaction. It returns nil
-	// once committed; ErrNotOwner when refused, the transaction rolled
-	// back; otherwise an error matching [ErrStoreUnavailable], when the
-	// commit is known not to have happened or its fate could not be
-	// learned. A commit whose answer was lost is looked up before Commit
-	// returns, so that nil is returned if it did commit. rec is shared with
-	// the response being sent, as in [Store.Complete].
-	Commit(ctx context.Context, rec *Record, retention time.Duration) error
-	// Rollback rolls the transaction back. It does nothing after Commit.
-	Rollback(ctx context.Context) error
-}
 
 // uncommittedError ends a transactional run whose handler's writes were not
 // committed: kind (unavailable or cancelled) is the outcome protect answers.
@@ -70,7 +28,7 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 // does a transaction that could not begin or commit (unavailable). A
 // refused commit (the lease was taken over) is answered as lease.run
 // answers it, with a *supersededError.
-func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) (*Response, error)) (*Response, error) {
+func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context.Context) (*Response, error)) (*Response, error) {
 	sctx, s := l.startCall(ctx, "begin")
 	tx, err := ts.BeginRun(l.e.deadlines.context(sctx), l.k.storageKey, l.token, l.info.Fence)
 	s.done(Event{Err: err})
@@ -116,7 +74,7 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 	case err == nil:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
 		return resp, nil
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; the run's transaction was rolled back")
 		return nil, l.superseded(ctx)
 	}
@@ -130,7 +88,7 @@ func (l *lease) runTx(ctx context.Context, ts TxStore, fn func(context.Context) 
 
 // rollback rolls the run's transaction back; a failure is reported (the
 // database rolls back a transaction whose connection is gone).
-func (l *lease) rollback(ctx context.Context, tx RunTx) {
+func (l *lease) rollback(ctx context.Context, tx idemstore.RunTx) {
 	sctx, s := l.startCall(ctx, "rollback")
 	err := tx.Rollback(l.e.deadlines.context(sctx))
 	s.done(Event{Err: err})
@@ -144,5 +102,5 @@ func storeFailure(op string, err error) error {
 	if errors.Is(err, ErrStoreUnavailable) {
 		return err
 	}
-	return &StoreError{Op: op, Err: err}
+	return &idemstore.StoreError{Op: op, Err: err}
 }

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// memTxStore is a memStore that is an idem.TxStore: a run's "writes" are
+// memTxStore is a memStore that is an idemstore.TxStore: a run's "writes" are
 // kept in its transaction and become visible (committed) only with the
 // completion. Its failures are set per test.
 type memTxStore struct {
@@ -40,7 +41,7 @@ func write(ctx context.Context, w string) {
 	tx.writes = append(tx.writes, w)
 }
 
-func (s *memTxStore) BeginRun(_ context.Context, key, token string, _ int64) (idem.RunTx, error) {
+func (s *memTxStore) BeginRun(_ context.Context, key, token string, _ int64) (idemstore.RunTx, error) {
 	if s.beginErr != nil {
 		return nil, s.beginErr
 	}
@@ -51,7 +52,7 @@ func (t *memTx) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, memTxKey{}, t)
 }
 
-func (t *memTx) Commit(ctx context.Context, rec *idem.Record, retention time.Duration) error {
+func (t *memTx) Commit(ctx context.Context, rec *idemstore.Record, retention time.Duration) error {
 	t.done = true
 	if t.s.commitErr != nil {
 		t.s.mu.Lock()
@@ -130,7 +131,7 @@ func TestTxStoreRollsBackUnstoredRuns(t *testing.T) {
 // TestTxStoreBeginFails: no transaction, no run: 503, and the lease is
 // given back so that the retry runs at once.
 func TestTxStoreBeginFails(t *testing.T) {
-	s := &memTxStore{memStore: newMemStore(), beginErr: &idem.StoreError{Op: "begin", Err: errStoreDown}}
+	s := &memTxStore{memStore: newMemStore(), beginErr: &idemstore.StoreError{Op: "begin", Err: errStoreDown}}
 	runs := 0
 	h := txServer(s, func(w http.ResponseWriter, r *http.Request) { runs++ })
 	rec := txPost(h, "k")
@@ -145,7 +146,7 @@ func TestTxStoreBeginFails(t *testing.T) {
 // TestTxStoreCommitFails: a commit that did not happen must not be
 // answered as if it had: 503, and the lease released.
 func TestTxStoreCommitFails(t *testing.T) {
-	s := &memTxStore{memStore: newMemStore(), commitErr: &idem.StoreError{Op: "commit", Err: errStoreDown}}
+	s := &memTxStore{memStore: newMemStore(), commitErr: &idemstore.StoreError{Op: "commit", Err: errStoreDown}}
 	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
 		write(r.Context(), "payment")
 		w.WriteHeader(http.StatusCreated)

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // unreplicatedStore stores completions like memStore but reports each as
 // not acknowledged by a replica, as redisstore does when WAIT times out.
 type unreplicatedStore struct{ *memStore }
 
-func (s unreplicatedStore) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+func (s unreplicatedStore) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
 	if err := s.memStore.Complete(ctx, key, token, rec, retention); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/embedredis"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -27,19 +28,19 @@ type previousLayout struct {
 }
 
 func (p previousLayout) key(k string) string {
-	_, scope, key, ok := idem.SplitRecordKey(k)
+	_, scope, key, ok := idemstore.SplitRecordKey(k)
 	if !ok {
 		panic("not a record key: " + k)
 	}
-	return idem.PreviousRecordKey(p.api, p.op, scope, key)
+	return idemstore.PreviousRecordKey(p.api, p.op, scope, key)
 }
 
-func (p previousLayout) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (p previousLayout) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	req.Key, req.PreviousKey = p.key(req.Key), ""
 	return p.s.Acquire(ctx, req)
 }
 
-func (p previousLayout) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+func (p previousLayout) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
 	return p.s.Complete(ctx, p.key(key), token, rec, retention)
 }
 
@@ -161,11 +162,11 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 					t.Errorf("%s ran %d times, want once", k, n)
 				}
 			}
-			if n, err := rdb.Exists(ctx, prefix+":"+idem.RecordKeyIn(op.API, op.ID, "", "k-new")).Result(); err != nil || n != 1 {
+			if n, err := rdb.Exists(ctx, prefix+":"+idemstore.RecordKeyIn(op.API, op.ID, "", "k-new")).Result(); err != nil || n != 1 {
 				t.Errorf("k-new under the current layout: exists %d, %v", n, err)
 			}
 			for _, k := range []string{"k-done", "k-busy", "k-new"} {
-				n, err := rdb.Exists(ctx, prefix+":"+idem.RecordKeyIn(op.API, op.ID, "", k)).Result()
+				n, err := rdb.Exists(ctx, prefix+":"+idemstore.RecordKeyIn(op.API, op.ID, "", k)).Result()
 				if want := int64(map[bool]int{true: 1}[k == "k-new"]); err != nil || n != want {
 					t.Errorf("%s under the current layout: exists %d, %v; want %d (a replay from the previous key leaves none)", k, n, err, want)
 				}
@@ -173,7 +174,7 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 
 			// After the window: the marker's time further back than the
 			// operation's retention plus the rollout.
-			past := time.Now().Add(-op.Retention - idem.DefaultRetention - idem.PreviousLayoutRollout - time.Hour).UnixMilli()
+			past := time.Now().Add(-op.Retention - idem.DefaultRetention - idemstore.PreviousLayoutRollout - time.Hour).UnixMilli()
 			if err := rdb.Set(ctx, prefix+":"+redisstore.KeyLayoutMarker, past, 0).Err(); err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,13 @@
 // Package templates holds idemgen's code templates, one file per concern of
 // the generated file: header and imports, operation settings, the
-// ServerInterface decorator (its constructor and net/http methods, then its
-// echo and gin methods), the strict-server middleware (net/http routers,
-// then echo and gin) and the client helpers. They read only the model (internal/model); internal/render, their
-// only importer, parses them once and executes them. It is an implementation
-// detail of the generator, a package of its own only because //go:embed
-// cannot reach a parent folder; it is not an API.
+// ServerInterface decorator, the strict-server middleware and the client
+// helpers, with the partials they share in partials.tmpl. A framework's
+// tokens come from its row of the model's framework table, not from a
+// template of its own. They read only the model (internal/model);
+// internal/render, their only importer, parses them once and executes
+// them. It is an implementation detail of the generator, a package of its
+// own only because //go:embed cannot reach a parent folder; it is not an
+// API.
 package templates
 
 import "embed"
@@ -18,5 +20,5 @@ var FS embed.FS
 // Order lists the templates in the order their output appears in a
 // generated file.
 func Order() []string {
-	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "echo.tmpl", "gin.tmpl", "echo5.tmpl", "iris.tmpl", "strict.tmpl", "strictfw.tmpl", "fiber.tmpl", "strictctx.tmpl", "client.tmpl"}
+	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "strict.tmpl", "client.tmpl"}
 }

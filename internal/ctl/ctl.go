@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -42,7 +43,7 @@ computed for the request: the tenant or principal its
 idem.WithScope function returns, or the header value of
 idem.WithScopeFromHeader (the API key). Without -scope the record is looked
 up in the shared key space. The server stores a scope only as a keyed hash
-(idem.ScopeKey); give idemctl the server's idem.WithScopeSecret in the
+(idemstore.ScopeKey); give idemctl the server's idem.WithScopeSecret in the
 environment variable that -scope-secret-env names (none for a server that
 uses WithScope without a secret).
 
@@ -132,7 +133,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if len(secret) == 0 {
 			secret = nil
 		}
-		scope = idem.ScopeKey(secret, o.scope)
+		scope = idemstore.ScopeKey(secret, o.scope)
 	}
 	run := func(op string) error {
 		o := o
@@ -140,7 +141,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The current layout's key, then the previous layout's, which
 		// holds records written before the upgrade for a retention.
 		var err error
-		for _, key := range []string{idem.RecordKeyIn(o.api, op, scope, o.key), idem.PreviousRecordKey(o.api, op, scope, o.key)} {
+		for _, key := range []string{idemstore.RecordKeyIn(o.api, op, scope, o.key), idemstore.PreviousRecordKey(o.api, op, scope, o.key)} {
 			if cmd == "inspect" {
 				err = inspect(ctx, store, key, o, stdout)
 			} else {
@@ -193,8 +194,8 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 		fmt.Fprintf(w, "%-9s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	line("key", "%s", info.RedisKey)
-	if _, _, _, current := idem.SplitRecordKey(key); current {
-		line("operation", "%s of API %q (token %s)", o.op, o.api, idem.OperationToken(o.api, o.op))
+	if _, _, _, current := idemstore.SplitRecordKey(key); current {
+		line("operation", "%s of API %q (token %s)", o.op, o.api, idemstore.OperationToken(o.api, o.op))
 	} else {
 		line("operation", "%s of API %q, under its key of the previous layout (written before the upgrade)", o.op, o.api)
 	}

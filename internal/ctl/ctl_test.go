@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -53,14 +54,14 @@ func TestInspectAndForget(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
-		done := idem.RecordKey("CreatePet", idem.ScopeKey(nil, "tenant-1"), "done-key")
-		running := idem.RecordKey("CreatePet", "", "running-key")
+		done := idemstore.RecordKey("CreatePet", idemstore.ScopeKey(nil, "tenant-1"), "done-key")
+		running := idemstore.RecordKey("CreatePet", "", "running-key")
 		for _, k := range []string{done, running} {
-			if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
+			if _, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		rec := &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/7"}}, Body: []byte(`{"id":7,"secret":"s3"}`)}
+		rec := &idemstore.Record{Status: 201, Header: http.Header{"Location": {"/pets/7"}}, Body: []byte(`{"id":7,"secret":"s3"}`)}
 		if err := store.Complete(ctx, done, "owner", rec, time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func TestInspectAndForget(t *testing.T) {
 			}
 		}
 		// A record of the text format the versions before wrote.
-		old := idem.RecordKey("CreatePet", "", "old-key")
+		old := idemstore.RecordKey("CreatePet", "", "old-key")
 		if err := b.rdb.Set(ctx, b.prefix+":"+old, "C\nfp\n201 0 18\nLocation: /pets/6\n{\"id\":6}", time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}

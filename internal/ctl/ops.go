@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -80,7 +80,7 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, op, key str
 		return s, err
 	}
 	for _, name := range []string{op, goName(op)} {
-		if t := idem.OperationToken(api, name); names[t] == [2]string{} {
+		if t := idemstore.OperationToken(api, name); names[t] == [2]string{} {
 			names[t] = [2]string{api, name}
 		}
 	}
@@ -125,13 +125,13 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, op, key str
 // splitKey returns the API identity, operation and client key of record
 // key k of either layout, naming a token by names.
 func splitKey(k string, names map[string][2]string) (api, op, key string, ok bool) {
-	if token, _, key, ok := idem.SplitRecordKey(k); ok {
+	if token, _, key, ok := idemstore.SplitRecordKey(k); ok {
 		if n, named := names[token]; named {
 			return n[0], n[1], key, true
 		}
 		return "?" + token, token, key, true
 	}
-	api, op, _, key, ok = idem.SplitPreviousRecordKey(k)
+	api, op, _, key, ok = idemstore.SplitPreviousRecordKey(k)
 	return api, op, key, ok
 }
 

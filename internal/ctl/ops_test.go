@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -16,9 +16,9 @@ import (
 // it with secret) and key, and names op's token as the engine does.
 func complete(t *testing.T, b backend, secret []byte, op, scope, key string) {
 	t.Helper()
-	completeAt(t, b, secret, op, scope, key, idem.RecordKey)
+	completeAt(t, b, secret, op, scope, key, idemstore.RecordKey)
 	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithLogger(nil))
-	if err := store.NameOperation(context.Background(), idem.OperationToken("", op), "", op); err != nil {
+	if err := store.NameOperation(context.Background(), idemstore.OperationToken("", op), "", op); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -31,12 +31,12 @@ func completeAt(t *testing.T, b backend, secret []byte, op, scope, key string, r
 	store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithLogger(nil)) // the test server keeps records in memory only
 	k := recordKey(op, scope, key)
 	if scope != "" {
-		k = recordKey(op, idem.ScopeKey(secret, scope), key)
+		k = recordKey(op, idemstore.ScopeKey(secret, scope), key)
 	}
-	if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
+	if _, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Complete(ctx, k, "owner", &idem.Record{Status: 201, Body: []byte(`{}`)}, time.Hour); err != nil {
+	if err := store.Complete(ctx, k, "owner", &idemstore.Record{Status: 201, Body: []byte(`{}`)}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -69,15 +69,15 @@ func TestOpTakesOperationID(t *testing.T) {
 // one; a token no engine named is listed as such.
 func TestPreviousLayout(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		previous := func(op, scope, key string) string { return idem.PreviousRecordKey("", op, scope, key) }
+		previous := func(op, scope, key string) string { return idemstore.PreviousRecordKey("", op, scope, key) }
 		completeAt(t, b, nil, "CreatePet", "", "k-old", previous)
 		code, out, errOut := b.run(t, "inspect", "-op", "createPet", "-key", "k-old")
 		if code != ExitOK || !strings.Contains(out, "status    201") || !strings.Contains(out, "previous layout") {
 			t.Errorf("inspect of a record of the previous layout: exit %d\n%s%s", code, out, errOut)
 		}
-		completeAt(t, b, nil, "Unnamed", "", "k1", idem.RecordKey)
+		completeAt(t, b, nil, "Unnamed", "", "k1", idemstore.RecordKey)
 		code, _, errOut = b.run(t, "inspect", "-op", "deletePet", "-key", "k1")
-		for _, want := range []string{"CreatePet (1 records)", `-api "?` + idem.OperationToken("", "Unnamed") + `" (1 records)`} {
+		for _, want := range []string{"CreatePet (1 records)", `-api "?` + idemstore.OperationToken("", "Unnamed") + `" (1 records)`} {
 			if code != ExitNoRecord || !strings.Contains(errOut, want) {
 				t.Errorf("inspect of an operation without records: exit %d, stderr lacks %q:\n%s", code, want, errOut)
 			}
@@ -152,8 +152,8 @@ func TestInspectInProgressOneClock(t *testing.T) {
 		ctx := context.Background()
 		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
 		for key, lease := range map[string]time.Duration{"live": time.Hour, "lapsed": time.Millisecond} {
-			k := idem.RecordKey("CreatePet", "", key)
-			if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: lease}); err != nil {
+			k := idemstore.RecordKey("CreatePet", "", key)
+			if _, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: lease}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -162,7 +162,7 @@ func TestInspectInProgressOneClock(t *testing.T) {
 			t.Errorf("inspect of a live lease: exit %d, want the lease alone:\n%s%s", code, out, errOut)
 		}
 		for {
-			info, err := store.Inspect(ctx, idem.RecordKey("CreatePet", "", "lapsed"))
+			info, err := store.Inspect(ctx, idemstore.RecordKey("CreatePet", "", "lapsed"))
 			if err != nil {
 				t.Fatal(err)
 			}

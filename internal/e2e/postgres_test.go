@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -60,17 +61,17 @@ func (ot *orderTable) count(t *testing.T) int64 {
 // engine finds BeginRun through it.
 type failingTxStore struct {
 	*failingStore
-	tx idem.TxStore
+	tx idemstore.TxStore
 }
 
-func (s failingTxStore) BeginRun(ctx context.Context, key, token string, fence int64) (idem.RunTx, error) {
+func (s failingTxStore) BeginRun(ctx context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
 	return s.tx.BeginRun(ctx, key, token, fence)
 }
 
 // engineStore is the store to give the engine for f: f itself, or f as a
 // TxStore when what it wraps is one.
 func engineStore(f *failingStore) idem.Store {
-	if tx, ok := f.Store.(idem.TxStore); ok {
+	if tx, ok := f.Store.(idemstore.TxStore); ok {
 		return failingTxStore{failingStore: f, tx: tx}
 	}
 	return f

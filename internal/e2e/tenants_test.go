@@ -14,6 +14,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -23,9 +24,9 @@ type failingStore struct {
 	fail atomic.Bool
 }
 
-func (s *failingStore) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
+func (s *failingStore) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	if s.fail.CompareAndSwap(true, false) {
-		return idem.Acquisition{}, fmt.Errorf("%w: test outage", idem.ErrStoreUnavailable)
+		return idemstore.Acquisition{}, fmt.Errorf("%w: test outage", idem.ErrStoreUnavailable)
 	}
 	return s.Store.Acquire(ctx, req)
 }
@@ -77,7 +78,7 @@ func TestTenantsOnRealRedis(t *testing.T) {
 			for iter.Next(context.Background()) {
 				// Records only: the store also keeps its layout marker and
 				// the names of the operations' tokens.
-				if _, _, _, ok := idem.SplitRecordKey(strings.TrimPrefix(strings.TrimPrefix(iter.Val(), prefix), ":")); ok {
+				if _, _, _, ok := idemstore.SplitRecordKey(strings.TrimPrefix(strings.TrimPrefix(iter.Val(), prefix), ":")); ok {
 					keys = append(keys, iter.Val())
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -87,30 +88,17 @@ func Load(in Input) (model.File, error) {
 	}
 
 	g := in.Codegen.Generate
-	router := g.ChiServer || g.StdHTTPServer || g.GorillaServer
+	fw, server := model.FrameworkFor(generateFlags(g))
 	f := model.File{
-		Package:     in.Codegen.PackageName,
-		Source:      in.Source,
-		API:         api,
-		Server:      router || g.EchoServer || g.GinServer || g.Echo5Server || g.FiberServer || g.FiberV3Server || g.IrisServer,
-		Strict:      router && g.Strict,
-		Client:      g.Client,
-		TypeImports: map[string]string{},
-	}
-	f.FrameworkStrict = g.Strict && f.Server && !router
-	switch {
-	case g.EchoServer:
-		f.Framework = model.Echo
-	case g.GinServer:
-		f.Framework = model.Gin
-	case g.Echo5Server:
-		f.Framework = model.Echo5
-	case g.FiberServer:
-		f.Framework = model.Fiber
-	case g.FiberV3Server:
-		f.Framework = model.FiberV3
-	case g.IrisServer:
-		f.Framework = model.Iris
+		Package:         in.Codegen.PackageName,
+		Source:          in.Source,
+		API:             api,
+		Server:          server,
+		Strict:          server && fw == model.NetHTTP && g.Strict,
+		FrameworkStrict: server && fw != model.NetHTTP && g.Strict,
+		Framework:       fw,
+		Client:          g.Client,
+		TypeImports:     map[string]string{},
 	}
 	for _, d := range cg.ops {
 		name := d.specID
@@ -168,4 +156,17 @@ func titleOf(spec *openapi3.T) string {
 		return ""
 	}
 	return spec.Info.Title
+}
+
+// generateFlags returns a function reporting whether g sets a generate:
+// flag, named as a configuration file spells it (oapi-codegen's own YAML
+// tags), for the framework table of the model to choose by.
+func generateFlags(g codegen.GenerateOptions) func(flag string) bool {
+	v := reflect.ValueOf(g)
+	set := map[string]bool{}
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		set[name] = v.Field(i).Kind() == reflect.Bool && v.Field(i).Bool()
+	}
+	return func(flag string) bool { return set[flag] }
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -118,8 +118,8 @@ func capacityOfStore(ctx context.Context, cfg Config, rdb *redis.Client, store *
 	fp := func(key string) string { s := sha256.Sum256([]byte(key)); return hex.EncodeToString(s[:]) }
 	replay, err := measureCapacity(ctx, rdb, cfg, func() error {
 		key := fmt.Sprintf("CreateOrder::%036d", 1+n.Add(1)%stored)
-		acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: fp(key), Lease: 30 * time.Second})
-		if err == nil && acq.Outcome != idem.OutcomeReplay {
+		acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: fp(key), Lease: 30 * time.Second})
+		if err == nil && acq.Outcome != idemstore.OutcomeReplay {
 			err = fmt.Errorf("loadtest: replay acquire: outcome %d, want replay", acq.Outcome)
 		}
 		return err

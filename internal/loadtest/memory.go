@@ -19,6 +19,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -123,7 +124,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 	// Distinct bodies per record (seeded by i), so compression sees one
 	// body at a time, as it would in production.
 	err = forEach(ctx, cfg.MemoryRecords, 16, func(i int) error {
-		return storeRecord(ctx, store, idem.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i)), jsonBody(size, uint64(i)), location, 24*time.Hour)
+		return storeRecord(ctx, store, idemstore.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i)), jsonBody(size, uint64(i)), location, 24*time.Hour)
 	})
 	if err != nil {
 		return memResult{}, err
@@ -142,7 +143,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 	sample := min(cfg.MemoryRecords, 500)
 	var usage, stored int64
 	for i := range sample {
-		key := prefix + ":" + idem.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i*cfg.MemoryRecords/sample))
+		key := prefix + ":" + idemstore.RecordKeyIn(cfg.MemoryAPI, "CreateOrder", "", recordKey(i*cfg.MemoryRecords/sample))
 		res.keyLen = len(key)
 		n, err := rdb.MemoryUsage(ctx, key, 0).Result()
 		if err != nil {
@@ -170,14 +171,14 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 func storeRecord(ctx context.Context, store idem.Store, key string, body []byte, location bool, retention time.Duration) error {
 	fp := sha256.Sum256([]byte(key))
 	token := rand.Text()
-	acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: hex.EncodeToString(fp[:]), Lease: 30 * time.Second})
+	acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: hex.EncodeToString(fp[:]), Lease: 30 * time.Second})
 	if err != nil {
 		return fmt.Errorf("loadtest: acquire: %w", err)
 	}
-	if acq.Outcome != idem.OutcomeFirstRun {
+	if acq.Outcome != idemstore.OutcomeFirstRun {
 		return fmt.Errorf("loadtest: acquire %s: outcome %d, want proceed", key, acq.Outcome)
 	}
-	rec := &idem.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+	rec := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 	if location {
 		rec.Header.Set("Location", "/orders/ord_"+hex.EncodeToString(fp[:8]))
 	}

@@ -19,37 +19,12 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // so that the generator and the runtime it is built with cannot disagree.
 func (File) RuntimeVersion() int { return idem.MaxVersion }
 
-// Import paths of the web frameworks oapi-codegen's echo-server and
-// gin-server target, and of the runtime's adapters to them.
-const (
-	EchoImport     = "github.com/labstack/echo/v4"
-	GinImport      = "github.com/gin-gonic/gin"
-	IdemEchoImport = RuntimeImport + "/idemecho"
-	IdemGinImport  = RuntimeImport + "/idemgin"
-)
-
-// frameworkPkgs are the packages of a framework's decorator: the
-// framework's and the runtime's adapter to it, names and import paths.
-type frameworkPkgs struct{ name, path, adapterName, adapterPath string }
-
-// frameworkPkgs returns the packages of f's framework; none for the net/http
-// routers.
-func (f File) frameworkPkgs() frameworkPkgs {
-	switch f.Framework {
-	case Echo:
-		return frameworkPkgs{"echo", EchoImport, "idemecho", IdemEchoImport}
-	case Gin:
-		return frameworkPkgs{"gin", GinImport, "idemgin", IdemGinImport}
-	}
-	return f.newFrameworkPkgs()
-}
-
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && !f.CtxStrict() && !f.VisitsContext()) || f.Client {
+	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client {
 		add("net/http")
 	}
 	if f.Strict || f.Client {
@@ -77,8 +52,8 @@ func (f File) Imports() []string {
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
 	if f.FrameworkServer() || f.FrameworkStrict {
-		p := f.frameworkPkgs()
-		other = append(other, strconv.Quote(p.path), strconv.Quote(p.adapterPath))
+		fw := f.Facts()
+		other = append(other, strconv.Quote(fw.Import), strconv.Quote(fw.AdapterImport()))
 	}
 	for name, p := range f.TypeImports {
 		if !f.Server && !f.AnyStrict() && !f.Client {

@@ -47,21 +47,6 @@ type File struct {
 	TypeImports map[string]string
 }
 
-// Framework is the web framework whose ServerInterface shape oapi-codegen
-// generates.
-type Framework int
-
-// The frameworks idemgen generates for.
-const (
-	NetHTTP Framework = iota // chi, std-http and gorilla: one net/http ServerInterface shape
-	Echo                     // echo v4: methods take an echo.Context and return an error
-	Gin                      // gin: methods take a *gin.Context
-	Echo5                    // echo v5: methods take a *echo.Context and return an error
-	Fiber                    // fiber v2: methods take a *fiber.Ctx and return an error
-	FiberV3                  // fiber v3: methods take a fiber.Ctx and return an error
-	Iris                     // iris: methods take an iris.Context
-)
-
 // Operation is one idempotent operation.
 type Operation struct {
 	GoName  string // oapi-codegen's name: ServerInterface method, XRequestObject prefix

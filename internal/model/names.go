@@ -41,10 +41,10 @@ type OpNames struct {
 // where its path parameters are in scope.
 type ServerLocals struct {
 	W, R, Params string // parameters besides the path parameters
-	Ctx          string // the echo.Context or *gin.Context parameter
+	Ctx          string // the framework's context parameter (echo.Context, *gin.Context, ...)
 	HTTP         string // package net/http
-	Framework    string // package echo or gin
-	Adapter      string // package idemecho or idemgin
+	Framework    string // the framework's package (echo, gin, ...)
+	Adapter      string // the runtime's adapter package (idemecho, idemgin, ...)
 }
 
 // ClientLocals are the names in the client helper's method of the
@@ -127,7 +127,12 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
 	}
-	imports := []string{"bytes", "context", "echo", "errors", "fmt", "gin", "http", "idem", "idemecho", "idemgin", "io", "time"}
+	imports := []string{"bytes", "context", "errors", "fmt", "http", "idem", "io", "time"}
+	for _, fw := range frameworks {
+		if fw.Pkg != "" {
+			imports = append(imports, fw.Pkg, fw.Adapter)
+		}
+	}
 	for name := range f.TypeImports {
 		imports = append(imports, name)
 	}
@@ -162,7 +167,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 		f.Names.Aliases[a] = path
 		return a
 	}
-	fw := f.frameworkPkgs()
+	fw := f.Facts()
 	for i := range f.Operations {
 		op := &f.Operations[i]
 		if f.AnyStrict() {
@@ -179,13 +184,9 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 			R:         body.fresh("r"),
 			Params:    body.fresh("params"),
 			HTTP:      alias(hidden, f.NetHTTPServer(), "http", "net/http"),
-			Framework: alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.name, fw.path),
-			Adapter:   alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.adapterName, fw.adapterPath),
-		}
-		if f.Framework == Gin || f.Framework == Fiber || f.Framework == FiberV3 {
-			op.Names.Server.Ctx = body.fresh("c")
-		} else {
-			op.Names.Server.Ctx = body.fresh("ctx")
+			Framework: alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.Pkg, fw.Import),
+			Adapter:   alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.Adapter, fw.AdapterImport()),
+			Ctx:       body.fresh(fw.CtxVarName()),
 		}
 		body = newScope(hidden, imports, []string{f.Names.ClientReceiver})
 		op.Names.Client = ClientLocals{

@@ -113,44 +113,22 @@ func (f File) SecurityNote(ctor string) string {
 		ctor + " panics, saying what to add."
 }
 
-// NetHTTPServer reports whether the file has the ServerInterface decorator
-// of the net/http routers (chi, std-http, gorilla).
-func (f File) NetHTTPServer() bool { return f.Server && f.Framework == NetHTTP }
-
-// EchoServer reports whether the file has the echo ServerInterface decorator.
-func (f File) EchoServer() bool { return f.Server && f.Framework == Echo }
-
-// GinServer reports whether the file has the gin ServerInterface decorator.
-func (f File) GinServer() bool { return f.Server && f.Framework == Gin }
-
-// AnyStrict reports whether the file has a strict-server middleware, for
-// the net/http routers or for echo or gin.
-func (f File) AnyStrict() bool { return f.Strict || f.FrameworkStrict }
-
-// FrameworkCtxType is the type of the context the framework's strict
-// handler functions take.
-func (f File) FrameworkCtxType() string {
-	return f.CtxTypeOf(f.frameworkPkgs().name)
+// Piece is the data of a partial template about one operation: the file
+// and the operation, and for a method of a ServerInterface decorator
+// (the template decoratorMethod) the decorator's type and the engine's or
+// adapter's function the method calls.
+type Piece struct {
+	File
+	Op   Operation
+	Type string // the decorator's type
+	Call string // Serve, or ServeBody in front of a strict handler
 }
 
-// FrameworkRequestContext is the expression for the request's
-// context.Context of v, a variable of type FrameworkCtxType.
-func (f File) FrameworkRequestContext(v string) string {
-	if f.Framework == Gin {
-		return v + ".Request.Context()"
-	}
-	return v + ".Request().Context()"
-}
+// Piece returns the Piece of op.
+func (f File) Piece(op Operation) Piece { return Piece{File: f, Op: op} }
 
-// AdapterPkg is the package name of the runtime's adapter to the
-// framework, idemecho or idemgin.
-func (f File) AdapterPkg() string { return f.frameworkPkgs().adapterName }
-
-// RegisterFuncs names the oapi-codegen functions that take the
-// ServerInterface, for WithIdempotency's doc comment.
-func (f File) RegisterFuncs() string {
-	if f.Framework == NetHTTP {
-		return "HandlerFromMux or its variants"
-	}
-	return "RegisterHandlers or its variants"
+// Method returns the Piece of op's method of the decorator typ, which
+// calls call.
+func (f File) Method(op Operation, typ, call string) Piece {
+	return Piece{File: f, Op: op, Type: typ, Call: call}
 }

@@ -12,16 +12,17 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // replayStore answers every Acquire with the replay of one record and
 // takes no time: a benchmark over it measures the adapter, not a store.
-type replayStore struct{ rec *idem.Record }
+type replayStore struct{ rec *idemstore.Record }
 
-func (s replayStore) Acquire(context.Context, idem.AcquireRequest) (idem.Acquisition, error) {
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: s.rec}, nil
+func (s replayStore) Acquire(context.Context, idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: s.rec}, nil
 }
-func (replayStore) Complete(context.Context, string, string, *idem.Record, time.Duration) error {
+func (replayStore) Complete(context.Context, string, string, *idemstore.Record, time.Duration) error {
 	return nil
 }
 func (replayStore) Release(context.Context, string, string) error               { return nil }
@@ -32,7 +33,7 @@ func (replayStore) Extend(context.Context, string, string, time.Duration) error 
 // (each request converted to net/http and the answer back), the
 // alternative idemfiber does not take.
 func BenchmarkReplay(b *testing.B) {
-	rec := &idem.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"ord-1"}`)}
+	rec := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"ord-1"}`)}
 	engine := idem.NewEngine(replayStore{rec})
 	never := func(*fiber.Ctx) error { panic("a replay runs no handler") }
 	for _, bc := range []struct {

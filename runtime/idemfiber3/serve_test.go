@@ -15,6 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber3"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -117,8 +118,8 @@ func TestServeResetsResponseOnPanic(t *testing.T) {
 // downStore is a store that is down.
 type downStore struct{ idem.Store }
 
-func (downStore) Acquire(context.Context, idem.AcquireRequest) (idem.Acquisition, error) {
-	return idem.Acquisition{}, fmt.Errorf("%w: down", idem.ErrStoreUnavailable)
+func (downStore) Acquire(context.Context, idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	return idemstore.Acquisition{}, fmt.Errorf("%w: down", idem.ErrStoreUnavailable)
 }
 
 // TestServeFailOpenMarksDegraded: with fail-open and the store down, the

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Attribute keys. The values of each are bounded: an operation ID from the
@@ -50,17 +51,17 @@ const (
 )
 
 // acquireOutcome is the idem.outcome of an acquire's answer.
-func acquireOutcome(o idem.Outcome) string {
+func acquireOutcome(o idemstore.Outcome) string {
 	switch o {
-	case idem.OutcomeFirstRun:
+	case idemstore.OutcomeFirstRun:
 		return OutcomeFirstRun
-	case idem.OutcomeRecovered:
+	case idemstore.OutcomeRecovered:
 		return OutcomeRecovered
-	case idem.OutcomeReplay:
+	case idemstore.OutcomeReplay:
 		return OutcomeReplay
-	case idem.OutcomeConflict:
+	case idemstore.OutcomeConflict:
 		return OutcomeConflict
-	case idem.OutcomeMismatch:
+	case idemstore.OutcomeMismatch:
 		return OutcomeMismatch
 	}
 	return ""
@@ -69,7 +70,7 @@ func acquireOutcome(o idem.Outcome) string {
 // storeErrorType is the error.type of a failed store call.
 func storeErrorType(err error) string {
 	switch {
-	case errors.Is(err, idem.ErrNotOwner):
+	case errors.Is(err, idemstore.ErrNotOwner):
 		return "not_owner"
 	case errors.Is(err, idem.ErrUnreplicated):
 		return "unreplicated"

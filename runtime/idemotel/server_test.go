@@ -19,6 +19,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemotel"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -195,7 +196,7 @@ func TestHooksDefaultProviders(t *testing.T) {
 	if ctx == nil || end == nil {
 		t.Fatal("StoreCall returned nil")
 	}
-	end(idem.Event{Operation: "op", Call: "acquire", Outcome: idem.OutcomeFirstRun, Fence: 1})
+	end(idem.Event{Operation: "op", Call: "acquire", Outcome: idemstore.OutcomeFirstRun, Fence: 1})
 }
 
 // TestServerStoreOutcomes: a store that refuses to run as configured counts
@@ -208,9 +209,9 @@ func TestServerStoreOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	misconfigured := &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: maxmemory-policy is allkeys-lru", idem.ErrStoreMisconfigured)}
+	misconfigured := &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: maxmemory-policy is allkeys-lru", idem.ErrStoreMisconfigured)}
 	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: misconfigured})
-	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: &idem.StoreError{Op: "acquire", Err: errors.New("dial tcp: connection refused")}})
+	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: &idemstore.StoreError{Op: "acquire", Err: errors.New("dial tcp: connection refused")}})
 	hooks.Unstored(ctx, idem.Event{Operation: "createPet", Status: 201, Response: &idem.Response{Status: 201}})
 	hooks.Unreplicated(ctx, idem.Event{Operation: "createPet", Status: 201, Err: idem.ErrUnreplicated, Response: &idem.Response{Status: 201}})
 	tel.wantCounts(t, "idem.server.outcomes", []countRow{

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // CreateSchema creates the store's table and its index unless they exist
@@ -28,8 +28,8 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 // that the table exists with the expected columns and a unique key on key,
 // and that the current user may select, insert, update and delete in it.
 // Call it from a startup or readiness probe. It returns nil, an error
-// matching [idem.ErrStoreMisconfigured] that says what to change, or one
-// matching only [idem.ErrStoreUnavailable] when the database could not be
+// matching [idemstore.ErrStoreMisconfigured] that says what to change, or one
+// matching only [idemstore.ErrStoreUnavailable] when the database could not be
 // asked.
 func (s *Store) Check(ctx context.Context) error {
 	if s.tableErr != nil {
@@ -41,7 +41,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return storeError("check", err)
 	}
 	if !found {
-		return &idem.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
 			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t)}}
 	}
 	var problems []string
@@ -95,7 +95,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, s.table.quot
 		problems = append(problems, fmt.Sprintf("GRANT %s ON %s TO the store's user", strings.Join(missing, ", "), t))
 	}
 	if len(problems) > 0 {
-		return &idem.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package pgstore is an idem.Store on PostgreSQL, through pgx v5's pool,
+// Package pgstore is an idemstore.Store on PostgreSQL, through pgx v5's pool,
 // whose runs commit the handler's own database writes together with the
 // stored response.
 //
@@ -26,7 +26,7 @@
 // frozen) has its completion refused and its writes rolled back, its client
 // answered what the key stands for now. What Tx cannot undo: a call to
 // another system from the handler (an HTTP request, a message sent); the
-// fence ([idem.FromContext]) and that system's own idempotency key cover it.
+// fence (idem.FromContext) and that system's own idempotency key cover it.
 //
 // Times are the database's (statement_timestamp()), never the application's.
 // An expired record counts for nothing at once and is deleted by [Store.Purge],

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// Store is the [idem.Store] on PostgreSQL, and an [idem.TxStore]: one row per
+// Store is the [idemstore.Store] on PostgreSQL, and an [idemstore.TxStore]: one row per
 // key in one table, each transition a single statement (or, for Acquire, two
 // in one implicit transaction) under the row's lock, timed only by the
 // database's clock. It is safe for concurrent use.
@@ -28,10 +28,10 @@ import (
 // each holds a connection for its transaction, and its heartbeat needs
 // another for a moment every lock/3.
 //
-// Every error it returns, other than [idem.ErrNotOwner] and the argument
-// checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
+// Every error it returns, other than [idemstore.ErrNotOwner] and the argument
+// checks, is a *[idemstore.StoreError], which matches [idemstore.ErrStoreUnavailable]
 // under errors.Is; a missing table, column or right also matches
-// [idem.ErrStoreMisconfigured].
+// [idemstore.ErrStoreMisconfigured].
 type Store struct {
 	pool         *pgxpool.Pool
 	table        table
@@ -50,8 +50,8 @@ type Store struct {
 }
 
 var (
-	_ idem.Store   = (*Store)(nil)
-	_ idem.TxStore = (*Store)(nil)
+	_ idemstore.Store   = (*Store)(nil)
+	_ idemstore.TxStore = (*Store)(nil)
 )
 
 // Option configures a [Store].
@@ -73,7 +73,7 @@ func WithTable(name string) Option {
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
 // deadline. Until then a later acquire takes the record over with the next
 // fence number; afterwards it starts again at fence 1. The default is
-// [idem.DefaultRetention]; d <= 0 keeps the default.
+// [idemstore.DefaultRetention]; d <= 0 keeps the default.
 func WithAbandonedTTL(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
@@ -112,7 +112,7 @@ func WithPurgeBatch(n int) Option {
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	s := &Store{
 		pool:         pool,
-		abandonedTTL: idem.DefaultRetention,
+		abandonedTTL: idemstore.DefaultRetention,
 		purgeEvery:   DefaultPurgeInterval,
 		purgeBatch:   DefaultPurgeBatch,
 		stop:         make(chan struct{}),
@@ -121,7 +121,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)
 	return s
 }
@@ -133,23 +133,23 @@ func (s *Store) Close() {
 	s.purging.Wait()
 }
 
-// Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
+// Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
 // One round trip: an INSERT ... ON CONFLICT DO UPDATE creates an absent or
 // expired record (fence 1) or takes over an in-progress one whose lease has
 // lapsed (fence + 1), and otherwise leaves the row as it is but locked; a
 // SELECT in the same implicit transaction then reads what the row holds
 // (replay, mismatch, or the remaining lease of a conflict).
-func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, idem.DefaultLock)
+func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if err := s.checkArgs(req.Key, req.Token); err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if req.Fingerprint == "" {
-		return idem.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
+		return idemstore.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
 	}
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
@@ -162,7 +162,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 		err = cerr
 	}
 	if err != nil {
-		return idem.Acquisition{}, storeError("acquire", err)
+		return idemstore.Acquisition{}, storeError("acquire", err)
 	}
 	return acq, nil
 }
@@ -170,20 +170,20 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 // readAcquire decides the acquisition from the replies of the acquire
 // batch of a request with fingerprint and previous fingerprint prev ("" for
 // none).
-func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idem.Acquisition, error) {
+func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
 	case err == nil:
 		if _, err := br.Exec(); err != nil { // the read, not needed
-			return idem.Acquisition{}, err
+			return idemstore.Acquisition{}, err
 		}
 		if fence == 1 {
-			return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, nil
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 		}
-		return idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: fence}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: fence}, nil
 	case !errors.Is(err, pgx.ErrNoRows):
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	var (
 		fp          string
@@ -198,28 +198,28 @@ func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idem.Acquisitio
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		// Expired between the two statements: the retry will create it.
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Millisecond}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
 	case err != nil:
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	case fp != fingerprint && (prev == "" || fp != prev):
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case !completed:
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
 	case status == nil:
-		return idem.Acquisition{}, errors.New("completed record without a status")
+		return idemstore.Acquisition{}, errors.New("completed record without a status")
 	}
 	if body == nil {
 		body = []byte{}
 	}
-	rec := &idem.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: rec}, nil
+	rec := &idemstore.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, nil
 }
 
-// Complete implements [idem.Store]: it stores rec if token still owns the
+// Complete implements [idemstore.Store]: it stores rec if token still owns the
 // in-progress record (its lease may have lapsed, as long as no other
 // attempt took it over). The engine calls it only for a store that is not
-// an [idem.TxStore]; pgstore's runs complete through [idem.RunTx.Commit].
-func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
+// an [idemstore.TxStore]; pgstore's runs complete through [idemstore.RunTx.Commit].
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
 	return s.complete(ctx, s.pool, key, token, 0, rec, retention)
 }
 
@@ -230,8 +230,8 @@ type querier interface {
 
 // complete writes rec through q if token (and fence, unless 0) own key's
 // in-progress record.
-func (s *Store) complete(ctx context.Context, q querier, key, token string, fence int64, rec *idem.Record, retention time.Duration) error {
-	ms, err := durationMS("retention", retention, idem.DefaultRetention)
+func (s *Store) complete(ctx context.Context, q querier, key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
+	ms, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
 	}
@@ -250,12 +250,12 @@ func (s *Store) complete(ctx context.Context, q querier, key, token string, fenc
 		return storeError("complete", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	return nil
 }
 
-// Release implements [idem.Store].
+// Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := s.checkArgs(key, token); err != nil {
 		return err
@@ -265,14 +265,14 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 		return storeError("release", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	return nil
 }
 
-// Extend implements [idem.Store].
+// Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, idem.DefaultLock)
+	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 		return storeError("extend", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
 	return nil
 }
@@ -315,9 +315,9 @@ func durationMS(name string, d, def time.Duration) (int64, error) {
 	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
 }
 
-// storeError wraps a failure of the database in an *idem.StoreError; a
+// storeError wraps a failure of the database in an *idemstore.StoreError; a
 // missing table, column or right, or a table without the unique key
-// ON CONFLICT needs, also matches idem.ErrStoreMisconfigured.
+// ON CONFLICT needs, also matches idemstore.ErrStoreMisconfigured.
 func storeError(op string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -328,7 +328,7 @@ func storeError(op string, err error) error {
 			err = &configError{msg: pe.Message + ": run Store.Check for what to change", err: err}
 		}
 	}
-	return &idem.StoreError{Op: op, Err: err}
+	return &idemstore.StoreError{Op: op, Err: err}
 }
 
 // configError is a database set up so that the store cannot work on it. Its
@@ -340,8 +340,8 @@ type configError struct {
 
 func (e *configError) Error() string { return "misconfigured: " + e.msg }
 
-// Is makes errors.Is(err, idem.ErrStoreMisconfigured) true.
-func (e *configError) Is(target error) bool { return target == idem.ErrStoreMisconfigured }
+// Is makes errors.Is(err, idemstore.ErrStoreMisconfigured) true.
+func (e *configError) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
 
 // Unwrap returns the database's error.
 func (e *configError) Unwrap() error { return e.err }

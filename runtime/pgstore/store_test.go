@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -34,9 +35,9 @@ func lapse(t *testing.T, s string, pool *pgxpool.Pool, key string, expire bool) 
 	pgtest.Exec(t, pool, "UPDATE "+pgx.Identifier{s}.Sanitize()+" SET "+set+" WHERE key = $1", key)
 }
 
-func acquire(t *testing.T, s *pgstore.Store, key, token, fp string) idem.Acquisition {
+func acquire(t *testing.T, s *pgstore.Store, key, token, fp string) idemstore.Acquisition {
 	t.Helper()
-	acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: key, Token: token, Fingerprint: fp, Lease: time.Minute})
+	acq, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: fp, Lease: time.Minute})
 	if err != nil {
 		t.Fatalf("acquire %s/%s: %v", key, token, err)
 	}
@@ -48,58 +49,58 @@ func TestTransitions(t *testing.T) {
 	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
 
-	if a := acquire(t, s, "k", "t1", "fp"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t1", "fp"); a.Outcome != idemstore.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("first acquire = %+v, want proceed fence 1", a)
 	}
 	a := acquire(t, s, "k", "t2", "fp")
-	if a.Outcome != idem.OutcomeConflict || a.Remaining <= 50*time.Second || a.Remaining > time.Minute {
+	if a.Outcome != idemstore.OutcomeConflict || a.Remaining <= 50*time.Second || a.Remaining > time.Minute {
 		t.Fatalf("duplicate = %+v, want conflict with about a minute left", a)
 	}
-	if a := acquire(t, s, "k", "t2", "other"); a.Outcome != idem.OutcomeMismatch {
+	if a := acquire(t, s, "k", "t2", "other"); a.Outcome != idemstore.OutcomeMismatch {
 		t.Fatalf("other fingerprint = %+v, want mismatch", a)
 	}
-	if err := s.Complete(ctx, "k", "t2", &idem.Record{Status: 201}, time.Hour); !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.Complete(ctx, "k", "t2", &idemstore.Record{Status: 201}, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("complete by a non-owner = %v, want ErrNotOwner", err)
 	}
-	if err := s.Extend(ctx, "k", "t2", time.Minute); !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.Extend(ctx, "k", "t2", time.Minute); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("extend by a non-owner = %v, want ErrNotOwner", err)
 	}
-	if err := s.Release(ctx, "k", "t2"); !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.Release(ctx, "k", "t2"); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("release by a non-owner = %v, want ErrNotOwner", err)
 	}
 
 	// A lapsed lease is taken over with the next fence; the old owner is out.
 	lapse(t, table, pool, "k", false)
-	if a := acquire(t, s, "k", "t3", "fp"); a.Outcome != idem.OutcomeRecovered || a.Fence != 2 {
+	if a := acquire(t, s, "k", "t3", "fp"); a.Outcome != idemstore.OutcomeRecovered || a.Fence != 2 {
 		t.Fatalf("after the lease = %+v, want recovered fence 2", a)
 	}
-	if err := s.Extend(ctx, "k", "t1", time.Minute); !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.Extend(ctx, "k", "t1", time.Minute); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("extend by the stale owner = %v, want ErrNotOwner", err)
 	}
 	if err := s.Extend(ctx, "k", "t3", time.Minute); err != nil {
 		t.Fatalf("extend by the owner: %v", err)
 	}
-	rec := &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte(`{"id":1}`)}
-	if err := s.Complete(ctx, "k", "t1", rec, time.Hour); !errors.Is(err, idem.ErrNotOwner) {
+	rec := &idemstore.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte(`{"id":1}`)}
+	if err := s.Complete(ctx, "k", "t1", rec, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("complete by the stale owner = %v, want ErrNotOwner", err)
 	}
 	if err := s.Complete(ctx, "k", "t3", rec, time.Hour); err != nil {
 		t.Fatalf("complete by the owner: %v", err)
 	}
 	a = acquire(t, s, "k", "t4", "fp")
-	if a.Outcome != idem.OutcomeReplay || a.Record.Status != 201 || a.Record.Header.Get("Location") != "/pets/1" || !bytes.Equal(a.Record.Body, rec.Body) {
+	if a.Outcome != idemstore.OutcomeReplay || a.Record.Status != 201 || a.Record.Header.Get("Location") != "/pets/1" || !bytes.Equal(a.Record.Body, rec.Body) {
 		t.Fatalf("after completion = %+v, want the replay of %+v", a, rec)
 	}
-	if err := s.Release(ctx, "k", "t3"); !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.Release(ctx, "k", "t3"); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Fatalf("release of a completed record = %v, want ErrNotOwner", err)
 	}
-	if a := acquire(t, s, "k", "t4", "other"); a.Outcome != idem.OutcomeMismatch {
+	if a := acquire(t, s, "k", "t4", "other"); a.Outcome != idemstore.OutcomeMismatch {
 		t.Fatalf("completed, other fingerprint = %+v, want mismatch", a)
 	}
 
 	// Past its retention a record is gone at once, purged or not.
 	lapse(t, table, pool, "k", true)
-	if a := acquire(t, s, "k", "t5", "other"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t5", "other"); a.Outcome != idemstore.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("after the retention = %+v, want proceed fence 1", a)
 	}
 
@@ -107,14 +108,14 @@ func TestTransitions(t *testing.T) {
 	if err := s.Release(ctx, "k", "t5"); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	if a := acquire(t, s, "k", "t6", "fp"); a.Outcome != idem.OutcomeFirstRun || a.Fence != 1 {
+	if a := acquire(t, s, "k", "t6", "fp"); a.Outcome != idemstore.OutcomeFirstRun || a.Fence != 1 {
 		t.Fatalf("after release = %+v, want proceed fence 1", a)
 	}
 	// An omitted body and an empty one replay as such.
-	if err := s.Complete(ctx, "k", "t6", &idem.Record{Status: 204, BodyOmitted: true}, time.Hour); err != nil {
+	if err := s.Complete(ctx, "k", "t6", &idemstore.Record{Status: 204, BodyOmitted: true}, time.Hour); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
-	if a := acquire(t, s, "k", "t7", "fp"); a.Outcome != idem.OutcomeReplay || !a.Record.BodyOmitted || a.Record.Status != 204 {
+	if a := acquire(t, s, "k", "t7", "fp"); a.Outcome != idemstore.OutcomeReplay || !a.Record.BodyOmitted || a.Record.Status != 204 {
 		t.Fatalf("omitted body = %+v", a)
 	}
 }
@@ -184,7 +185,7 @@ func TestCheck(t *testing.T) {
 	if !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "CreateSchema") {
 		t.Fatalf("check of a missing table = %v", err)
 	}
-	_, err = missing.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
+	_, err = missing.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
 	if !errors.Is(err, idem.ErrStoreMisconfigured) {
 		t.Fatalf("acquire on a missing table = %v, want ErrStoreMisconfigured", err)
 	}
@@ -234,7 +235,7 @@ func TestSchemaUnderAnotherName(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a := acquire(t, s, "k", "t", "fp"); a.Outcome != idem.OutcomeFirstRun {
+	if a := acquire(t, s, "k", "t", "fp"); a.Outcome != idemstore.OutcomeFirstRun {
 		t.Fatalf("acquire = %+v", a)
 	}
 }
@@ -275,7 +276,7 @@ func TestUnreachable(t *testing.T) {
 	s := pgstore.New(pool, pgstore.WithPurgeInterval(-1))
 	defer s.Close()
 	ctx := context.Background()
-	_, aerr := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
+	_, aerr := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
 	cerr := s.Check(ctx)
 	for name, err := range map[string]error{"acquire": aerr, "check": cerr} {
 		if !errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idem.ErrStoreMisconfigured) {
@@ -291,27 +292,27 @@ func TestPreviousFingerprint(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
-	req := func(key, token, prev string) idem.AcquireRequest {
-		return idem.AcquireRequest{Key: key, Token: token, Fingerprint: "new", PreviousFingerprint: prev, Lease: time.Minute}
+	req := func(key, token, prev string) idemstore.AcquireRequest {
+		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", PreviousFingerprint: prev, Lease: time.Minute}
 	}
 	for _, k := range []string{"done", "lapsed"} {
-		if a := acquire(t, s, k, "old", "old"); a.Outcome != idem.OutcomeFirstRun {
+		if a := acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
 			t.Fatalf("%s: %+v", k, a)
 		}
 	}
-	if err := s.Complete(ctx, "done", "old", &idem.Record{Status: 201, Body: []byte("paid")}, time.Hour); err != nil {
+	if err := s.Complete(ctx, "done", "old", &idemstore.Record{Status: 201, Body: []byte("paid")}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := s.Acquire(ctx, req("done", "t", "old")); err != nil || a.Outcome != idem.OutcomeReplay || string(a.Record.Body) != "paid" {
+	if a, err := s.Acquire(ctx, req("done", "t", "old")); err != nil || a.Outcome != idemstore.OutcomeReplay || string(a.Record.Body) != "paid" {
 		t.Errorf("completed with the previous fingerprint: %+v, %v; want its replay", a, err)
 	}
 	for _, prev := range []string{"", "other"} {
-		if a, err := s.Acquire(ctx, req("done", "t", prev)); err != nil || a.Outcome != idem.OutcomeMismatch {
+		if a, err := s.Acquire(ctx, req("done", "t", prev)); err != nil || a.Outcome != idemstore.OutcomeMismatch {
 			t.Errorf("previous fingerprint %q: %+v, %v; want mismatch", prev, a, err)
 		}
 	}
 	lapse(t, table, pool, "lapsed", false)
-	if a, err := s.Acquire(ctx, req("lapsed", "t", "old")); err != nil || a.Outcome != idem.OutcomeRecovered || a.Fence != 2 {
+	if a, err := s.Acquire(ctx, req("lapsed", "t", "old")); err != nil || a.Outcome != idemstore.OutcomeRecovered || a.Fence != 2 {
 		t.Errorf("lapsed with the previous fingerprint: %+v, %v; want recovered fence 2", a, err)
 	}
 }

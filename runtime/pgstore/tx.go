@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // txKey is the context key of a run's transaction.
@@ -24,14 +24,14 @@ func Tx(ctx context.Context) pgx.Tx {
 	return tx
 }
 
-// BeginRun implements [idem.TxStore]: it opens the run's transaction on a
+// BeginRun implements [idemstore.TxStore]: it opens the run's transaction on a
 // connection of the pool, which it holds until the run commits or rolls
 // back. The transaction is READ COMMITTED whatever the database's default:
 // the heartbeat updates the record while the handler runs, and the
 // completion's UPDATE must see that row as it is, which REPEATABLE READ and
 // SERIALIZABLE refuse (could not serialize access). A handler that needs a
 // stronger guarantee for its own rows locks them (SELECT ... FOR UPDATE).
-func (s *Store) BeginRun(ctx context.Context, key, token string, fence int64) (idem.RunTx, error) {
+func (s *Store) BeginRun(ctx context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
@@ -51,12 +51,12 @@ type runTx struct {
 	fence int64
 }
 
-// Context implements [idem.RunTx].
+// Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, r.tx)
 }
 
-// Commit implements [idem.RunTx]: the completion's UPDATE (owner and fence
+// Commit implements [idemstore.RunTx]: the completion's UPDATE (owner and fence
 // checked under the row lock it takes), then COMMIT. A refused completion
 // rolls back. A COMMIT that fails without a server's answer (the
 // connection broke) is looked up on another connection: the lookup waits
@@ -67,7 +67,7 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // unique violation the handler answered 422, say) can commit
 // nothing: it is rolled back, and the result is stored on its own, the
 // owner and fence checked all the same.
-func (r *runTx) Commit(ctx context.Context, rec *idem.Record, retention time.Duration) error {
+func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention time.Duration) error {
 	err := r.s.complete(ctx, r.tx, r.key, r.token, r.fence, rec, retention)
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "25P02" { // in_failed_sql_transaction
 		if rerr := r.tx.Rollback(ctx); rerr != nil {
@@ -98,7 +98,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idem.Record, retention time.Dur
 	return storeError("commit", err)
 }
 
-// Rollback implements [idem.RunTx].
+// Rollback implements [idemstore.RunTx].
 func (r *runTx) Rollback(ctx context.Context) error {
 	err := r.tx.Rollback(ctx)
 	if err == nil || errors.Is(err, pgx.ErrTxClosed) {

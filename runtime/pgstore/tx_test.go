@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -70,7 +71,7 @@ func TestTxRollsBack(t *testing.T) {
 			if n := pgtest.Count(t, pool, pay, "key = $1", key); n != 0 {
 				t.Fatalf("%d payment rows after %s, want 0 (rolled back)", n, name)
 			}
-			if n := pgtest.Count(t, pool, records, "key = $1", idem.RecordKey(payOp.ID, "", key)); n != 0 {
+			if n := pgtest.Count(t, pool, records, "key = $1", idemstore.RecordKey(payOp.ID, "", key)); n != 0 {
 				t.Fatalf("%d records after %s, want 0 (released)", n, name)
 			}
 		})

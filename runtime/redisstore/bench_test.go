@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/redistest"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -26,7 +26,7 @@ var benchRespBody = []byte(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","cus
 const benchParallelism = 8
 
 // benchRecord is the stored answer of the store benchmarks.
-var benchRecord = &idem.Record{
+var benchRecord = &idemstore.Record{
 	Status: http.StatusCreated,
 	Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/orders/ord_5c1f0e9a7b3d2c41"}},
 	Body:   benchRespBody,
@@ -44,10 +44,10 @@ const benchFingerprint = "9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5
 // (the default above 1 KiB).
 func BenchmarkRedisStore(b *testing.B) {
 	ctx := context.Background()
-	big := &idem.Record{Status: http.StatusCreated, Header: benchRecord.Header, Body: benchJSON(2048)}
+	big := &idemstore.Record{Status: http.StatusCreated, Header: benchRecord.Header, Body: benchJSON(2048)}
 	for _, bc := range []struct {
 		name       string
-		rec        *idem.Record
+		rec        *idemstore.Record
 		opts       []redisstore.Option
 		scriptOnly bool
 	}{
@@ -73,8 +73,8 @@ func BenchmarkRedisStore(b *testing.B) {
 				for pb.Next() {
 					key := "CreateOrder::" + strconv.FormatInt(n.Add(1), 10)
 					token := rand.Text()
-					acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
-					if err != nil || acq.Outcome != idem.OutcomeFirstRun {
+					acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
+					if err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 					if err := store.Complete(ctx, key, token, bc.rec, time.Minute); err != nil {
@@ -88,7 +88,7 @@ func BenchmarkRedisStore(b *testing.B) {
 			store := newStore(rdb, prefix)
 			const key = "CreateOrder::replayed"
 			token := rand.Text()
-			if _, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second}); err != nil {
+			if _, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second}); err != nil {
 				b.Fatal(err)
 			}
 			if err := store.Complete(ctx, key, token, bc.rec, time.Minute); err != nil {
@@ -99,8 +99,8 @@ func BenchmarkRedisStore(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: benchFingerprint, Lease: 30 * time.Second})
-					if err != nil || acq.Outcome != idem.OutcomeReplay || len(acq.Record.Body) != len(bc.rec.Body) {
+					acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: rand.Text(), Fingerprint: benchFingerprint, Lease: 30 * time.Second})
+					if err != nil || acq.Outcome != idemstore.OutcomeReplay || len(acq.Record.Body) != len(bc.rec.Body) {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 				}

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // encodeBody returns what to store for rec's body and the result's flags. A
 // body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *idem.Record, threshold int) ([]byte, int) {
+func encodeBody(rec *idemstore.Record, threshold int) ([]byte, int) {
 	if rec.BodyOmitted {
 		return nil, flagBodyOmitted
 	}

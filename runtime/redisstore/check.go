@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // The store keeps the promise only on a Redis that keeps every record and
@@ -19,7 +19,7 @@ import (
 // every check interval (configuration can change under a running
 // service), and it learns of denied scripts from any call's NOPERM. While
 // it knows the server misconfigured, Acquire fails with an error matching
-// idem.ErrStoreMisconfigured, which the engine answers 503
+// idemstore.ErrStoreMisconfigured, which the engine answers 503
 // store-misconfigured without running the handler.
 //
 // The verdict is cached: an acquire costs two atomic loads for it, and no
@@ -75,8 +75,8 @@ type configError struct{ msg string }
 
 func (e *configError) Error() string { return "misconfigured: " + e.msg }
 
-// Is makes errors.Is(err, idem.ErrStoreMisconfigured) true.
-func (e *configError) Is(target error) bool { return target == idem.ErrStoreMisconfigured }
+// Is makes errors.Is(err, idemstore.ErrStoreMisconfigured) true.
+func (e *configError) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
 
 // verdict is what the store knows of its server's configuration.
 type verdict struct {
@@ -94,7 +94,7 @@ const (
 // flight is one verification that several acquires wait for.
 type flight struct {
 	done chan struct{}
-	err  error // the verification's: a *idem.StoreError, or nil
+	err  error // the verification's: a *idemstore.StoreError, or nil
 }
 
 // Check verifies that the store can keep its promise: Redis answers (on a
@@ -111,17 +111,17 @@ type flight struct {
 // ([WithReplicaAcks]), and a master that keeps records in memory only is
 // warned about ([WithWarnings]), not refused.
 //
-// It returns nil, an error matching [idem.ErrStoreMisconfigured] that says
-// what to change, or one matching only [idem.ErrStoreUnavailable] when
+// It returns nil, an error matching [idemstore.ErrStoreMisconfigured] that says
+// what to change, or one matching only [idemstore.ErrStoreUnavailable] when
 // Redis could not be asked. A server that implements neither CONFIG nor
 // INFO memory (the in-process miniredis) has no maxmemory, and passes.
 func (s *Store) Check(ctx context.Context) error {
 	err := s.verify(ctx)
-	if err != nil && !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		return err
 	}
 	if s.clientProblem != "" {
-		err = errors.Join(err, &idem.StoreError{Op: "check", Err: &configError{msg: s.clientProblem}})
+		err = errors.Join(err, &idemstore.StoreError{Op: "check", Err: &configError{msg: s.clientProblem}})
 	}
 	return err
 }
@@ -140,7 +140,7 @@ func (s *Store) admit(ctx context.Context) error {
 		// acquires that arrive meanwhile wait for the same verification.
 		return s.verifyShared(ctx)
 	case v.err != nil:
-		return &idem.StoreError{Op: "acquire", Err: v.err}
+		return &idemstore.StoreError{Op: "acquire", Err: v.err}
 	}
 	// Verified and due: verify again in the background, this acquire runs;
 	// or read the policy, before this acquire runs.
@@ -150,14 +150,14 @@ func (s *Store) admit(ctx context.Context) error {
 	if v.due.Load()&dueCheck == 0 {
 		return s.watchPolicy(ctx, v)
 	}
-	timeout := idem.DefaultStoreTimeout
+	timeout := idemstore.DefaultTimeout
 	if d, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
 	go func() {
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		if err := s.verify(bg); err != nil && !errors.Is(err, idem.ErrStoreMisconfigured) {
+		if err := s.verify(bg); err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 			// Could not ask: keep the verdict, try again a little later.
 			v.due.And(^uint32(dueCheck))
 			time.AfterFunc(min(s.checkEvery, misconfiguredRecheck), func() { v.due.Or(dueCheck) })
@@ -186,18 +186,18 @@ func (s *Store) verifyShared(ctx context.Context) error {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return &idem.StoreError{Op: "acquire", Err: fmt.Errorf("verify configuration: %w", ctx.Err())}
+			return &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("verify configuration: %w", ctx.Err())}
 		}
 	}
-	var se *idem.StoreError
+	var se *idemstore.StoreError
 	if errors.As(f.err, &se) {
-		return &idem.StoreError{Op: "acquire", Err: se.Err}
+		return &idemstore.StoreError{Op: "acquire", Err: se.Err}
 	}
 	return f.err
 }
 
 // verify asks Redis and records the verdict. It returns nil, a
-// *idem.StoreError of a *configError, or a *idem.StoreError of the failure
+// *idemstore.StoreError of a *configError, or a *idemstore.StoreError of the failure
 // to ask (the verdict is then left as it was).
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
@@ -224,7 +224,7 @@ func (s *Store) verify(ctx context.Context) error {
 		}
 	}
 	if err != nil && len(problems) == 0 {
-		return &idem.StoreError{Op: "verify configuration", Err: err}
+		return &idemstore.StoreError{Op: "verify configuration", Err: err}
 	}
 	var cerr *configError
 	if len(problems) > 0 {
@@ -232,7 +232,7 @@ func (s *Store) verify(ctx context.Context) error {
 	}
 	s.setVerdict(cerr)
 	if cerr != nil {
-		return &idem.StoreError{Op: "verify configuration", Err: cerr}
+		return &idemstore.StoreError{Op: "verify configuration", Err: cerr}
 	}
 	return nil
 }
@@ -281,7 +281,7 @@ func (s *Store) watchPolicy(ctx context.Context, v *verdict) error {
 	if len(problems) > 0 {
 		cerr := &configError{msg: strings.Join(problems, "; ")}
 		s.setVerdict(cerr)
-		return &idem.StoreError{Op: "acquire", Err: cerr}
+		return &idemstore.StoreError{Op: "acquire", Err: cerr}
 	}
 	v.due.And(^uint32(dueWatch))
 	v.busy.Store(false)
@@ -302,11 +302,11 @@ func at(addr string) string {
 // the scripts allowed again. Other errors come back as the op's store error.
 func (s *Store) denied(op string, err error) error {
 	if !redis.IsPermissionError(err) {
-		return &idem.StoreError{Op: op, Err: err}
+		return &idemstore.StoreError{Op: op, Err: err}
 	}
 	cerr := &configError{msg: "Redis denied the store's " + op + " (" + err.Error() + "): " + grantScripts}
 	s.setVerdict(cerr)
-	return &idem.StoreError{Op: op, Err: cerr}
+	return &idemstore.StoreError{Op: op, Err: cerr}
 }
 
 // grantScripts says what to change when scripts are denied.

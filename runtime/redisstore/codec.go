@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Bits of a result's flags (see lua/lua.go): the low bits of a compact
@@ -113,7 +113,7 @@ func isLowerHex(s string) bool {
 // not a token character) are dropped, and CR and LF in values become spaces,
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
-func encodeResult(rec *idem.Record, threshold int, sized bool) []byte {
+func encodeResult(rec *idemstore.Record, threshold int, sized bool) []byte {
 	body, flags := encodeBody(rec, threshold)
 	meta := byte(metaBase | flags)
 	if sized {
@@ -220,7 +220,7 @@ type storedRecord struct {
 	abandoned int64 // ms the record outlives its lease: the lease left is PTTL - abandoned
 
 	// Completed only.
-	result     *idem.Record
+	result     *idemstore.Record
 	flags      int64 // flagBodyOmitted and flagGzip, as stored
 	storedBody int   // bytes stored for the body, after compression
 }
@@ -281,7 +281,7 @@ func (r *storedRecord) parseCompactResult(v string) error {
 		return fmt.Errorf("result meta byte %#x has unknown bits", meta)
 	}
 	r.flags = int64(meta & knownFlags)
-	rec := &idem.Record{Status: status, BodyOmitted: meta&flagBodyOmitted != 0}
+	rec := &idemstore.Record{Status: status, BodyOmitted: meta&flagBodyOmitted != 0}
 	v = v[3:]
 	block := ""
 	if meta&metaHeader != 0 {
@@ -306,7 +306,7 @@ func (r *storedRecord) parseCompactResult(v string) error {
 
 // setResult sets r's result to rec with the stored body, decoded by r's
 // flags.
-func (r *storedRecord) setResult(rec *idem.Record, stored string) error {
+func (r *storedRecord) setResult(rec *idemstore.Record, stored string) error {
 	r.storedBody = len(stored)
 	if rec.BodyOmitted {
 		if stored != "" || r.flags&flagGzip != 0 {

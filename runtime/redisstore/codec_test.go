@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func gzipped(s string) string {
@@ -27,42 +27,42 @@ func compact(result string) string { return "c" + storedFingerprint("f") + resul
 func TestDecodeAcquireReply(t *testing.T) {
 	valid := []struct {
 		reply any
-		want  idem.Acquisition
+		want  idemstore.Acquisition
 	}{
-		{[]any{"proceed", int64(1)}, idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}},
-		{[]any{"recovered", int64(7)}, idem.Acquisition{Outcome: idem.OutcomeRecovered, Fence: 7}},
-		{[]any{"conflict", int64(1500)}, idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: 1500 * time.Millisecond}},
-		{[]any{"mismatch"}, idem.Acquisition{Outcome: idem.OutcomeMismatch}},
-		{[]any{"replay", compact("2!d\x09\x02\x07/pets/1body")}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record: &idem.Record{Status: 201, Header: http.Header{
+		{[]any{"proceed", int64(1)}, idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}},
+		{[]any{"recovered", int64(7)}, idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: 7}},
+		{[]any{"conflict", int64(1500)}, idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: 1500 * time.Millisecond}},
+		{[]any{"mismatch"}, idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}},
+		{[]any{"replay", compact("2!d\x09\x02\x07/pets/1body")}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record: &idemstore.Record{Status: 201, Header: http.Header{
 				"Content-Type": {"application/json"}, "Location": {"/pets/1"},
 			}, Body: []byte("body")},
 		}},
-		{[]any{"replay", compact("2 `\x0d\x00\x03X-A\x01a\x00\x03X-A\x00")}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 200, Header: http.Header{"X-A": {"a", ""}}, Body: []byte{}},
+		{[]any{"replay", compact("2 `\x0d\x00\x03X-A\x01a\x00\x03X-A\x00")}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 200, Header: http.Header{"X-A": {"a", ""}}, Body: []byte{}},
 		}},
-		{[]any{"replay", compact("9\x83B" + gzipped("zipped"))}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 999, Header: http.Header{}, Body: []byte("zipped")},
+		{[]any{"replay", compact("9\x83B" + gzipped("zipped"))}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 999, Header: http.Header{}, Body: []byte("zipped")},
 		}},
-		{[]any{"replay", compact("2 A")}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
+		{[]any{"replay", compact("2 A")}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
 		}},
 		// Format 1, written by the versions before.
-		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
+		{[]any{"replay", "C\nf\n201 0 18\nLocation: /pets/1\nbody"}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 201, Header: http.Header{"Location": {"/pets/1"}}, Body: []byte("body")},
 		}},
-		{[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 200, Header: http.Header{}, Body: []byte("zipped")},
+		{[]any{"replay", "C\nf\n200 2 0\n" + gzipped("zipped")}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 200, Header: http.Header{}, Body: []byte("zipped")},
 		}},
-		{[]any{"replay", "C\nf\n200 1 0\n"}, idem.Acquisition{
-			Outcome: idem.OutcomeReplay,
-			Record:  &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
+		{[]any{"replay", "C\nf\n200 1 0\n"}, idemstore.Acquisition{
+			Outcome: idemstore.OutcomeReplay,
+			Record:  &idemstore.Record{Status: 200, Header: http.Header{}, BodyOmitted: true},
 		}},
 	}
 	for _, tc := range valid {
@@ -143,29 +143,29 @@ func TestDecodeAcquireReply(t *testing.T) {
 func TestResultRoundTrip(t *testing.T) {
 	big := bytes.Repeat([]byte(`{"name":"rex"},`), 100)
 	for _, tc := range []struct {
-		rec       *idem.Record
+		rec       *idemstore.Record
 		threshold int
-		want      *idem.Record // nil: rec itself
+		want      *idemstore.Record // nil: rec itself
 	}{
-		{rec: &idem.Record{Status: 204}, want: &idem.Record{Status: 204, Header: http.Header{}, Body: []byte{}}},
-		{rec: &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("\x00\xff\n\n binary")}},
-		{rec: &idem.Record{Status: 200, Header: http.Header{
+		{rec: &idemstore.Record{Status: 204}, want: &idemstore.Record{Status: 204, Header: http.Header{}, Body: []byte{}}},
+		{rec: &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("\x00\xff\n\n binary")}},
+		{rec: &idemstore.Record{Status: 200, Header: http.Header{
 			"Link":  {"<a>; rel=x", "<b>; rel=y"},
 			"X-Odd": {"\"quoted\"\t\u00e9\x00: not a name"},
 			"Empty": {""},
 		}, Body: []byte("{}")}},
-		{rec: &idem.Record{Status: 200, Header: http.Header{}, Body: big}, threshold: 64},
-		{rec: &idem.Record{Status: 200, Header: http.Header{}, Body: []byte("too long"), BodyOmitted: true},
-			want: &idem.Record{Status: 200, Header: http.Header{}, BodyOmitted: true}},
+		{rec: &idemstore.Record{Status: 200, Header: http.Header{}, Body: big}, threshold: 64},
+		{rec: &idemstore.Record{Status: 200, Header: http.Header{}, Body: []byte("too long"), BodyOmitted: true},
+			want: &idemstore.Record{Status: 200, Header: http.Header{}, BodyOmitted: true}},
 		{ // What net/http would not send is not stored either.
-			rec: &idem.Record{Status: 302, Header: http.Header{
+			rec: &idemstore.Record{Status: 302, Header: http.Header{
 				"Location":    {"/a\r\nSet-Cookie: x"},
 				"Bad Name":    {"v"},
 				"":            {"v"},
 				"Bad:Name":    {"v"},
 				"X-Multiline": {"a\nb"},
 			}, Body: []byte("moved")},
-			want: &idem.Record{Status: 302, Header: http.Header{
+			want: &idemstore.Record{Status: 302, Header: http.Header{
 				"Location":    {"/a  Set-Cookie: x"},
 				"X-Multiline": {"a b"},
 			}, Body: []byte("moved")},
@@ -190,9 +190,9 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 	// The same response is stored as the same bytes.
 	h := http.Header{"A": {"1"}, "B": {"2"}, "C": {"3"}, "D": {"4"}, "E": {"5"}, "F": {"6"}, "G": {"7"}, "H": {"8"}, "I": {"9"}}
-	first := string(encodeResult(&idem.Record{Status: 200, Header: h}, 0, true))
+	first := string(encodeResult(&idemstore.Record{Status: 200, Header: h}, 0, true))
 	for range 20 {
-		if got := string(encodeResult(&idem.Record{Status: 200, Header: h}, 0, true)); got != first {
+		if got := string(encodeResult(&idemstore.Record{Status: 200, Header: h}, 0, true)); got != first {
 			t.Fatalf("encodings differ:\n%q\n%q", first, got)
 		}
 	}
@@ -201,7 +201,7 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 	// A 201 JSON response takes 3 bytes besides its body, a Location
 	// header 2 besides its value.
-	rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte("{}")}
+	rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte("{}")}
 	if got := string(encodeResult(rec, 0, false)); got != "2!D{}" {
 		t.Errorf("201 JSON response encoded as %q", got)
 	}
@@ -226,7 +226,7 @@ func FuzzTruncatedRecord(f *testing.F) {
 	f.Add(uint16(200), "text/x-odd", "/a", bytes.Repeat([]byte("compressible "), 40), true)
 	f.Add(uint16(200), "", "", bytes.Repeat([]byte{0}, 200), false)
 	f.Fuzz(func(t *testing.T, status uint16, ctype, location string, body []byte, compress bool) {
-		rec := &idem.Record{Status: 100 + int(status)%900, Header: http.Header{}, Body: body}
+		rec := &idemstore.Record{Status: 100 + int(status)%900, Header: http.Header{}, Body: body}
 		if ctype != "" {
 			rec.Header.Set("Content-Type", ctype)
 		}
@@ -313,15 +313,15 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			return
 		}
 		switch acq.Outcome {
-		case idem.OutcomeFirstRun, idem.OutcomeRecovered:
+		case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
 			if acq.Fence < 1 {
 				t.Fatalf("accepted fence %d", acq.Fence)
 			}
-		case idem.OutcomeConflict:
+		case idemstore.OutcomeConflict:
 			if acq.Remaining < time.Millisecond {
 				t.Fatalf("accepted remaining %v", acq.Remaining)
 			}
-		case idem.OutcomeReplay:
+		case idemstore.OutcomeReplay:
 			rec := acq.Record
 			if rec == nil || rec.Header == nil || rec.Status < 100 || rec.Status > 999 || (rec.BodyOmitted && len(rec.Body) != 0) {
 				t.Fatalf("accepted record %+v", rec)
@@ -330,7 +330,7 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			if err != nil || !reflect.DeepEqual(again.result, rec) {
 				t.Fatalf("record %+v encodes to one that decodes to %+v, %v", rec, again.result, err)
 			}
-		case idem.OutcomeMismatch:
+		case idemstore.OutcomeMismatch:
 		default:
 			t.Fatalf("accepted outcome %d", acq.Outcome)
 		}

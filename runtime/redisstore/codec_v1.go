@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // The text record, format 1, which the store wrote before the compact one
@@ -61,7 +61,7 @@ func (r *storedRecord) parseResult(v string) error {
 	if err != nil {
 		return fmt.Errorf("result header length %w", err)
 	}
-	rec := &idem.Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
+	rec := &idemstore.Record{Status: int(status), BodyOmitted: r.flags&flagBodyOmitted != 0}
 	if rec.Header, err = parseHeader(rest[:hlen]); err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
-// Package redisstore is the Redis implementation of [idem.Store], the
-// per-key state machine behind idemgen's generated servers and [idem.Do]:
+// Package redisstore is the Redis implementation of [idemstore.Store], the
+// per-key state machine behind idemgen's generated servers and idem.Do:
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 //	store := redisstore.New(rdb)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -26,23 +27,23 @@ func ExampleNew() {
 
 	store := redisstore.New(rdb, redisstore.WithPrefix("shop"))
 	ctx := context.Background()
-	req := idem.AcquireRequest{Key: "order-42", Token: "worker-1", Fingerprint: "f1", Lease: 30 * time.Second}
+	req := idemstore.AcquireRequest{Key: "order-42", Token: "worker-1", Fingerprint: "f1", Lease: 30 * time.Second}
 
 	first, _ := store.Acquire(ctx, req)
-	fmt.Println("first:", first.Outcome == idem.OutcomeFirstRun, "fence", first.Fence)
+	fmt.Println("first:", first.Outcome == idemstore.OutcomeFirstRun, "fence", first.Fence)
 
-	dup, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-2", Fingerprint: "f1", Lease: 30 * time.Second})
-	fmt.Println("duplicate while running:", dup.Outcome == idem.OutcomeConflict)
+	dup, _ := store.Acquire(ctx, idemstore.AcquireRequest{Key: "order-42", Token: "worker-2", Fingerprint: "f1", Lease: 30 * time.Second})
+	fmt.Println("duplicate while running:", dup.Outcome == idemstore.OutcomeConflict)
 
-	rec := &idem.Record{Status: 201, Body: []byte(`{"id":42}`)}
+	rec := &idemstore.Record{Status: 201, Body: []byte(`{"id":42}`)}
 	if err := store.Complete(ctx, "order-42", "worker-1", rec, time.Hour); err != nil {
 		panic(err)
 	}
-	replay, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-3", Fingerprint: "f1"})
+	replay, _ := store.Acquire(ctx, idemstore.AcquireRequest{Key: "order-42", Token: "worker-3", Fingerprint: "f1"})
 	fmt.Println("retry:", replay.Record.Status, string(replay.Record.Body))
 
-	other, _ := store.Acquire(ctx, idem.AcquireRequest{Key: "order-42", Token: "worker-4", Fingerprint: "f2"})
-	fmt.Println("other request, same key:", other.Outcome == idem.OutcomeMismatch)
+	other, _ := store.Acquire(ctx, idemstore.AcquireRequest{Key: "order-42", Token: "worker-4", Fingerprint: "f2"})
+	fmt.Println("other request, same key:", other.Outcome == idemstore.OutcomeMismatch)
 	// Output:
 	// first: true fence 1
 	// duplicate while running: true

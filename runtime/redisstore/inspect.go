@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Operators' scripts. A redis.Script holds only its source and hash, so
@@ -81,10 +81,10 @@ func (r RecordInfo) Body() []byte { return r.body }
 // acquired or extended by the heartbeat. Zero settings mean the defaults.
 func (r RecordInfo) Age(retention, lock time.Duration) time.Duration {
 	if retention == 0 {
-		retention = idem.DefaultRetention
+		retention = idemstore.DefaultRetention
 	}
 	if lock == 0 {
-		lock = idem.DefaultLock
+		lock = idemstore.DefaultLease
 	}
 	if r.State == StateInProgress {
 		return lock - r.LeaseRemaining
@@ -92,7 +92,7 @@ func (r RecordInfo) Age(retention, lock time.Duration) time.Duration {
 	return retention - r.TTL
 }
 
-// Inspect reads the record of key (the engine's key, [idem.RecordKey],
+// Inspect reads the record of key (the engine's key, [idemstore.RecordKey],
 // without the store's prefix) in one atomic step. It returns [ErrNoRecord]
 // when there is none. The owner token and the fingerprint are not
 // returned; the body only through RecordInfo.Body.
@@ -103,7 +103,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (RecordInfo, error) {
 	info := RecordInfo{RedisKey: s.storageKey(key)}
 	v, err := inspectScript.Run(ctx, s.rdb, []string{info.RedisKey}).Slice()
 	if err != nil {
-		return RecordInfo{}, &idem.StoreError{Op: "inspect", Err: err}
+		return RecordInfo{}, &idemstore.StoreError{Op: "inspect", Err: err}
 	}
 	if len(v) == 0 {
 		return RecordInfo{}, ErrNoRecord
@@ -118,11 +118,11 @@ func (s *Store) Inspect(ctx context.Context, key string) (RecordInfo, error) {
 		pttl, ok = v[1].(int64)
 	}
 	if !ok {
-		return RecordInfo{}, &idem.StoreError{Op: "inspect", Err: fmt.Errorf("malformed reply %v", v)}
+		return RecordInfo{}, &idemstore.StoreError{Op: "inspect", Err: fmt.Errorf("malformed reply %v", v)}
 	}
 	rec, err := parseRecord(raw)
 	if err != nil {
-		return RecordInfo{}, &idem.StoreError{Op: "inspect", Err: fmt.Errorf("not a record: %w", err)}
+		return RecordInfo{}, &idemstore.StoreError{Op: "inspect", Err: fmt.Errorf("not a record: %w", err)}
 	}
 	info.TTL, info.Format = time.Duration(pttl)*time.Millisecond, rec.format
 	if rec.state == stateInProgress {
@@ -141,7 +141,7 @@ func (s *Store) Inspect(ctx context.Context, key string) (RecordInfo, error) {
 	return info, nil
 }
 
-// Forget deletes the record of key (the engine's key, [idem.RecordKey],
+// Forget deletes the record of key (the engine's key, [idemstore.RecordKey],
 // without the store's prefix), so that the next request with its key runs
 // the operation again. It returns [ErrNoRecord] when there is none, and
 // refuses an in-progress record with [ErrInProgress] unless force is set;
@@ -157,7 +157,7 @@ func (s *Store) Forget(ctx context.Context, key string, force bool) error {
 	n, err := forgetScript.Run(ctx, s.rdb, []string{s.storageKey(key)}, arg).Int64()
 	switch {
 	case err != nil:
-		return &idem.StoreError{Op: "forget", Err: err}
+		return &idemstore.StoreError{Op: "forget", Err: err}
 	case n == 1:
 		return nil
 	case n == 0:
@@ -165,5 +165,5 @@ func (s *Store) Forget(ctx context.Context, key string, force bool) error {
 	case n == -1:
 		return ErrInProgress
 	}
-	return &idem.StoreError{Op: "forget", Err: fmt.Errorf("malformed reply %d", n)}
+	return &idemstore.StoreError{Op: "forget", Err: fmt.Errorf("malformed reply %d", n)}
 }

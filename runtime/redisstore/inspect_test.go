@@ -10,13 +10,14 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func TestInspectAndForget(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 		ctx := context.Background()
 		s := b.store()
-		k := idem.RecordKey("CreatePet", "tenant-1", "key-1")
+		k := idemstore.RecordKey("CreatePet", "tenant-1", "key-1")
 
 		if _, err := s.Inspect(ctx, k); !errors.Is(err, ErrNoRecord) {
 			t.Fatalf("Inspect of an absent key = %v, want ErrNoRecord", err)
@@ -26,8 +27,8 @@ func TestInspectAndForget(t *testing.T) {
 		}
 
 		// In progress: shown with its fence and lease, refused unless forced.
-		req := idem.AcquireRequest{Key: k, Token: "owner-1", Fingerprint: "fp", Lease: 30 * time.Second}
-		wantOutcome(t, mustAcquire(t, s, req), idem.OutcomeFirstRun, 1)
+		req := idemstore.AcquireRequest{Key: k, Token: "owner-1", Fingerprint: "fp", Lease: 30 * time.Second}
+		wantOutcome(t, mustAcquire(t, s, req), idemstore.OutcomeFirstRun, 1)
 		info, err := s.Inspect(ctx, k)
 		if err != nil {
 			t.Fatal(err)
@@ -51,13 +52,13 @@ func TestInspectAndForget(t *testing.T) {
 		}
 		// The stale owner can no longer complete; a retry runs again, as
 		// ErrInProgress warns.
-		wantNotOwner(t, "complete after a forced forget", s.Complete(ctx, k, "owner-1", &idem.Record{Status: 201}, time.Hour))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-2", Fingerprint: "fp"}), idem.OutcomeFirstRun, 1)
+		wantNotOwner(t, "complete after a forced forget", s.Complete(ctx, k, "owner-1", &idemstore.Record{Status: 201}, time.Hour))
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: k, Token: "owner-2", Fingerprint: "fp"}), idemstore.OutcomeFirstRun, 1)
 
 		// Completed: status, header names, body size and compression; the
 		// body only through Body.
 		body := []byte(`{"name":"` + strings.Repeat("rex ", 600) + `"}`)
-		rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/pets/1"}}, Body: body}
+		rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/pets/1"}}, Body: body}
 		if err := s.Complete(ctx, k, "owner-2", rec, time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestInspectAndForget(t *testing.T) {
 		if _, err := s.Inspect(ctx, k); !errors.Is(err, ErrNoRecord) {
 			t.Fatalf("Inspect after Forget = %v, want ErrNoRecord", err)
 		}
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner-3", Fingerprint: "other"}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: k, Token: "owner-3", Fingerprint: "other"}), idemstore.OutcomeFirstRun, 1)
 	})
 }
 
@@ -90,15 +91,15 @@ func TestInspectLapsedLeaseAndNonRecord(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 		ctx := context.Background()
 		s := b.store()
-		k := idem.RecordKey("CreatePet", "", "lapsed")
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: 50 * time.Millisecond}), idem.OutcomeFirstRun, 1)
+		k := idemstore.RecordKey("CreatePet", "", "lapsed")
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: 50 * time.Millisecond}), idemstore.OutcomeFirstRun, 1)
 		b.waitPastDeadline(t, k)
 		info, err := s.Inspect(ctx, k)
 		if err != nil || info.State != StateInProgress || info.LeaseRemaining > 0 {
 			t.Fatalf("lapsed lease: %+v, %v; want in progress with no lease left", info, err)
 		}
 
-		junk := idem.RecordKey("CreatePet", "", "junk")
+		junk := idemstore.RecordKey("CreatePet", "", "junk")
 		if err := b.rdb.Set(ctx, b.key(junk), "not a record", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}

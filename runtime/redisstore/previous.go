@@ -10,17 +10,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Records were kept under the full names of their API and operation before
-// the current key layout ([idem.PreviousRecordKey]); they are kept under a
-// short token of both now ([idem.OperationToken]), and their fingerprint
-// covers the API identity ([idem.AcquireRequest.PreviousFingerprint] is
+// the current key layout ([idemstore.PreviousRecordKey]); they are kept under a
+// short token of both now ([idemstore.OperationToken]), and their fingerprint
+// covers the API identity ([idemstore.AcquireRequest.PreviousFingerprint] is
 // the one before). During a rolling upgrade processes of both versions
 // serve one Redis, and each must find every record the other wrote:
 //
-//   - For [idem.PreviousLayoutRollout] (24 h) from when the first process of
+//   - For [idemstore.PreviousLayoutRollout] (24 h) from when the first process of
 //     this version checked the server (the marker below), the store writes
 //     every record under both keys: under the current key as this version
 //     reads it, and under the previous key as the previous version does
@@ -28,7 +28,7 @@ import (
 //     both leases and completes, extends and releases both. An acquire
 //     reads both keys in its pipeline and answers from either.
 //   - After the rollout, for the operation's retention more (the engine's
-//     window, [idem.PreviousKeyStore]), the previous version is gone but
+//     window, [idemstore.PreviousKeyStore]), the previous version is gone but
 //     its records may live: a record created at the current key defers to
 //     one at the previous key, as before.
 //
@@ -40,8 +40,8 @@ import (
 // from processes of the previous one during the rollout.
 
 var (
-	_ idem.PreviousKeyStore = (*Store)(nil)
-	_ idem.OperationNamer   = (*Store)(nil)
+	_ idemstore.PreviousKeyStore = (*Store)(nil)
+	_ idemstore.OperationNamer   = (*Store)(nil)
 )
 
 // KeyLayoutMarker is the key, under the prefix, of the time the current
@@ -73,7 +73,7 @@ end
 return {v, now}
 `)
 
-// KeyLayoutSince implements [idem.PreviousKeyStore].
+// KeyLayoutSince implements [idemstore.PreviousKeyStore].
 func (s *Store) KeyLayoutSince() (since time.Time, known bool) {
 	switch ms := s.layoutSince.Load(); {
 	case ms < 0:
@@ -89,7 +89,7 @@ func (s *Store) KeyLayoutSince() (since time.Time, known bool) {
 // records: the rollout after the marker's time, or the marker unread.
 func (s *Store) rollout() bool {
 	ms := s.layoutSince.Load()
-	return ms < 0 || ms > 0 && time.Since(time.UnixMilli(ms)) < idem.PreviousLayoutRollout
+	return ms < 0 || ms > 0 && time.Since(time.UnixMilli(ms)) < idemstore.PreviousLayoutRollout
 }
 
 // readLayout reads (or writes) the layout marker once, after the store's
@@ -105,7 +105,7 @@ func (s *Store) readLayout(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("read the key layout marker: %v %w", v, err)
 	}
 	now, _ := strconv.ParseInt(v[1], 10, 64)
-	ms, err := parseDecimal(v[0], 0, now+idem.PreviousLayoutRollout.Milliseconds())
+	ms, err := parseDecimal(v[0], 0, now+idemstore.PreviousLayoutRollout.Milliseconds())
 	if err != nil {
 		return fmt.Sprintf("the key layout marker %s holds %q, which is neither 0 nor a Unix time in ms up to now (%v): "+
 			"DEL it to start the upgrade's window now, or SET it to 0 if no process of a previous version has run within the retention", key, v[0], err), nil
@@ -130,7 +130,7 @@ func (s *Store) pair(token string) (string, bool) {
 	return v.(*paired).prevKey, true
 }
 
-// NameOperation implements [idem.OperationNamer]: HSET of the token in the
+// NameOperation implements [idemstore.OperationNamer]: HSET of the token in the
 // prefix's operations hash.
 func (s *Store) NameOperation(ctx context.Context, token, api, op string) error {
 	c, ok := s.rdb.(redis.Cmdable)
@@ -138,7 +138,7 @@ func (s *Store) NameOperation(ctx context.Context, token, api, op string) error 
 		return nil // a client that only runs scripts keeps no names
 	}
 	if err := c.HSet(ctx, s.storageKey(operationNames), token, api+"\n"+op).Err(); err != nil {
-		return &idem.StoreError{Op: "name operation", Err: err}
+		return &idemstore.StoreError{Op: "name operation", Err: err}
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ type keyResult struct {
 	owned     bool
 	recovered bool // owned by taking over a lapsed lease
 	fence     int64
-	acq       idem.Acquisition // when not owned
+	acq       idemstore.Acquisition // when not owned
 }
 
 // acquireTwo acquires a record that may also live under its previous key,
@@ -181,7 +181,7 @@ type keyResult struct {
 // previous key is read only when the record was created at the current
 // key, to defer to a record there (a lapsed one is taken over and
 // deleted).
-func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (idem.Acquisition, error) {
+func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (idemstore.Acquisition, error) {
 	s := a.s
 	prevFP := a.fp // written under the previous key: what its version computes
 	if a.prevFP != "" {
@@ -247,8 +247,8 @@ func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (id
 			return a.settle(ctx, res, pair, err)
 		}
 		switch acq.Outcome {
-		case idem.OutcomeFirstRun, idem.OutcomeRecovered:
-			res[i].owned, res[i].recovered, res[i].fence = true, acq.Outcome == idem.OutcomeRecovered, acq.Fence
+		case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
+			res[i].owned, res[i].recovered, res[i].fence = true, acq.Outcome == idemstore.OutcomeRecovered, acq.Fence
 			least = max(least, acq.Fence)
 		default:
 			res[i].acq = acq
@@ -263,10 +263,10 @@ func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (id
 // owns its keys under the highest of their fences, raised to it in each
 // key, and without pair the previous key is released (its record lives on
 // under the current key).
-func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err error) (idem.Acquisition, error) {
+func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err error) (idemstore.Acquisition, error) {
 	s := a.s
-	var answer idem.Acquisition
-	for _, o := range []idem.Outcome{idem.OutcomeMismatch, idem.OutcomeReplay, idem.OutcomeConflict} {
+	var answer idemstore.Acquisition
+	for _, o := range []idemstore.Outcome{idemstore.OutcomeMismatch, idemstore.OutcomeReplay, idemstore.OutcomeConflict} {
 		for _, r := range res {
 			if answer.Outcome == 0 && r.acq.Outcome == o {
 				answer = r.acq
@@ -280,19 +280,19 @@ func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err e
 			}
 		}
 		if err == nil && answer.Outcome == 0 {
-			err = &idem.StoreError{Op: "acquire", Err: errors.New("the current key was neither acquired nor answered")}
+			err = &idemstore.StoreError{Op: "acquire", Err: errors.New("the current key was neither acquired nor answered")}
 		}
 		return answer, err
 	}
-	acq := idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: max(res[0].fence, res[1].fence)}
+	acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: max(res[0].fence, res[1].fence)}
 	if res[0].recovered || res[1].recovered {
-		acq.Outcome = idem.OutcomeRecovered
+		acq.Outcome = idemstore.OutcomeRecovered
 	}
 	for i, r := range res {
 		switch {
 		case !r.owned:
 		case i == 1 && !pair:
-			if err := s.run(ctx, "acquire", s.release, r.key, a.req.Token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+			if err := s.run(ctx, "acquire", s.release, r.key, a.req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 				return a.settle(ctx, [2]keyResult{res[0]}, pair, err)
 			}
 		case r.fence < acq.Fence:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // TestPreviousKeyTransitions: with and without pipelining, during the
@@ -27,30 +27,30 @@ func TestPreviousKeyTransitions(t *testing.T) {
 		name    string
 		since   time.Duration // the marker's age
 		rollout bool
-	}{{"rollout", time.Minute, true}, {"after the rollout", idem.PreviousLayoutRollout + time.Minute, false}} {
+	}{{"rollout", time.Minute, true}, {"after the rollout", idemstore.PreviousLayoutRollout + time.Minute, false}} {
 		for _, scriptOnly := range []bool{false, true} {
 			t.Run(mode.name+"/"+map[bool]string{false: "pipelined", true: "script-only"}[scriptOnly], func(t *testing.T) {
 				eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 					b.scriptOnly = scriptOnly
 					ctx := context.Background()
 					const fp, other = "fp-1", "fp-2"
-					prev := func(k string) string { return idem.PreviousRecordKey("shop", "CreateOrder", "", k) }
-					cur := func(k string) string { return idem.RecordKeyIn("shop", "CreateOrder", "", k) }
+					prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
+					cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
 					set := func(k, v string, ttl time.Duration) {
 						t.Helper()
 						if err := b.rdb.Set(ctx, b.key(k), v, ttl).Err(); err != nil {
 							t.Fatal(err)
 						}
 					}
-					rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
+					rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
 					// As the previous version wrote them.
 					set(prev("done"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
 					set(prev("busy"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 90*time.Second)
 					set(prev("lapsed"), inProgressRecord(storedFingerprint(fp), "old-owner", 3, 60_000), 30*time.Second)
 					s := b.store()
 					s.layoutSince.Store(time.Now().Add(-mode.since).UnixMilli())
-					req := func(k, fp string) idem.AcquireRequest {
-						return idem.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: "new-owner", Fingerprint: fp, Lease: time.Minute}
+					req := func(k, fp string) idemstore.AcquireRequest {
+						return idemstore.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: "new-owner", Fingerprint: fp, Lease: time.Minute}
 					}
 					exists := func(k string, want bool) {
 						t.Helper()
@@ -60,14 +60,14 @@ func TestPreviousKeyTransitions(t *testing.T) {
 					}
 
 					acq := mustAcquire(t, s, req("done", fp))
-					if acq.Outcome != idem.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
+					if acq.Outcome != idemstore.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
 						t.Errorf("completed under the previous key: %+v %+v; want its replay", acq, acq.Record)
 					}
 					exists(cur("done"), false)
-					wantOutcome(t, mustAcquire(t, s, req("done", other)), idem.OutcomeMismatch, 0)
+					wantOutcome(t, mustAcquire(t, s, req("done", other)), idemstore.OutcomeMismatch, 0)
 					exists(cur("done"), false)
 
-					if acq := mustAcquire(t, s, req("busy", fp)); acq.Outcome != idem.OutcomeConflict || acq.Remaining <= 0 {
+					if acq := mustAcquire(t, s, req("busy", fp)); acq.Outcome != idemstore.OutcomeConflict || acq.Remaining <= 0 {
 						t.Errorf("live lease under the previous key: %+v; want conflict", acq)
 					}
 					exists(cur("busy"), false)
@@ -76,7 +76,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 					}
 
 					// A takeover gets a fence above the lapsed owner's 3.
-					wantOutcome(t, mustAcquire(t, s, req("lapsed", fp)), idem.OutcomeRecovered, 4)
+					wantOutcome(t, mustAcquire(t, s, req("lapsed", fp)), idemstore.OutcomeRecovered, 4)
 					if r := b.snapshot(t, cur("lapsed")); r.state != stateInProgress || r.owner != "new-owner" || r.fence != 4 {
 						t.Errorf("after the takeover, the current key holds %+v; want the new owner's lease, fence 4", r)
 					}
@@ -88,13 +88,13 @@ func TestPreviousKeyTransitions(t *testing.T) {
 						exists(prev("lapsed"), false)
 					}
 
-					wantOutcome(t, mustAcquire(t, s, req("new", fp)), idem.OutcomeFirstRun, 1)
+					wantOutcome(t, mustAcquire(t, s, req("new", fp)), idemstore.OutcomeFirstRun, 1)
 					exists(prev("new"), mode.rollout)
 					// Without a previous key, a record there is not read.
 					set(prev("ignored"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
 					r := req("ignored", fp)
 					r.PreviousKey = ""
-					wantOutcome(t, mustAcquire(t, s, r), idem.OutcomeFirstRun, 1)
+					wantOutcome(t, mustAcquire(t, s, r), idemstore.OutcomeFirstRun, 1)
 				})
 			})
 		}
@@ -112,12 +112,12 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 		s := b.store()
 		s.layoutSince.Store(time.Now().Add(-time.Minute).UnixMilli())
 		const fpNew, fpOld = "fp-with-api", "fp-before"
-		prev := func(k string) string { return idem.PreviousRecordKey("shop", "CreateOrder", "", k) }
-		cur := func(k string) string { return idem.RecordKeyIn("shop", "CreateOrder", "", k) }
-		req := func(k, token string) idem.AcquireRequest {
-			return idem.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: token, Fingerprint: fpNew, PreviousFingerprint: fpOld, Lease: time.Minute}
+		prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
+		cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
+		req := func(k, token string) idemstore.AcquireRequest {
+			return idemstore.AcquireRequest{Key: cur(k), PreviousKey: prev(k), Token: token, Fingerprint: fpNew, PreviousFingerprint: fpOld, Lease: time.Minute}
 		}
-		wantOutcome(t, mustAcquire(t, s, req("k", "owner")), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, req("k", "owner")), idemstore.OutcomeFirstRun, 1)
 		if r := b.snapshot(t, prev("k")); r.owner != "owner" || r.fingerprint != storedFingerprint(fpOld) {
 			t.Errorf("previous key: %+v; want the owner's lease with the previous fingerprint", r)
 		}
@@ -125,8 +125,8 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 			t.Errorf("current key: %+v; want the owner's lease with the fingerprint", r)
 		}
 		// The previous version sees the lease (a conflict) under its key.
-		old := idem.AcquireRequest{Key: prev("k"), Token: "old", Fingerprint: fpOld, Lease: time.Minute}
-		if acq := mustAcquire(t, s, old); acq.Outcome != idem.OutcomeConflict {
+		old := idemstore.AcquireRequest{Key: prev("k"), Token: "old", Fingerprint: fpOld, Lease: time.Minute}
+		if acq := mustAcquire(t, s, old); acq.Outcome != idemstore.OutcomeConflict {
 			t.Errorf("previous version's acquire: %+v; want conflict", acq)
 		}
 		if err := s.Extend(ctx, cur("k"), "owner", 2*time.Minute); err != nil {
@@ -135,7 +135,7 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 		if b.pttl(t, prev("k")) <= 2*time.Minute {
 			t.Errorf("previous key not extended: PTTL %v", b.pttl(t, prev("k")))
 		}
-		rec := &idem.Record{Status: 201, Header: http.Header{}, Body: []byte(`{"id":1}`)}
+		rec := &idemstore.Record{Status: 201, Header: http.Header{}, Body: []byte(`{"id":1}`)}
 		mustComplete(t, s, cur("k"), "owner", rec)
 		for _, k := range []string{cur("k"), prev("k")} {
 			if r := b.snapshot(t, k); r.state != stateCompleted || !reflect.DeepEqual(r.result, rec) {
@@ -146,14 +146,14 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 			t.Errorf("previous key holds %q; want the record its version writes", v)
 		}
 		// Replayed to both versions.
-		if acq := mustAcquire(t, s, old); acq.Outcome != idem.OutcomeReplay {
+		if acq := mustAcquire(t, s, old); acq.Outcome != idemstore.OutcomeReplay {
 			t.Errorf("previous version's retry: %+v; want replay", acq)
 		}
-		if acq := mustAcquire(t, s, req("k", "retry")); acq.Outcome != idem.OutcomeReplay {
+		if acq := mustAcquire(t, s, req("k", "retry")); acq.Outcome != idemstore.OutcomeReplay {
 			t.Errorf("retry: %+v; want replay", acq)
 		}
 
-		wantOutcome(t, mustAcquire(t, s, req("r", "owner2")), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, req("r", "owner2")), idemstore.OutcomeFirstRun, 1)
 		if err := s.Release(ctx, cur("r"), "owner2"); err != nil {
 			t.Fatal(err)
 		}
@@ -182,22 +182,22 @@ func TestPreviousFingerprint(t *testing.T) {
 				b.scriptOnly = scriptOnly
 				ctx := context.Background()
 				s := b.store()
-				rec := &idem.Record{Status: 201, Header: http.Header{}, Body: []byte(`{"id":1}`)}
+				rec := &idemstore.Record{Status: 201, Header: http.Header{}, Body: []byte(`{"id":1}`)}
 				if err := b.rdb.Set(ctx, b.key("done"), "c"+storedFingerprint("old")+string(encodeResult(rec, 0, false)), time.Hour).Err(); err != nil {
 					t.Fatal(err)
 				}
 				if err := b.rdb.Set(ctx, b.key("lapsed"), inProgressRecord(storedFingerprint("old"), "gone", 2, 60_000), 30*time.Second).Err(); err != nil {
 					t.Fatal(err)
 				}
-				req := func(k, prevFP string) idem.AcquireRequest {
-					return idem.AcquireRequest{Key: k, Token: "t", Fingerprint: "new", PreviousFingerprint: prevFP, Lease: time.Minute}
+				req := func(k, prevFP string) idemstore.AcquireRequest {
+					return idemstore.AcquireRequest{Key: k, Token: "t", Fingerprint: "new", PreviousFingerprint: prevFP, Lease: time.Minute}
 				}
-				if acq := mustAcquire(t, s, req("done", "old")); acq.Outcome != idem.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
+				if acq := mustAcquire(t, s, req("done", "old")); acq.Outcome != idemstore.OutcomeReplay || !reflect.DeepEqual(acq.Record, rec) {
 					t.Errorf("record with the previous fingerprint: %+v; want its replay", acq)
 				}
-				wantOutcome(t, mustAcquire(t, s, req("done", "")), idem.OutcomeMismatch, 0)
-				wantOutcome(t, mustAcquire(t, s, req("done", "other")), idem.OutcomeMismatch, 0)
-				wantOutcome(t, mustAcquire(t, s, req("lapsed", "old")), idem.OutcomeRecovered, 3)
+				wantOutcome(t, mustAcquire(t, s, req("done", "")), idemstore.OutcomeMismatch, 0)
+				wantOutcome(t, mustAcquire(t, s, req("done", "other")), idemstore.OutcomeMismatch, 0)
+				wantOutcome(t, mustAcquire(t, s, req("lapsed", "old")), idemstore.OutcomeRecovered, 3)
 				if r := b.snapshot(t, "lapsed"); r.fingerprint != storedFingerprint("new") {
 					t.Errorf("taken over with fingerprint %q; want the request's", r.fingerprint)
 				}
@@ -230,13 +230,13 @@ func TestKeyLayoutMarker(t *testing.T) {
 		if since, known := s.KeyLayoutSince(); !known || !since.IsZero() {
 			t.Errorf("marker 0: KeyLayoutSince = %v, %v; want zero, known", since, known)
 		}
-		rec := &idem.Record{Status: 201, Body: []byte(`{}`)}
-		prev := idem.PreviousRecordKey("", "Op", "", "k")
+		rec := &idemstore.Record{Status: 201, Body: []byte(`{}`)}
+		prev := idemstore.PreviousRecordKey("", "Op", "", "k")
 		if err := b.rdb.Set(ctx, b.key(prev), "c"+storedFingerprint("fp")+string(encodeResult(rec, 0, false)), time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
-		acq := mustAcquire(t, s, idem.AcquireRequest{Key: idem.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})
-		wantOutcome(t, acq, idem.OutcomeFirstRun, 1)
+		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: idemstore.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})
+		wantOutcome(t, acq, idemstore.OutcomeFirstRun, 1)
 
 		for _, bad := range []string{"-1", "1e30", "1.5", "garbage", "", "0x10", "+5", "99999999999999999999", strconv.FormatInt(time.Now().Add(48*time.Hour).UnixMilli(), 10)} {
 			if err := b.rdb.Set(ctx, marker, bad, 0).Err(); err != nil {
@@ -247,10 +247,10 @@ func TestKeyLayoutMarker(t *testing.T) {
 			}
 			s := New(b.rdb, WithPrefix(b.prefix), WithLogger(nil))
 			err := s.Check(ctx)
-			if !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), marker) || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			if !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), marker) || !strings.Contains(err.Error(), strconv.Quote(bad)) {
 				t.Errorf("marker %q: Check = %v; want a misconfiguration naming %s and the value", bad, err, marker)
 			}
-			if _, err := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"}); !errors.Is(err, idem.ErrStoreMisconfigured) {
+			if _, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"}); !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 				t.Errorf("marker %q: Acquire = %v; want a misconfiguration", bad, err)
 			}
 			if _, known := s.KeyLayoutSince(); known {

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Redis replicates asynchronously: a master answers complete before any
@@ -20,7 +20,7 @@ import (
 // answers once that many replicas have acknowledged every write of that
 // connection, or when the timeout passes, with the number that did. A first
 // request still costs two round trips. When too few acknowledge, Complete
-// returns an error matching idem.ErrUnreplicated and the engine answers the
+// returns an error matching idemstore.ErrUnreplicated and the engine answers the
 // result marked Idempotency-Degraded.
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
@@ -31,7 +31,7 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // before the client is answered, and how long to wait for them (timeout <=
 // 0 means [DefaultReplicaAckTimeout]). A completion that is not
 // acknowledged in time is still stored, and its client gets the result
-// marked Idempotency-Degraded: true ([idem.ErrUnreplicated]). n = 0 turns
+// marked Idempotency-Degraded: true ([idemstore.ErrUnreplicated]). n = 0 turns
 // the acknowledgement off: a failover may then undo answered completions.
 //
 // The default waits for one replica whenever the master holding the key
@@ -155,9 +155,9 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 	case err != nil:
 		return s.ackFailed(s.denied("complete", err))
 	case stored == 0:
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	case stored != 1:
-		return &idem.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
+		return &idemstore.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
 	}
 	acked, err := wait.Result()
 	if err == nil && acked >= int64(n) {
@@ -184,10 +184,10 @@ func (s *Store) ackFailed(err error) error {
 	if c, ok := s.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(context.Background())
 	}
-	if _, ok := err.(*idem.StoreError); ok {
+	if _, ok := err.(*idemstore.StoreError); ok {
 		return err
 	}
-	return &idem.StoreError{Op: "complete", Err: err}
+	return &idemstore.StoreError{Op: "complete", Err: err}
 }
 
 // unreplicatedError is a completion stored on the master that too few
@@ -206,8 +206,8 @@ func (e *unreplicatedError) Error() string {
 	return fmt.Sprintf("idem: result stored, but %d of %d replicas acknowledged it within %v", e.acked, e.want, e.timeout)
 }
 
-// Is makes errors.Is(err, idem.ErrUnreplicated) true.
-func (e *unreplicatedError) Is(target error) bool { return target == idem.ErrUnreplicated }
+// Is makes errors.Is(err, idemstore.ErrUnreplicated) true.
+func (e *unreplicatedError) Is(target error) bool { return target == idemstore.ErrUnreplicated }
 
 // Unwrap returns WAIT's failure, if any.
 func (e *unreplicatedError) Unwrap() error { return e.err }

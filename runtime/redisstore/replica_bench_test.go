@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -72,8 +73,8 @@ func BenchmarkReplicaAck(b *testing.B) {
 				for pb.Next() {
 					key := "CreateOrder::" + strconv.FormatInt(n.Add(1), 10)
 					token := rand.Text()
-					acq, err := store.Acquire(ctx, idem.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
-					if err != nil || acq.Outcome != idem.OutcomeFirstRun {
+					acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
+					if err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
 						b.Fatalf("acquire: %+v, %v", acq, err)
 					}
 					began := time.Now()

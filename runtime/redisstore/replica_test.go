@@ -15,6 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // startServer starts a private redis-server for the test (skipped without
@@ -43,11 +44,11 @@ func client(t *testing.T, addr string) *redis.Client {
 func completeOne(t *testing.T, s *Store, key string) error {
 	t.Helper()
 	ctx := context.Background()
-	acq, err := s.Acquire(ctx, idem.AcquireRequest{Key: key, Token: "t-" + key, Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || acq.Outcome != idem.OutcomeFirstRun {
+	acq, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: "t-" + key, Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
 		t.Fatalf("acquire %s: %+v, %v", key, acq, err)
 	}
-	return s.Complete(ctx, key, "t-"+key, &idem.Record{Status: 201, Body: []byte("{}")}, time.Hour)
+	return s.Complete(ctx, key, "t-"+key, &idemstore.Record{Status: 201, Body: []byte("{}")}, time.Hour)
 }
 
 // TestReplicaAcks: on a master with a replica, every kind of client waits
@@ -125,12 +126,12 @@ func TestReplicaAcks(t *testing.T) {
 		wg.Go(func() {
 			s := New(rdb, WithPrefix(name), WithReplicaAcks(1, 50*time.Millisecond))
 			err := completeOne(t, s, "stalled")
-			var se *idem.StoreError
+			var se *idemstore.StoreError
 			if !errors.Is(err, idem.ErrUnreplicated) || errors.As(err, &se) {
 				t.Errorf("%s: complete with the link stalled: %v; want ErrUnreplicated, not a store error", name, err)
 			}
-			acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: "stalled", Token: "again", Fingerprint: "fp"})
-			if err != nil || acq.Outcome != idem.OutcomeReplay {
+			acq, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: "stalled", Token: "again", Fingerprint: "fp"})
+			if err != nil || acq.Outcome != idemstore.OutcomeReplay {
 				t.Errorf("%s: unreplicated completion not stored on the master: %+v, %v", name, acq, err)
 			}
 		})

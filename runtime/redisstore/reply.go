@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // errMalformedReply is wrapped by every error of decodeAcquireReply.
@@ -15,9 +15,9 @@ var errMalformedReply = errors.New("malformed acquire reply")
 // returns it: a []any whose first element is the outcome, integers as
 // int64 and strings as string. It checks every element and returns an error
 // wrapping errMalformedReply instead of guessing.
-func decodeAcquireReply(v any) (idem.Acquisition, error) {
-	fail := func(format string, args ...any) (idem.Acquisition, error) {
-		return idem.Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
+func decodeAcquireReply(v any) (idemstore.Acquisition, error) {
+	fail := func(format string, args ...any) (idemstore.Acquisition, error) {
+		return idemstore.Acquisition{}, fmt.Errorf("%w: %s", errMalformedReply, fmt.Sprintf(format, args...))
 	}
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
@@ -40,7 +40,7 @@ func decodeAcquireReply(v any) (idem.Acquisition, error) {
 	}
 	switch outcome {
 	case "mismatch":
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case "conflict":
 		ms, ok := arr[1].(int64)
 		if !ok || ms < 1 {
@@ -49,15 +49,15 @@ func decodeAcquireReply(v any) (idem.Acquisition, error) {
 		if ms > int64(maxDuration/time.Millisecond) {
 			return fail("conflict remaining %d ms out of range", ms)
 		}
-		return idem.Acquisition{Outcome: idem.OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(ms) * time.Millisecond}, nil
 	case "proceed", "recovered":
 		fence, ok := arr[1].(int64)
 		if !ok || fence < 1 {
 			return fail("%s fence %v (%T), want a positive integer", outcome, arr[1], arr[1])
 		}
-		acq := idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: fence}
+		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if outcome == "recovered" {
-			acq.Outcome = idem.OutcomeRecovered
+			acq.Outcome = idemstore.OutcomeRecovered
 		}
 		return acq, nil
 	}
@@ -72,7 +72,7 @@ func decodeAcquireReply(v any) (idem.Acquisition, error) {
 	if err != nil {
 		return fail("replay: %v", err)
 	}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, nil
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}, nil
 }
 
 // maxDuration is the longest time.Duration.

@@ -14,10 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// Store is the [idem.Store] on Redis: one string per key, changed only by
+// Store is the [idemstore.Store] on Redis: one string per key, changed only by
 // the scripts of package lua and by two plain commands, and timed only by
 // Redis (a lease's deadline is its record's expiry). It works with any
 // go-redis client (Client, ClusterClient, Ring, UniversalClient), because
@@ -28,8 +28,8 @@ import (
 // must run: the store refuses a Redis whose maxmemory-policy evicts (unless
 // WithEvictionRunsMayRepeat) or that denies the scripts (see [Store.Check]).
 //
-// Every error it returns, other than [idem.ErrNotOwner] and the argument
-// checks, is a *[idem.StoreError], which matches [idem.ErrStoreUnavailable]
+// Every error it returns, other than [idemstore.ErrNotOwner] and the argument
+// checks, is a *[idemstore.StoreError], which matches [idemstore.ErrStoreUnavailable]
 // under errors.Is.
 type Store struct {
 	rdb          redis.Scripter
@@ -57,7 +57,7 @@ type Store struct {
 	flight      *flight                 // the verification acquires wait for, if one runs
 }
 
-var _ idem.Store = (*Store)(nil)
+var _ idemstore.Store = (*Store)(nil)
 
 // pipeliner is what Acquire's plain commands need of a client; every
 // go-redis client has it.
@@ -108,7 +108,7 @@ func WithCompression(threshold int) Option {
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
 // deadline before Redis deletes it. Until then a later acquire takes the
 // record over with the next fence number; afterwards it starts again at
-// fence 1. The default is [idem.DefaultRetention]; d <= 0 keeps the default.
+// fence 1. The default is [idemstore.DefaultRetention]; d <= 0 keeps the default.
 func WithAbandonedTTL(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
@@ -129,12 +129,12 @@ const (
 // Before its first acquire, and every check interval after, the store
 // verifies what Check does of the server (see Check); while the server may
 // evict records or denies the scripts, Acquire fails with an error matching
-// [idem.ErrStoreMisconfigured].
+// [idemstore.ErrStoreMisconfigured].
 func New(rdb redis.Scripter, opts ...Option) *Store {
 	s := &Store{
 		rdb:          rdb,
 		prefix:       DefaultPrefix,
-		abandonedTTL: idem.DefaultRetention,
+		abandonedTTL: idemstore.DefaultRetention,
 		compressOver: DefaultCompressOver,
 		acquire:      redis.NewScript(lua.Acquire),
 		complete:     redis.NewScript(lua.Complete),
@@ -150,7 +150,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idem.DefaultRetention) // > 0: no error
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	if s.clientProblem = clientProblem(rdb); s.clientProblem != "" {
 		// Loud, once per store: Check refuses it, but the engine works on.
 		s.log.Warn("redisstore: " + s.clientProblem)
@@ -165,13 +165,13 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 func (s *Store) LoadScripts(ctx context.Context) error {
 	for _, script := range []*redis.Script{s.acquire, s.complete, s.release, s.extend} {
 		if err := script.Load(ctx, s.rdb).Err(); err != nil {
-			return &idem.StoreError{Op: "load scripts", Err: err}
+			return &idemstore.StoreError{Op: "load scripts", Err: err}
 		}
 	}
 	return nil
 }
 
-// Acquire implements [idem.Store]. A zero req.Lease means [idem.DefaultLock].
+// Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
 // It first sends, in one pipelined round trip, SET key in-progress-record
 // NX PX ttl and GET key: the SET creates an absent record (fence 1)
@@ -181,19 +181,19 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 // or a takeover) costs a second round trip, through acquire.lua, which
 // reads the record's TTL. With a client that cannot pipeline, Acquire runs
 // acquire.lua alone.
-func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, idem.DefaultLock)
+func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 || strings.IndexByte(req.PreviousFingerprint, '\n') >= 0 {
-		return idem.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
+		return idemstore.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	if err := s.admit(ctx); err != nil {
-		return idem.Acquisition{}, err
+		return idemstore.Acquisition{}, err
 	}
 	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint), given: req.Fingerprint}
 	if req.PreviousFingerprint != "" {
@@ -219,7 +219,7 @@ func (s *Store) Acquire(ctx context.Context, req idem.AcquireRequest) (idem.Acqu
 // attempt is one Acquire: its request and what follows from it.
 type attempt struct {
 	s     *Store
-	req   idem.AcquireRequest
+	req   idemstore.AcquireRequest
 	lease int64  // req.Lease in ms
 	key   string // the record's Redis key
 	fp    string // the stored form of req.Fingerprint, which records written at key hold
@@ -241,7 +241,7 @@ func (a *attempt) matches(stored string, format int) bool {
 
 // script runs acquire.lua on the record at key, writing fingerprint fp and
 // at least fence least in a record it creates or takes over.
-func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idem.Acquisition, error) {
+func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idemstore.Acquisition, error) {
 	s := a.s
 	other := a.prevFP
 	if fp == a.prevFP {
@@ -249,11 +249,11 @@ func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idem
 	}
 	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, a.req.Token, fp, a.lease+s.abandonedMS, s.abandonedMS, a.given, other, least).Result()
 	if err != nil {
-		return idem.Acquisition{}, s.denied("acquire", err)
+		return idemstore.Acquisition{}, s.denied("acquire", err)
 	}
 	acq, err := decodeAcquireReply(v)
 	if err != nil {
-		return idem.Acquisition{}, &idem.StoreError{Op: "acquire", Err: err}
+		return idemstore.Acquisition{}, &idemstore.StoreError{Op: "acquire", Err: err}
 	}
 	return acq, nil
 }
@@ -265,7 +265,7 @@ func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idem
 // with this fingerprint, whose TTL tells a live lease from an expired one, a
 // value that is not a record, or no record (released or expired between the
 // two commands).
-func (a *attempt) acquirePlain(ctx context.Context) (acq idem.Acquisition, done bool, err error) {
+func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, done bool, err error) {
 	s := a.s
 	k := any(a.key) // boxed once for both commands
 	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
@@ -277,9 +277,9 @@ func (a *attempt) acquirePlain(ctx context.Context) (acq idem.Acquisition, done 
 	created, err := set.Result()
 	switch {
 	case err != nil:
-		return idem.Acquisition{}, true, s.denied("acquire", err)
+		return idemstore.Acquisition{}, true, s.denied("acquire", err)
 	case created:
-		return idem.Acquisition{Outcome: idem.OutcomeFirstRun, Fence: 1}, true, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, true, nil
 	}
 	acq, done, _, err = a.decide(get.Result())
 	return acq, done, err
@@ -291,30 +291,30 @@ func (a *attempt) acquirePlain(ctx context.Context) (acq idem.Acquisition, done 
 // has to decide: an in-progress record with this fingerprint (whose fence
 // it returns), whose TTL tells a live lease from an expired one, a value
 // that is not a record, or no record.
-func (a *attempt) decide(v string, err error) (acq idem.Acquisition, done bool, fence int64, _ error) {
+func (a *attempt) decide(v string, err error) (acq idemstore.Acquisition, done bool, fence int64, _ error) {
 	switch {
 	case err == redis.Nil:
-		return idem.Acquisition{}, false, 0, nil
+		return idemstore.Acquisition{}, false, 0, nil
 	case err != nil:
-		return idem.Acquisition{}, true, 0, a.s.denied("acquire", err)
+		return idemstore.Acquisition{}, true, 0, a.s.denied("acquire", err)
 	}
 	state, stored, format := recordHead(v)
 	switch {
 	case format == 0:
-		return idem.Acquisition{}, false, 0, nil // not a record: the script answers IDEMCORRUPT
+		return idemstore.Acquisition{}, false, 0, nil // not a record: the script answers IDEMCORRUPT
 	case !a.matches(stored, format):
-		return idem.Acquisition{Outcome: idem.OutcomeMismatch}, true, 0, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, true, 0, nil
 	}
 	r, err := parseRecord(v)
 	switch {
 	case err != nil && state == stateCompleted:
-		return idem.Acquisition{}, true, 0, &idem.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
+		return idemstore.Acquisition{}, true, 0, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
 	case err != nil:
-		return idem.Acquisition{}, false, 0, nil // the script answers IDEMCORRUPT
+		return idemstore.Acquisition{}, false, 0, nil // the script answers IDEMCORRUPT
 	case state != stateCompleted:
-		return idem.Acquisition{}, false, r.fence, nil // in progress: conflict or takeover, by its TTL
+		return idemstore.Acquisition{}, false, r.fence, nil // in progress: conflict or takeover, by its TTL
 	}
-	return idem.Acquisition{Outcome: idem.OutcomeReplay, Record: r.result}, true, 0, nil
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}, true, 0, nil
 }
 
 // ttlArg returns ms as a command argument. Every acquire of an operation
@@ -365,10 +365,10 @@ func inProgressRecord(fp, token string, fence, abandonedMS int64) string {
 	return b.String()
 }
 
-// Complete implements [idem.Store]. A zero retention means [idem.DefaultRetention].
+// Complete implements [idemstore.Store]. A zero retention means [idemstore.DefaultRetention].
 // The body of a record with BodyOmitted set is not stored.
-func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Record, retention time.Duration) error {
-	ret, err := durationMS("retention", retention, idem.DefaultRetention)
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
 	}
@@ -386,23 +386,23 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idem.Recor
 	// one first, in the result its version decodes: a failure leaves the
 	// lease of both for the engine's next attempt, which finds the
 	// previous key completed (0) and goes on.
-	if err := s.run(ctx, "complete", s.complete, prevKey, token, encodeResult(rec, s.compressOver, false), ret); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+	if err := s.run(ctx, "complete", s.complete, prevKey, token, encodeResult(rec, s.compressOver, false), ret); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 		return err
 	}
 	err = s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver, true), ret)
-	if err == nil || errors.Is(err, idem.ErrNotOwner) || errors.Is(err, idem.ErrUnreplicated) {
+	if err == nil || errors.Is(err, idemstore.ErrNotOwner) || errors.Is(err, idemstore.ErrUnreplicated) {
 		s.pairs.Delete(token)
 	}
 	return err
 }
 
-// Release implements [idem.Store].
+// Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
 	if prevKey, paired := s.pair(token); paired {
-		if err := s.run(ctx, "release", s.release, prevKey, token); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+		if err := s.run(ctx, "release", s.release, prevKey, token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 			return err
 		}
 		s.pairs.Delete(token)
@@ -410,10 +410,10 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	return s.run(ctx, "release", s.release, s.storageKey(key), token)
 }
 
-// Extend implements [idem.Store]. A zero lease means [idem.DefaultLock]. An owner
+// Extend implements [idemstore.Store]. A zero lease means [idemstore.DefaultLease]. An owner
 // whose lease ran out may still extend it as long as nobody took it over.
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, idem.DefaultLock)
+	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
 	if err != nil {
 		return err
 	}
@@ -422,7 +422,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	}
 	err = s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
 	if prevKey, paired := s.pair(token); paired && err == nil {
-		if err := s.run(ctx, "extend", s.extend, prevKey, token, ms+s.abandonedMS, s.abandonedMS); err != nil && !errors.Is(err, idem.ErrNotOwner) {
+		if err := s.run(ctx, "extend", s.extend, prevKey, token, ms+s.abandonedMS, s.abandonedMS); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 			return err
 		}
 	}
@@ -430,7 +430,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 }
 
 // run runs one of the owner-only scripts on the record at skey, which
-// answer 1 (done) or 0 (refused: idem.ErrNotOwner). args are its ARGV, the
+// answer 1 (done) or 0 (refused: idemstore.ErrNotOwner). args are its ARGV, the
 // owner token first.
 func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey string, args ...any) error {
 	var cmd *redis.Cmd
@@ -446,9 +446,9 @@ func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey s
 	case n == 1:
 		return nil
 	case n == 0:
-		return idem.ErrNotOwner
+		return idemstore.ErrNotOwner
 	}
-	return &idem.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+	return &idemstore.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
 }
 
 // evalsha is the EVALSHA command of script on the record at skey with

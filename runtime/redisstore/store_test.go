@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -72,7 +73,7 @@ func (b *redisBackend) advance(d time.Duration) {
 // run out. miniredis's clock is moved past it; real Redis's clock cannot be
 // moved, so acquire is polled until it stops answering conflict, bounded by
 // a deadline rather than by sleeping.
-func (b *redisBackend) acquireAfter(t *testing.T, s *Store, req idem.AcquireRequest, lease time.Duration) idem.Acquisition {
+func (b *redisBackend) acquireAfter(t *testing.T, s *Store, req idemstore.AcquireRequest, lease time.Duration) idemstore.Acquisition {
 	t.Helper()
 	if b.mini != nil {
 		b.advance(lease + time.Millisecond)
@@ -80,7 +81,7 @@ func (b *redisBackend) acquireAfter(t *testing.T, s *Store, req idem.AcquireRequ
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		acq := mustAcquire(t, s, req)
-		if acq.Outcome != idem.OutcomeConflict {
+		if acq.Outcome != idemstore.OutcomeConflict {
 			return acq
 		}
 		if b.mini != nil || time.Now().After(deadline) {
@@ -142,7 +143,7 @@ func (b *redisBackend) pttl(t *testing.T, k string) time.Duration {
 	return d
 }
 
-func mustAcquire(t *testing.T, s *Store, req idem.AcquireRequest) idem.Acquisition {
+func mustAcquire(t *testing.T, s *Store, req idemstore.AcquireRequest) idemstore.Acquisition {
 	t.Helper()
 	acq, err := s.Acquire(context.Background(), req)
 	if err != nil {
@@ -151,14 +152,14 @@ func mustAcquire(t *testing.T, s *Store, req idem.AcquireRequest) idem.Acquisiti
 	return acq
 }
 
-func wantOutcome(t *testing.T, acq idem.Acquisition, want idem.Outcome, fence int64) {
+func wantOutcome(t *testing.T, acq idemstore.Acquisition, want idemstore.Outcome, fence int64) {
 	t.Helper()
 	if acq.Outcome != want || acq.Fence != fence {
 		t.Fatalf("got outcome %d fence %d, want outcome %d fence %d", acq.Outcome, acq.Fence, want, fence)
 	}
 }
 
-func mustComplete(t *testing.T, s *Store, key, token string, rec *idem.Record) {
+func mustComplete(t *testing.T, s *Store, key, token string, rec *idemstore.Record) {
 	t.Helper()
 	if err := s.Complete(context.Background(), key, token, rec, time.Hour); err != nil {
 		t.Fatalf("complete %s: %v", token, err)
@@ -167,16 +168,16 @@ func mustComplete(t *testing.T, s *Store, key, token string, rec *idem.Record) {
 
 func wantNotOwner(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, idem.ErrNotOwner) {
-		t.Fatalf("%s: got %v, want idem.ErrNotOwner", what, err)
+	if !errors.Is(err, idemstore.ErrNotOwner) {
+		t.Fatalf("%s: got %v, want idemstore.ErrNotOwner", what, err)
 	}
 }
 
 // wantReplay acquires k with fp and checks that it replays want.
-func wantReplay(t *testing.T, s *Store, k, fp string, want *idem.Record) {
+func wantReplay(t *testing.T, s *Store, k, fp string, want *idemstore.Record) {
 	t.Helper()
-	acq := mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "replayer", Fingerprint: fp, Lease: time.Minute})
-	if acq.Outcome != idem.OutcomeReplay {
+	acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: k, Token: "replayer", Fingerprint: fp, Lease: time.Minute})
+	if acq.Outcome != idemstore.OutcomeReplay {
 		t.Fatalf("got outcome %d, want replay", acq.Outcome)
 	}
 	got := acq.Record
@@ -205,10 +206,10 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	s := New(rdb)
 	ctx := context.Background()
 
-	_, acqErr := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f"})
+	_, acqErr := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f"})
 	errs := map[string]error{
 		"acquire":  acqErr,
-		"complete": s.Complete(ctx, "k", "t", &idem.Record{Status: 200}, 0),
+		"complete": s.Complete(ctx, "k", "t", &idemstore.Record{Status: 200}, 0),
 		"release":  s.Release(ctx, "k", "t"),
 		"extend":   s.Extend(ctx, "k", "t", 0),
 	}
@@ -216,9 +217,9 @@ func TestRedisStoreUnavailable(t *testing.T) {
 		if !errors.Is(err, idem.ErrStoreUnavailable) {
 			t.Errorf("%s: got %v, want idem.ErrStoreUnavailable", op, err)
 		}
-		var se *idem.StoreError
+		var se *idemstore.StoreError
 		if !errors.As(err, &se) || se.Op != op {
-			t.Errorf("%s: got %#v, want a *idem.StoreError of that op", op, err)
+			t.Errorf("%s: got %#v, want a *idemstore.StoreError of that op", op, err)
 		}
 		var ne *net.OpError
 		if !errors.As(err, &ne) {
@@ -231,21 +232,21 @@ func TestRedisStoreRejectsBadArguments(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	s := New(rdb)
 	ctx := context.Background()
-	_, negLease := s.Acquire(ctx, idem.AcquireRequest{Key: "k", Token: "t", Lease: -time.Second})
-	_, noToken := s.Acquire(ctx, idem.AcquireRequest{Key: "k"})
-	_, noKey := s.Acquire(ctx, idem.AcquireRequest{Token: "t"})
+	_, negLease := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Lease: -time.Second})
+	_, noToken := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k"})
+	_, noKey := s.Acquire(ctx, idemstore.AcquireRequest{Token: "t"})
 	errs := map[string]error{
 		"negative lease":     negLease,
 		"empty token":        noToken,
 		"empty key":          noKey,
 		"nil record":         s.Complete(ctx, "k", "t", nil, 0),
-		"status 0":           s.Complete(ctx, "k", "t", &idem.Record{}, 0),
-		"negative retention": s.Complete(ctx, "k", "t", &idem.Record{Status: 200}, -1),
+		"status 0":           s.Complete(ctx, "k", "t", &idemstore.Record{}, 0),
+		"negative retention": s.Complete(ctx, "k", "t", &idemstore.Record{Status: 200}, -1),
 		"release no token":   s.Release(ctx, "k", ""),
 		"extend negative":    s.Extend(ctx, "k", "t", -1),
 	}
 	for name, err := range errs {
-		if err == nil || errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idem.ErrNotOwner) {
+		if err == nil || errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("%s: got %v, want an argument error", name, err)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "idem: ") {
@@ -261,12 +262,12 @@ func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
 		var (
 			wg       sync.WaitGroup
 			mu       sync.Mutex // guards outcome
-			outcomes = map[idem.Outcome]int{}
+			outcomes = map[idemstore.Outcome]int{}
 		)
 		for i := range n {
 			wg.Go(func() {
 				token := "t" + string(rune('a'+i))
-				acq, err := s.Acquire(context.Background(), idem.AcquireRequest{Key: "k", Token: token, Fingerprint: "f", Lease: time.Minute})
+				acq, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: "k", Token: token, Fingerprint: "f", Lease: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -277,7 +278,7 @@ func TestRedisStoreConcurrentAcquireHasOneOwner(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if outcomes[idem.OutcomeFirstRun] != 1 || outcomes[idem.OutcomeConflict] != n-1 {
+		if outcomes[idemstore.OutcomeFirstRun] != 1 || outcomes[idemstore.OutcomeConflict] != n-1 {
 			t.Fatalf("outcomes %v, want one proceed and %d conflicts", outcomes, n-1)
 		}
 	})

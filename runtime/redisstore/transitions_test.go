@@ -13,6 +13,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,9 +32,9 @@ var redisTransitions = []struct {
 }{
 	{"proceed then conflict", func(t *testing.T, b *redisBackend) {
 		s := b.store(WithAbandonedTTL(time.Hour))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), idem.OutcomeFirstRun, 1)
-		acq := mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
-		wantOutcome(t, acq, idem.OutcomeConflict, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), idemstore.OutcomeFirstRun, 1)
+		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
+		wantOutcome(t, acq, idemstore.OutcomeConflict, 0)
 		if acq.Remaining <= 50*time.Second || acq.Remaining > time.Minute {
 			t.Errorf("remaining %v, want just under 1m", acq.Remaining)
 		}
@@ -43,16 +44,16 @@ var redisTransitions = []struct {
 	}},
 	{"mismatch leaves the record untouched", func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
 		before := b.raw(t, "k")
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idem.OutcomeMismatch, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idemstore.OutcomeMismatch, 0)
 		if after := b.raw(t, "k"); before != after {
 			t.Fatalf("in-progress record changed by a mismatch: %v -> %v", before, after)
 		}
-		rec := &idem.Record{Status: 201, Body: []byte("created")}
+		rec := &idemstore.Record{Status: 201, Body: []byte("created")}
 		mustComplete(t, s, "k", "a", rec)
 		before = b.raw(t, "k")
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "g", Lease: time.Minute}), idem.OutcomeMismatch, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "c", Fingerprint: "g", Lease: time.Minute}), idemstore.OutcomeMismatch, 0)
 		if after := b.raw(t, "k"); before != after {
 			t.Fatalf("completed record changed by a mismatch: %v -> %v", before, after)
 		}
@@ -60,12 +61,12 @@ var redisTransitions = []struct {
 	}},
 	{"complete then replay", func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		rec := &idem.Record{
+		rec := &idemstore.Record{
 			Status: 201,
 			Header: http.Header{"Content-Type": {"application/json"}, "Link": {"<a>; rel=x", "<b>; rel=y"}},
 			Body:   []byte("{\"id\":1}\x00\xff\xfe binary"),
 		}
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
 		if err := s.Complete(context.Background(), "k", "a", rec, 2*time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -77,50 +78,50 @@ var redisTransitions = []struct {
 		if r := b.snapshot(t, "k"); r.format != 2 || r.state != stateCompleted || r.fingerprint != storedFingerprint("f") || r.owner != "" || r.fence != 0 {
 			t.Errorf("completed record %+v, want completed under fingerprint f, without its lease", r)
 		}
-		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &idem.Record{Status: 500}, time.Hour))
+		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &idemstore.Record{Status: 500}, time.Hour))
 		wantNotOwner(t, "extend after complete", s.Extend(context.Background(), "k", "a", time.Minute))
 		wantNotOwner(t, "release after complete", s.Release(context.Background(), "k", "a"))
 		wantReplay(t, s, "k", "f", rec)
 	}},
 	{"empty and omitted bodies", func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "empty", Token: "a", Fingerprint: "f"})
-		mustComplete(t, s, "empty", "a", &idem.Record{Status: 204})
-		wantReplay(t, s, "empty", "f", &idem.Record{Status: 204})
-		mustAcquire(t, s, idem.AcquireRequest{Key: "omitted", Token: "a", Fingerprint: "f"})
-		mustComplete(t, s, "omitted", "a", &idem.Record{Status: 200, Body: []byte("too long"), BodyOmitted: true})
-		wantReplay(t, s, "omitted", "f", &idem.Record{Status: 200, BodyOmitted: true})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "empty", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "empty", "a", &idemstore.Record{Status: 204})
+		wantReplay(t, s, "empty", "f", &idemstore.Record{Status: 204})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "omitted", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "omitted", "a", &idemstore.Record{Status: 200, Body: []byte("too long"), BodyOmitted: true})
+		wantReplay(t, s, "omitted", "f", &idemstore.Record{Status: 200, BodyOmitted: true})
 	}},
 	{"stale owner is refused", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		ctx := context.Background()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
-		wantOutcome(t, b.acquireAfter(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute}, shortLease), idem.OutcomeRecovered, 2)
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
+		wantOutcome(t, b.acquireAfter(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute}, shortLease), idemstore.OutcomeRecovered, 2)
 		wantNotOwner(t, "stale extend", s.Extend(ctx, "k", "a", time.Minute))
-		wantNotOwner(t, "stale complete", s.Complete(ctx, "k", "a", &idem.Record{Status: 200, Body: []byte("stale")}, time.Hour))
+		wantNotOwner(t, "stale complete", s.Complete(ctx, "k", "a", &idemstore.Record{Status: 200, Body: []byte("stale")}, time.Hour))
 		wantNotOwner(t, "stale release", s.Release(ctx, "k", "a"))
-		newer := &idem.Record{Status: 201, Body: []byte("newer")}
+		newer := &idemstore.Record{Status: 201, Body: []byte("newer")}
 		mustComplete(t, s, "k", "b", newer)
-		wantNotOwner(t, "stale complete after newer", s.Complete(ctx, "k", "a", &idem.Record{Status: 200}, time.Hour))
+		wantNotOwner(t, "stale complete after newer", s.Complete(ctx, "k", "a", &idemstore.Record{Status: 200}, time.Hour))
 		wantReplay(t, s, "k", "f", newer)
 	}},
 	{"every takeover increments the fence", func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease}), idem.OutcomeFirstRun, 1)
-		wantOutcome(t, b.acquireAfter(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: shortLease}, shortLease), idem.OutcomeRecovered, 2)
-		wantOutcome(t, b.acquireAfter(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Minute}, shortLease), idem.OutcomeRecovered, 3)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "d", Fingerprint: "f", Lease: time.Minute}), idem.OutcomeConflict, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease}), idemstore.OutcomeFirstRun, 1)
+		wantOutcome(t, b.acquireAfter(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: shortLease}, shortLease), idemstore.OutcomeRecovered, 2)
+		wantOutcome(t, b.acquireAfter(t, s, idemstore.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Minute}, shortLease), idemstore.OutcomeRecovered, 3)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "d", Fingerprint: "f", Lease: time.Minute}), idemstore.OutcomeConflict, 0)
 	}},
 	{"an expired owner not yet taken over may still finish", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		ctx := context.Background()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: shortLease})
 		b.waitPastDeadline(t, "k")
 		if err := s.Extend(ctx, "k", "a", shortLease); err != nil {
 			t.Fatalf("extend after the deadline: %v", err)
 		}
 		b.waitPastDeadline(t, "k")
-		rec := &idem.Record{Status: 200, Body: []byte("late")}
+		rec := &idemstore.Record{Status: 200, Body: []byte("late")}
 		mustComplete(t, s, "k", "a", rec)
 		wantReplay(t, s, "k", "f", rec)
 	}},
@@ -129,26 +130,26 @@ var redisTransitions = []struct {
 		if b.mini == nil {
 			// Real Redis: a 1ms lease and TTL, polled until the key is gone.
 			s := b.store(WithAbandonedTTL(time.Millisecond))
-			mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Millisecond})
+			mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Millisecond})
 			for stop := time.Now().Add(5 * time.Second); b.rdb.Exists(ctx, b.key("k")).Val() == 1; {
 				if time.Now().After(stop) {
 					t.Fatalf("abandoned record never expired: TTL %v", b.pttl(t, "k"))
 				}
 			}
-			wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
+			wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idemstore.OutcomeFirstRun, 1)
 			return
 		}
 		s := b.store(WithAbandonedTTL(time.Minute))
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Second})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Second})
 		b.advance(time.Second + time.Minute - time.Millisecond)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Second}), idem.OutcomeRecovered, 2)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Second}), idemstore.OutcomeRecovered, 2)
 		b.advance(time.Second + time.Minute)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Second}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f", Lease: time.Second}), idemstore.OutcomeFirstRun, 1)
 	}},
 	{"release lets a retry proceed", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		ctx := context.Background()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
 		wantNotOwner(t, "release by another token", s.Release(ctx, "k", "b"))
 		if err := s.Release(ctx, "k", "a"); err != nil {
 			t.Fatal(err)
@@ -157,12 +158,12 @@ var redisTransitions = []struct {
 			t.Fatalf("released record still exists")
 		}
 		wantNotOwner(t, "release of an absent record", s.Release(ctx, "k", "a"))
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idemstore.OutcomeFirstRun, 1)
 	}},
 	{"extend keeps the lease alive", func(t *testing.T, b *redisBackend) {
 		s := b.store(WithAbandonedTTL(time.Minute))
 		ctx := context.Background()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: 100 * time.Millisecond})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: 100 * time.Millisecond})
 		wantNotOwner(t, "extend by another token", s.Extend(ctx, "k", "b", time.Hour))
 		if b.mini != nil {
 			b.advance(90 * time.Millisecond)
@@ -173,8 +174,8 @@ var redisTransitions = []struct {
 		if b.mini != nil {
 			b.advance(time.Second) // well past the first lease
 		}
-		acq := mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
-		if acq.Outcome != idem.OutcomeConflict || acq.Remaining < 9*time.Minute {
+		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f", Lease: time.Minute})
+		if acq.Outcome != idemstore.OutcomeConflict || acq.Remaining < 9*time.Minute {
 			t.Fatalf("after extend: outcome %d remaining %v, want conflict near 10m", acq.Outcome, acq.Remaining)
 		}
 		if ttl := b.pttl(t, "k"); ttl < 10*time.Minute {
@@ -198,16 +199,16 @@ var redisTransitions = []struct {
 		// The first acquire that runs the script: a conflict, or with the
 		// script alone the very first.
 		calls := redistest.CountCommands(b.rdb)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idemstore.OutcomeFirstRun, 1)
 		if !b.scriptOnly {
 			calls.Reset()
-			wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeConflict, 0)
+			wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idemstore.OutcomeConflict, 0)
 		}
 		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 1 {
 			t.Errorf("commands %v, want one EVALSHA answered NOSCRIPT, then one EVAL", got)
 		}
 		calls.Reset()
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f"}), idem.OutcomeConflict, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "c", Fingerprint: "f"}), idemstore.OutcomeConflict, 0)
 		if got := calls.Calls(); got["evalsha"] != 1 || got["eval"] != 0 {
 			t.Errorf("commands %v, want the loaded script run by EVALSHA alone", got)
 		}
@@ -223,13 +224,13 @@ var redisTransitions = []struct {
 		s.release = redis.NewScript(lua.Release + unseen)
 		s.extend = redis.NewScript(lua.Extend + unseen)
 		ctx := context.Background()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
-		mustAcquire(t, s, idem.AcquireRequest{Key: "r", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "r", Token: "a", Fingerprint: "f", Lease: time.Minute})
 		calls := redistest.CountCommands(b.rdb)
 		if err := s.Extend(ctx, "k", "a", time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		rec := &idem.Record{Status: 201, Body: []byte("created")}
+		rec := &idemstore.Record{Status: 201, Body: []byte("created")}
 		mustComplete(t, s, "k", "a", rec)
 		if err := s.Release(ctx, "r", "a"); err != nil {
 			t.Fatal(err)
@@ -249,11 +250,11 @@ var redisTransitions = []struct {
 		viaSet := b.store(WithAbandonedTTL(time.Hour))
 		viaScript := b.store(WithAbandonedTTL(time.Hour))
 		viaScript.pipe = nil
-		req := idem.AcquireRequest{Token: "owner-a", Fingerprint: "f00d", Lease: time.Minute}
+		req := idemstore.AcquireRequest{Token: "owner-a", Fingerprint: "f00d", Lease: time.Minute}
 		req.Key = "set"
-		wantOutcome(t, mustAcquire(t, viaSet, req), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, viaSet, req), idemstore.OutcomeFirstRun, 1)
 		req.Key = "script"
-		wantOutcome(t, mustAcquire(t, viaScript, req), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, viaScript, req), idemstore.OutcomeFirstRun, 1)
 		if set, script := b.raw(t, "set"), b.raw(t, "script"); set != script {
 			t.Errorf("SET NX wrote %q, the script %q", set, script)
 		}
@@ -263,10 +264,10 @@ var redisTransitions = []struct {
 			}
 		}
 		// Each store finishes what the other began.
-		mustComplete(t, viaScript, "set", "owner-a", &idem.Record{Status: 201})
-		mustComplete(t, viaSet, "script", "owner-a", &idem.Record{Status: 201})
-		wantReplay(t, viaScript, "set", "f00d", &idem.Record{Status: 201})
-		wantReplay(t, viaSet, "script", "f00d", &idem.Record{Status: 201})
+		mustComplete(t, viaScript, "set", "owner-a", &idemstore.Record{Status: 201})
+		mustComplete(t, viaSet, "script", "owner-a", &idemstore.Record{Status: 201})
+		wantReplay(t, viaScript, "set", "f00d", &idemstore.Record{Status: 201})
+		wantReplay(t, viaSet, "script", "f00d", &idemstore.Record{Status: 201})
 	}},
 	{"round trips", func(t *testing.T, b *redisBackend) {
 		s := b.store()
@@ -282,22 +283,22 @@ var redisTransitions = []struct {
 			}
 			calls.Reset()
 		}
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
-		mustComplete(t, s, "k", "a", &idem.Record{Status: 200})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
+		mustComplete(t, s, "k", "a", &idemstore.Record{Status: 200})
 		trips("first request", 2)
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"})
 		trips("replay", 1)
-		mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g"})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g"})
 		trips("mismatch", 1)
-		mustAcquire(t, s, idem.AcquireRequest{Key: "running", Token: "a", Fingerprint: "f"})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "running", Token: "a", Fingerprint: "f"})
 		calls.Reset()
-		mustAcquire(t, s, idem.AcquireRequest{Key: "running", Token: "b", Fingerprint: "f"})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "running", Token: "b", Fingerprint: "f"})
 		if b.scriptOnly {
 			trips("conflict", 1)
 		} else {
 			trips("conflict (SET, then the script)", 2)
 		}
-		mustAcquire(t, s, idem.AcquireRequest{Key: "running", Token: "b", Fingerprint: "g"})
+		mustAcquire(t, s, idemstore.AcquireRequest{Key: "running", Token: "b", Fingerprint: "g"})
 		trips("mismatch in progress", 1)
 		if err := s.Extend(ctx, "running", "a", time.Minute); err != nil {
 			t.Fatal(err)
@@ -310,11 +311,11 @@ var redisTransitions = []struct {
 	}},
 	{"compression", func(t *testing.T, b *redisBackend) {
 		s := b.store(WithCompression(64))
-		big := &idem.Record{Status: 200, Body: bytes.Repeat([]byte(`{"name":"rex","kind":"dog"},`), 400)}
+		big := &idemstore.Record{Status: 200, Body: bytes.Repeat([]byte(`{"name":"rex","kind":"dog"},`), 400)}
 		noise := make([]byte, 1024)
 		rand.Read(noise)
-		for k, rec := range map[string]*idem.Record{"big": big, "noise": {Status: 200, Body: noise}, "small": {Status: 200, Body: []byte("short")}} {
-			mustAcquire(t, s, idem.AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+		for k, rec := range map[string]*idemstore.Record{"big": big, "noise": {Status: 200, Body: noise}, "small": {Status: 200, Body: []byte("short")}} {
+			mustAcquire(t, s, idemstore.AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
 			mustComplete(t, s, k, "a", rec)
 			wantReplay(t, s, k, "f", rec)
 		}
@@ -331,7 +332,7 @@ var redisTransitions = []struct {
 			s     *Store
 			flags int64
 		}{"default": {b.store(), flagGzip}, "off": {b.store(WithCompression(0)), 0}} {
-			mustAcquire(t, want.s, idem.AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
+			mustAcquire(t, want.s, idemstore.AcquireRequest{Key: k, Token: "a", Fingerprint: "f"})
 			mustComplete(t, want.s, k, "a", big)
 			wantReplay(t, want.s, k, "f", big)
 			if r := b.snapshot(t, k); r.flags != want.flags {
@@ -341,11 +342,11 @@ var redisTransitions = []struct {
 	}},
 	{"prefix", func(t *testing.T, b *redisBackend) {
 		ctx := context.Background()
-		mustAcquire(t, New(b.rdb, WithPrefix(b.prefix+"-x")), idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
+		mustAcquire(t, New(b.rdb, WithPrefix(b.prefix+"-x")), idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"})
 		if b.rdb.Exists(ctx, b.prefix+"-x:k").Val() != 1 {
 			t.Error("record not at prefix:key")
 		}
-		mustAcquire(t, New(b.rdb, WithPrefix("")), idem.AcquireRequest{Key: b.prefix + "-bare", Token: "a", Fingerprint: "f"})
+		mustAcquire(t, New(b.rdb, WithPrefix("")), idemstore.AcquireRequest{Key: b.prefix + "-bare", Token: "a", Fingerprint: "f"})
 		if b.rdb.Exists(ctx, b.prefix+"-bare").Val() != 1 {
 			t.Error("record with an empty prefix not at key")
 		}
@@ -374,35 +375,35 @@ var redisTransitions = []struct {
 		}
 		for v, want := range corrupt {
 			b.rdb.Set(ctx, b.key("corrupt"), v, time.Minute)
-			_, err := s.Acquire(ctx, idem.AcquireRequest{Key: "corrupt", Token: "a", Fingerprint: "f"})
-			var se *idem.StoreError
+			_, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "corrupt", Token: "a", Fingerprint: "f"})
+			var se *idemstore.StoreError
 			if !errors.As(err, &se) || !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), want) {
-				t.Errorf("record %q: got %v, want a idem.StoreError saying %s", v, err, want)
+				t.Errorf("record %q: got %v, want a idemstore.StoreError saying %s", v, err, want)
 			}
 			if got := b.raw(t, "corrupt"); got != v {
 				t.Errorf("record %q changed to %q", v, got)
 			}
 			for op, err := range map[string]error{
-				"complete": s.Complete(ctx, "corrupt", "a", &idem.Record{Status: 200}, time.Hour),
+				"complete": s.Complete(ctx, "corrupt", "a", &idemstore.Record{Status: 200}, time.Hour),
 				"extend":   s.Extend(ctx, "corrupt", "a", time.Minute),
 				"release":  s.Release(ctx, "corrupt", "a"),
 			} {
-				if !errors.Is(err, idem.ErrNotOwner) {
-					t.Errorf("%s of record %q: got %v, want idem.ErrNotOwner", op, v, err)
+				if !errors.Is(err, idemstore.ErrNotOwner) {
+					t.Errorf("%s of record %q: got %v, want idemstore.ErrNotOwner", op, v, err)
 				}
 			}
 		}
 		// A key of another type, e.g. a hash: Redis's own WRONGTYPE.
 		b.rdb.HSet(ctx, b.key("hash"), "state", "in_progress")
-		_, err := s.Acquire(ctx, idem.AcquireRequest{Key: "hash", Token: "a", Fingerprint: "f"})
+		_, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "hash", Token: "a", Fingerprint: "f"})
 		if !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), "WRONGTYPE") {
-			t.Errorf("hash key: got %v, want a idem.StoreError saying WRONGTYPE", err)
+			t.Errorf("hash key: got %v, want a idemstore.StoreError saying WRONGTYPE", err)
 		}
 	}},
 	{"tokens and fingerprints with a newline are refused", func(t *testing.T, b *redisBackend) {
 		s := b.store()
 		ctx := context.Background()
-		for _, req := range []idem.AcquireRequest{
+		for _, req := range []idemstore.AcquireRequest{
 			{Key: "k", Token: "a\nb", Fingerprint: "f"},
 			{Key: "k", Token: "a", Fingerprint: "f\ng"},
 			{Key: "k", Token: "a", Fingerprint: ""},
@@ -411,7 +412,7 @@ var redisTransitions = []struct {
 				t.Errorf("acquire %+v: got %v, want an argument error", req, err)
 			}
 		}
-		if err := s.Complete(ctx, "k", "a\n", &idem.Record{Status: 200}, 0); err == nil || errors.Is(err, idem.ErrNotOwner) {
+		if err := s.Complete(ctx, "k", "a\n", &idemstore.Record{Status: 200}, 0); err == nil || errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("complete with a newline in the token: got %v, want an argument error", err)
 		}
 		if n := b.rdb.Exists(ctx, b.key("k")).Val(); n != 0 {
@@ -458,12 +459,12 @@ func (h *vanishAfterSet) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 		s := b.store()
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idemstore.OutcomeFirstRun, 1)
 		hook := &vanishAfterSet{rdb: redis.NewClient(b.rdb.Options())}
 		t.Cleanup(func() { _ = hook.rdb.Close() })
 		b.rdb.AddHook(hook)
 		calls := redistest.CountCommands(b.rdb)
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idem.OutcomeFirstRun, 1)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "f"}), idemstore.OutcomeFirstRun, 1)
 		if got := calls.Calls(); hook.vanished.Load() != 1 || got["set"] != 1 || got["get"] != 1 || got["evalsha"] != 1 {
 			t.Errorf("vanished %d times, commands %v; want one SET NX and GET, then acquire.lua", hook.vanished.Load(), got)
 		}
@@ -471,8 +472,8 @@ func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 		if got := b.raw(t, "k"); got != want {
 			t.Errorf("record %q, want %q: b's, created afresh", got, want)
 		}
-		if err := s.Release(context.Background(), "k", "a"); !errors.Is(err, idem.ErrNotOwner) {
-			t.Errorf("release by the vanished record's owner: %v, want idem.ErrNotOwner", err)
+		if err := s.Release(context.Background(), "k", "a"); !errors.Is(err, idemstore.ErrNotOwner) {
+			t.Errorf("release by the vanished record's owner: %v, want idemstore.ErrNotOwner", err)
 		}
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Records of format 1, byte for byte as the store wrote them before the
@@ -53,12 +53,12 @@ func TestRedisStoreReadsFormat1(t *testing.T) {
 
 		// Completed: replayed, another fingerprint refused, the record untouched.
 		set("done", v1Completed, 24*time.Hour)
-		wantReplay(t, s, "done", v1FP, &idem.Record{
+		wantReplay(t, s, "done", v1FP, &idemstore.Record{
 			Status: 201,
 			Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/orders/ord_5c1f0e9a7b3d2c41"}},
 			Body:   []byte(v1Body),
 		})
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "done", Token: "a", Fingerprint: v1FP[:63] + "0"}), idem.OutcomeMismatch, 0)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "done", Token: "a", Fingerprint: v1FP[:63] + "0"}), idemstore.OutcomeMismatch, 0)
 		if got := b.raw(t, "done"); got != v1Completed {
 			t.Fatalf("format 1 record changed to %q", got)
 		}
@@ -73,12 +73,12 @@ func TestRedisStoreReadsFormat1(t *testing.T) {
 		// of the version before, whose own scripts complete, extend or
 		// release it, so this version's refuse to.
 		set("running", v1InProgress("1"), time.Minute+v1Abandoned*time.Millisecond)
-		acq := mustAcquire(t, s, idem.AcquireRequest{Key: "running", Token: "b", Fingerprint: v1FP})
-		if acq.Outcome != idem.OutcomeConflict || acq.Remaining <= 50*time.Second || acq.Remaining > time.Minute {
+		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: "running", Token: "b", Fingerprint: v1FP})
+		if acq.Outcome != idemstore.OutcomeConflict || acq.Remaining <= 50*time.Second || acq.Remaining > time.Minute {
 			t.Errorf("acquire of a format 1 lease: %+v, want a conflict with just under 1m left", acq)
 		}
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "running", Token: "b", Fingerprint: "other"}), idem.OutcomeMismatch, 0)
-		wantNotOwner(t, "complete of a format 1 lease", s.Complete(ctx, "running", v1Owner, &idem.Record{Status: 200}, time.Hour))
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "running", Token: "b", Fingerprint: "other"}), idemstore.OutcomeMismatch, 0)
+		wantNotOwner(t, "complete of a format 1 lease", s.Complete(ctx, "running", v1Owner, &idemstore.Record{Status: 200}, time.Hour))
 		wantNotOwner(t, "extend of a format 1 lease", s.Extend(ctx, "running", v1Owner, time.Minute))
 		wantNotOwner(t, "release of a format 1 lease", s.Release(ctx, "running", v1Owner))
 		if got := b.raw(t, "running"); got != v1InProgress("1") {
@@ -95,11 +95,11 @@ func TestRedisStoreReadsFormat1(t *testing.T) {
 		// record, which this version completes and replays.
 		set("dead", v1InProgress("4"), shortLease+v1Abandoned*time.Millisecond)
 		b.waitPastDeadline(t, "dead")
-		wantOutcome(t, mustAcquire(t, s, idem.AcquireRequest{Key: "dead", Token: "c", Fingerprint: v1FP}), idem.OutcomeRecovered, 5)
+		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "dead", Token: "c", Fingerprint: v1FP}), idemstore.OutcomeRecovered, 5)
 		if got, want := b.raw(t, "dead"), inProgressRecord(storedFingerprint(v1FP), "c", 5, s.abandonedMS); got != want {
 			t.Errorf("record after the takeover %q, want %q", got, want)
 		}
-		rec := &idem.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(v1Body)}
+		rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(v1Body)}
 		mustComplete(t, s, "dead", "c", rec)
 		wantReplay(t, s, "dead", v1FP, rec)
 

@@ -1,4 +1,4 @@
-package idem
+package idemstore
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Store is the atomic per-key state machine behind the engine. Every method
-// touches exactly one key. Package redisstore is the implementation; tests
-// may use their own.
+// Store is the atomic per-key state machine behind the engine (package
+// idem). Every method touches exactly one key. Packages redisstore and
+// pgstore implement it.
 type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
@@ -39,15 +39,19 @@ type AcquireRequest struct {
 	// records written under it may live; "" otherwise. Such a store that
 	// creates the record at Key looks at PreviousKey too, and answers from
 	// a record there (replay, mismatch, conflict) as it would from one at
-	// Key, so that a retry across the upgrade runs nothing twice. Other
-	// stores ignore it.
+	// Key, so that a retry across the upgrade runs nothing twice; while
+	// processes of the previous version may still run (the rollout) it
+	// also writes the record there, as that version reads it, and a
+	// takeover's fence is above the fences under both keys. Other stores
+	// ignore it.
 	PreviousKey string
 	// PreviousFingerprint is the request's fingerprint as the engine
-	// computed it before fingerprints covered the API identity (hex
-	// SHA-256), set while records stored with it may live; "" otherwise.
-	// A store treats a record holding it as one holding Fingerprint, so
-	// that a retry of a request answered before the upgrade is still
-	// replayed. Records a store writes hold Fingerprint.
+	// computed it before fingerprints covered the API identity and the
+	// operation's API (hex SHA-256), set while records stored with it may
+	// live; "" otherwise. A store treats a record holding it as one holding
+	// Fingerprint, so that a retry of a request answered before the upgrade
+	// is still replayed. Records a store writes under Key hold Fingerprint;
+	// under PreviousKey, for the previous version, PreviousFingerprint.
 	PreviousFingerprint string
 }
 
@@ -60,12 +64,23 @@ type PreviousKeyStore interface {
 	Store
 	// KeyLayoutSince returns when the first process of the current key
 	// layout checked the store's server, which is when processes of the
-	// previous one began to be replaced; the zero time when the server can
-	// hold no record of the previous layout (it was empty then). known is
-	// false until the store has asked its server (before its first
-	// acquire or check).
+	// previous one began to be replaced; the zero time when the server
+	// holds no record of the previous layout and no process of it runs (an
+	// operator said so: an empty server says nothing of the processes
+	// still to be replaced). known is false until the store has asked its
+	// server (before its first acquire or check), and while what it holds
+	// is malformed.
 	KeyLayoutSince() (since time.Time, known bool)
 }
+
+// Defaults a store applies to a zero duration it is given, which are the
+// engine's defaults too (package idem: DefaultLock, DefaultRetention,
+// DefaultStoreTimeout).
+const (
+	DefaultLease     = 30 * time.Second // the in-progress lease (x-idempotent's lock)
+	DefaultRetention = 24 * time.Hour   // how long a completed record is kept
+	DefaultTimeout   = 2 * time.Second  // a store call, detached from the request
+)
 
 // PreviousLayoutRollout is how long processes of the previous key layout
 // are taken to go on writing records after the first process of the

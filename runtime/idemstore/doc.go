@@ -1,0 +1,29 @@
+// Package idemstore is the contract between idemgen's engine (package idem)
+// and its stores, as database/sql/driver is for database/sql: what a store
+// implements and nothing that runs requests. Packages redisstore and pgstore
+// import it, and so does a store of one's own (DynamoDB, MySQL, a wrapper);
+// it imports only the standard library.
+//
+// # The state machine
+//
+// A [Store] keeps one record per key and changes it atomically: [Store.Acquire]
+// answers an [AcquireRequest] with an [Acquisition] whose [Outcome] is a first
+// run (fence 1), a takeover of a lapsed lease (fence + 1), a replay of the
+// stored [Record], a conflict with the remaining lease, or a fingerprint
+// mismatch; [Store.Complete], [Store.Release] and [Store.Extend] act only for
+// the lease's owner and return [ErrNotOwner] otherwise. A store reports its
+// own failures as a [*StoreError], which matches [ErrStoreUnavailable];
+// [ErrStoreMisconfigured] and [ErrUnreplicated] say more. A [TxStore]
+// (pgstore) also runs each handler inside a transaction of its own
+// ([RunTx]), committed together with the stored result.
+//
+// # Keys
+//
+// The engine hands a store the key a record is kept under: [RecordKeyIn]
+// composes it (the API and operation as an [OperationToken], the scope as a
+// [ScopeKey], the client's key), [SplitRecordKey] takes one apart, for tools
+// that list records (idemctl). [PreviousRecordKey] is the key of the layout
+// before, which a [PreviousKeyStore] still reads after an upgrade (for
+// [PreviousLayoutRollout] and the retention); an [OperationNamer] keeps the
+// names behind the tokens.
+package idemstore
