@@ -196,7 +196,8 @@ func (ro *rollout) waitRuns(key string, n int) {
 //   - (a) a current process answers, and the retry on a previous one is
 //     replayed (once, the previous one looked for it in vain);
 //   - 40 keys, first sent to either version and retried 4 times on both,
-//     at once: each ran once, every retry replayed;
+//     at once: each ran once, every retry replayed; 20 keys each sent to
+//     both versions at once: each ran once;
 //   - (c) a lease lapsed under the previous version is taken over by this
 //     one, lapses again, and is taken over by the previous one: each fence
 //     is above the one before (once, this version's takeover got fence 1);
@@ -256,6 +257,24 @@ func TestRollingUpgradeBesideThePreviousVersion(t *testing.T) {
 	for i := range 40 {
 		if k := fmt.Sprintf("k-mix-%d", i); len(ro.runs(k)) != 1 {
 			t.Errorf("%s ran %d times (%v), want once", k, len(ro.runs(k)), ro.runs(k))
+		}
+	}
+
+	// The same key sent to both versions at once: one run.
+	for i := range 20 {
+		key := fmt.Sprintf("k-race-%d", i)
+		for j := range 4 {
+			wg.Go(func() {
+				if a := ro.post(procs[(i+j)%4], key, false); a.status != http.StatusCreated && a.status != http.StatusConflict {
+					t.Errorf("%s at once on both versions: %+v", key, a)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for i := range 20 {
+		if k := fmt.Sprintf("k-race-%d", i); len(ro.runs(k)) != 1 {
+			t.Errorf("%s, sent to both versions at once, ran %d times (%v), want once", k, len(ro.runs(k)), ro.runs(k))
 		}
 	}
 

@@ -101,33 +101,32 @@ func (s *Store) readLayout(ctx context.Context) (string, error) {
 	}
 	key := s.storageKey(KeyLayoutMarker)
 	v, err := layoutScript.Run(ctx, s.rdb, []string{key}).StringSlice()
-	if err != nil || len(v) != 2 {
-		return "", fmt.Errorf("read the key layout marker: %v %w", v, err)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("read the key layout marker: %w", err)
+	case len(v) != 2:
+		return "", fmt.Errorf("read the key layout marker: malformed reply %q", v)
 	}
+	// A day ahead of this server's clock at most: the first process may
+	// have read another node's (Cluster, Ring).
 	now, _ := strconv.ParseInt(v[1], 10, 64)
 	ms, err := parseDecimal(v[0], 0, now+idemstore.PreviousLayoutRollout.Milliseconds())
 	if err != nil {
-		return fmt.Sprintf("the key layout marker %s holds %q, which is neither 0 nor a Unix time in ms up to now (%v): "+
+		return fmt.Sprintf("the key layout marker %s holds %q, which is neither 0 nor a Unix time in ms at most a day ahead of the server's clock (%v): "+
 			"DEL it to start the upgrade's window now, or SET it to 0 if no process of a previous version has run within the retention", key, v[0], err), nil
 	}
 	s.layoutSince.Store(ms)
 	return "", nil
 }
 
-// paired is a lease of both keys of a record (rollout): the previous key,
-// and the fingerprint stored there.
-type paired struct {
-	prevKey string
-}
-
 // pair returns the previous key of the lease owned by token, if it holds
-// both keys of its record.
+// both keys of its record (the rollout).
 func (s *Store) pair(token string) (string, bool) {
 	v, ok := s.pairs.Load(token)
 	if !ok {
 		return "", false
 	}
-	return v.(*paired).prevKey, true
+	return v.(string), true
 }
 
 // NameOperation implements [idemstore.OperationNamer]: HSET of the token in the
@@ -208,16 +207,26 @@ func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (id
 			_ = pipe.Process(ctx, gets[i])
 		}
 		_, _ = pipe.Exec(ctx) // each command keeps its own error
+		// What was created first, so that a failure releases it.
+		var err error
+		for i, set := range sets {
+			if set == nil {
+				continue
+			}
+			created, serr := set.Result()
+			switch {
+			case serr != nil && err == nil:
+				err = s.denied("acquire", serr)
+			case created:
+				res[i].owned, res[i].fence = true, 1
+			}
+		}
+		if err != nil {
+			return a.settle(ctx, res, pair, err)
+		}
 		for i := range res {
-			if sets[i] != nil {
-				created, err := sets[i].Result()
-				if err != nil {
-					return a.settle(ctx, res, pair, s.denied("acquire", err))
-				}
-				if created {
-					res[i].owned, res[i].fence = true, 1
-					continue
-				}
+			if res[i].owned {
+				continue
 			}
 			if i == 1 && !pair && !res[0].owned {
 				break // without pair, a record at the current key decides alone
@@ -282,7 +291,10 @@ func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err e
 		if err == nil && answer.Outcome == 0 {
 			err = &idemstore.StoreError{Op: "acquire", Err: errors.New("the current key was neither acquired nor answered")}
 		}
-		return answer, err
+		if err != nil {
+			return idemstore.Acquisition{}, err
+		}
+		return answer, nil
 	}
 	acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: max(res[0].fence, res[1].fence)}
 	if res[0].recovered || res[1].recovered {
@@ -302,7 +314,7 @@ func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err e
 		}
 	}
 	if pair && res[1].owned {
-		s.pairs.Store(a.req.Token, &paired{prevKey: res[1].key})
+		s.pairs.Store(a.req.Token, res[1].key)
 	}
 	return acq, nil
 }

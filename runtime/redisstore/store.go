@@ -51,7 +51,7 @@ type Store struct {
 
 	lastTTL     atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
 	layoutSince atomic.Int64            // the layout marker's time (Unix ms), 0: none, -1: not read yet (previous.go)
-	pairs       sync.Map                // owner token -> *paired, for leases of both keys of a record (previous.go)
+	pairs       sync.Map                // owner token -> previous key, for leases of both keys of a record (previous.go)
 	verdict     atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu          sync.Mutex              // guards flight
 	flight      *flight                 // the verification acquires wait for, if one runs
