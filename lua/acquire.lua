@@ -1,10 +1,10 @@
 -- acquire.lua: the acquire transition of one idempotency key.
 --
--- The record is one string (see lua.go for its two formats); the script
+-- The record is one string (see lua.go for its formats); the script
 -- touches no other key, so it runs unchanged on Redis Cluster. Time comes only
 -- from Redis: a lease's deadline is its record's expiry minus the abandoned
 -- TTL stored in it, so the lease left is PTTL - abandoned. It writes compact
--- records (format 2) and reads records of both formats, so that a record
+-- in-progress records and reads records of every format, so that a record
 -- written before the upgrade is replayed, refused or taken over as before.
 --
 -- Package redisstore first pipelines the plain commands SET KEYS[1] <the record
@@ -53,6 +53,10 @@ local v = redis.call('GET', key)
 
 local state, same, lease_at -- lease_at: where an in-progress record's lease starts
 local tag = string.sub(v, 1, 1)
+local b = string.byte(v, 1) or 0
+if b >= 128 and b < 192 then
+  tag = 'c' -- completed, with its body's length (format 3)
+end
 if (tag == 'c' or tag == 'i') and #v > 17 then
   local stored_fp = string.sub(v, 2, 17)
   state, same, lease_at = tag, stored_fp == fp or (other ~= '' and stored_fp == other), 18

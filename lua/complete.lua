@@ -11,6 +11,9 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  the result, encoded by the store (see lua.go)
 -- ARGV[3]  retention in ms (> 0): the record expires this long from now
+-- ARGV[4]  optional: the completed record's tag, one byte ('c' when absent;
+--          a record that carries its body's length has a tag of its own,
+--          see lua.go)
 --
 -- Returns 1 when stored, 0 when refused (absent, completed, or another owner).
 
@@ -20,5 +23,5 @@ if not v or string.sub(v, 1, 1) ~= 'i' or string.match(string.sub(v, 18), '^([^\
   return 0
 end
 
-redis.call('SET', key, 'c' .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
+redis.call('SET', key, (ARGV[4] or 'c') .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
 return 1

@@ -188,7 +188,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // formatName describes the record formats of redisstore.RecordInfo.Format.
-var formatName = map[int]string{1: "text, written before the compact record", 2: "compact"}
+var formatName = map[int]string{1: "text, written before the compact record", 2: "compact, without its body's length", 3: "compact"}
 
 // inspect prints the record of key.
 func inspect(ctx context.Context, store *redisstore.Store, key string, o options, w io.Writer) error {

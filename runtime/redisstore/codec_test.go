@@ -171,7 +171,7 @@ func TestResultRoundTrip(t *testing.T) {
 			}, Body: []byte("moved")},
 		},
 	} {
-		v := "c" + storedFingerprint("fp") + string(encodeResult(tc.rec, tc.threshold, true))
+		v := completedRecord(storedFingerprint("fp"), tc.rec, tc.threshold, true)
 		r, err := parseRecord(v)
 		if err != nil {
 			t.Errorf("%q: %v", v, err)
@@ -181,7 +181,7 @@ func TestResultRoundTrip(t *testing.T) {
 		if want == nil {
 			want = tc.rec
 		}
-		if r.format != 2 || r.state != stateCompleted || r.fingerprint != storedFingerprint("fp") || !reflect.DeepEqual(r.result, want) {
+		if r.format != 3 || r.state != stateCompleted || r.fingerprint != storedFingerprint("fp") || !reflect.DeepEqual(r.result, want) {
 			t.Errorf("round trip of %+v gave %+v", tc.rec, r.result)
 		}
 		if tc.threshold > 0 && (r.flags != flagGzip || r.storedBody >= len(tc.rec.Body)/4) {
@@ -190,28 +190,35 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 	// The same response is stored as the same bytes.
 	h := http.Header{"A": {"1"}, "B": {"2"}, "C": {"3"}, "D": {"4"}, "E": {"5"}, "F": {"6"}, "G": {"7"}, "H": {"8"}, "I": {"9"}}
-	first := string(encodeResult(&idemstore.Record{Status: 200, Header: h}, 0, true))
+	first := completedRecord("", &idemstore.Record{Status: 200, Header: h}, 0, true)
 	for range 20 {
-		if got := string(encodeResult(&idemstore.Record{Status: 200, Header: h}, 0, true)); got != first {
+		if got := completedRecord("", &idemstore.Record{Status: 200, Header: h}, 0, true); got != first {
 			t.Fatalf("encodings differ:\n%q\n%q", first, got)
 		}
 	}
-	if !strings.HasPrefix(first, "2 \xe0\x2d\x00\x01A\x011\x00\x01B\x012") {
+	if !strings.HasPrefix(first, "\xa0\xc8\x01\x2d\x00\x01A\x011\x00\x01B\x012") {
 		t.Errorf("encoding %q, want sorted header entries", first)
 	}
 	// A 201 JSON response takes 3 bytes besides its body, a Location
 	// header 2 besides its value.
 	rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte("{}")}
-	if got := string(encodeResult(rec, 0, false)); got != "2!D{}" {
+	if got := completedRecord("", rec, 0, false); got != "c2!D{}" {
 		t.Errorf("201 JSON response encoded as %q", got)
 	}
 	rec.Header.Set("Location", "/a")
-	if got := string(encodeResult(rec, 0, false)); got != "2!d\x04\x02\x02/a{}" {
+	if got := completedRecord("", rec, 0, false); got != "c2!d\x04\x02\x02/a{}" {
 		t.Errorf("201 JSON response with Location encoded as %q", got)
 	}
-	// Sized, the body's length comes before it: one byte more below 128.
-	if got := string(encodeResult(rec, 0, true)); got != "2!\xe4\x04\x02\x02/a\x02{}" {
+	// Format 3: the meta bits in the tag, the status and the body's
+	// length in one uvarint, as long as format 2's status and meta for a
+	// body below 64 bytes (2048 with 3 bytes).
+	if got := completedRecord("", rec, 0, true); got != "\xa4\xc9\x11\x04\x02\x02/a{}" {
 		t.Errorf("201 JSON response with Location encoded, sized, as %q", got)
+	}
+	rec.Header.Del("Location")
+	rec.Body = bytes.Repeat([]byte("x"), 200)
+	if got, unsized := completedRecord("", rec, 0, true), completedRecord("", rec, 0, false); len(got) != len(unsized) {
+		t.Errorf("a 200-byte body takes %d bytes sized, %d unsized; want as many", len(got), len(unsized))
 	}
 }
 
@@ -237,7 +244,7 @@ func FuzzTruncatedRecord(f *testing.F) {
 		if compress {
 			threshold = 1
 		}
-		v := compact(string(encodeResult(rec, threshold, true)))
+		v := completedRecord(storedFingerprint("f"), rec, threshold, true)
 		whole, err := parseRecord(v)
 		if err != nil || whole.result.Status != rec.Status || !bytes.Equal(whole.result.Body, body) {
 			t.Fatalf("whole record %q: %+v, %v", v, whole.result, err)
@@ -326,7 +333,7 @@ func FuzzDecodeAcquireReply(f *testing.F) {
 			if rec == nil || rec.Header == nil || rec.Status < 100 || rec.Status > 999 || (rec.BodyOmitted && len(rec.Body) != 0) {
 				t.Fatalf("accepted record %+v", rec)
 			}
-			again, err := parseRecord(compact(string(encodeResult(rec, 0, true))))
+			again, err := parseRecord(completedRecord(storedFingerprint("f"), rec, 0, true))
 			if err != nil || !reflect.DeepEqual(again.result, rec) {
 				t.Fatalf("record %+v encodes to one that decodes to %+v, %v", rec, again.result, err)
 			}

@@ -44,7 +44,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 					}
 					rec := &idemstore.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}
 					// As the previous version wrote them.
-					set(prev("done"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
+					set(prev("done"), completedRecord(storedFingerprint(fp), rec, 0, false), time.Hour)
 					set(prev("busy"), inProgressRecord(storedFingerprint(fp), "old-owner", 1, 60_000), 90*time.Second)
 					set(prev("lapsed"), inProgressRecord(storedFingerprint(fp), "old-owner", 3, 60_000), 30*time.Second)
 					s := b.store()
@@ -91,7 +91,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 					wantOutcome(t, mustAcquire(t, s, req("new", fp)), idemstore.OutcomeFirstRun, 1)
 					exists(prev("new"), mode.rollout)
 					// Without a previous key, a record there is not read.
-					set(prev("ignored"), "c"+storedFingerprint(fp)+string(encodeResult(rec, 0, false)), time.Hour)
+					set(prev("ignored"), completedRecord(storedFingerprint(fp), rec, 0, false), time.Hour)
 					r := req("ignored", fp)
 					r.PreviousKey = ""
 					wantOutcome(t, mustAcquire(t, s, r), idemstore.OutcomeFirstRun, 1)
@@ -142,7 +142,7 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 				t.Errorf("%s after completion: %+v", k, r)
 			}
 		}
-		if v := b.raw(t, prev("k")); v != "c"+storedFingerprint(fpOld)+string(encodeResult(rec, 0, false)) {
+		if v := b.raw(t, prev("k")); v != completedRecord(storedFingerprint(fpOld), rec, 0, false) {
 			t.Errorf("previous key holds %q; want the record its version writes", v)
 		}
 		// Replayed to both versions.
@@ -183,7 +183,7 @@ func TestPreviousFingerprint(t *testing.T) {
 				ctx := context.Background()
 				s := b.store()
 				rec := &idemstore.Record{Status: 201, Header: http.Header{}, Body: []byte(`{"id":1}`)}
-				if err := b.rdb.Set(ctx, b.key("done"), "c"+storedFingerprint("old")+string(encodeResult(rec, 0, false)), time.Hour).Err(); err != nil {
+				if err := b.rdb.Set(ctx, b.key("done"), completedRecord(storedFingerprint("old"), rec, 0, false), time.Hour).Err(); err != nil {
 					t.Fatal(err)
 				}
 				if err := b.rdb.Set(ctx, b.key("lapsed"), inProgressRecord(storedFingerprint("old"), "gone", 2, 60_000), 30*time.Second).Err(); err != nil {
@@ -232,7 +232,7 @@ func TestKeyLayoutMarker(t *testing.T) {
 		}
 		rec := &idemstore.Record{Status: 201, Body: []byte(`{}`)}
 		prev := idemstore.PreviousRecordKey("", "Op", "", "k")
-		if err := b.rdb.Set(ctx, b.key(prev), "c"+storedFingerprint("fp")+string(encodeResult(rec, 0, false)), time.Hour).Err(); err != nil {
+		if err := b.rdb.Set(ctx, b.key(prev), completedRecord(storedFingerprint("fp"), rec, 0, false), time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 		acq := mustAcquire(t, s, idemstore.AcquireRequest{Key: idemstore.RecordKey("Op", "", "k"), PreviousKey: prev, Token: "t", Fingerprint: "fp"})

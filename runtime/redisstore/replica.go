@@ -123,7 +123,7 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 // completeAcked runs complete.lua for the record at skey and, when the
 // master has replicas to wait for, WAIT in the same pipeline on the same
 // connection.
-func (s *Store) completeAcked(ctx context.Context, skey, token string, result []byte, retention int64) error {
+func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) error {
 	n := 0
 	var node *redis.Client
 	if s.acks.fixed != 0 {
@@ -137,7 +137,7 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 		}
 	}
 	if n == 0 {
-		return s.run(ctx, "complete", s.complete, skey, token, result, retention)
+		return s.run(ctx, "complete", s.complete, skey, token, result, retention, tagArgs[tag])
 	}
 	timeout := s.acks.timeout
 	if d, ok := ctx.Deadline(); ok {
@@ -146,9 +146,9 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 		timeout = min(timeout, time.Until(d)/2)
 	}
 	ms := max(timeout.Milliseconds(), 1)
-	script, wait := s.completeWait(ctx, node, evalsha(ctx, s.complete, skey, token, result, retention), n, ms)
+	script, wait := s.completeWait(ctx, node, evalsha(ctx, s.complete, skey, token, result, retention, tagArgs[tag]), n, ms)
 	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
-		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention), n, ms)
+		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, tagArgs[tag]), n, ms)
 	}
 	stored, err := script.Int64()
 	switch {

@@ -338,8 +338,11 @@ type boxedMS struct {
 // either format without decoding the rest; format is 0 when v does not
 // start as a record does.
 func recordHead(v string) (state byte, fp string, format int) {
-	if len(v) > 1+fpSize && (v[0] == tagCompleted || v[0] == tagInProgress) {
-		return v[0] - 'a' + 'A', v[1 : 1+fpSize], 2
+	if len(v) > 1+fpSize && (v[0] == tagCompleted || v[0] == tagInProgress || isSizedTag(v[0])) {
+		if v[0] == tagInProgress {
+			return stateInProgress, v[1 : 1+fpSize], 2
+		}
+		return stateCompleted, v[1 : 1+fpSize], 2
 	}
 	st, rest, _ := strings.Cut(v, "\n")
 	fp, _, ok := strings.Cut(rest, "\n")
@@ -380,16 +383,19 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	}
 	prevKey, paired := s.pair(token)
 	if !paired {
-		return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver, true), ret)
+		tag, result := encodeResult(rec, s.compressOver, true)
+		return s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
 	}
 	// Both keys of the record (the rollout, previous.go), the previous
 	// one first, in the result its version decodes: a failure leaves the
 	// lease of both for the engine's next attempt, which finds the
 	// previous key completed (0) and goes on.
-	if err := s.run(ctx, "complete", s.complete, prevKey, token, encodeResult(rec, s.compressOver, false), ret); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+	tag, result := encodeResult(rec, s.compressOver, false)
+	if err := s.run(ctx, "complete", s.complete, prevKey, token, result, ret, tagArgs[tag]); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 		return err
 	}
-	err = s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver, true), ret)
+	tag, result = encodeResult(rec, s.compressOver, true)
+	err = s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
 	if err == nil || errors.Is(err, idemstore.ErrNotOwner) || errors.Is(err, idemstore.ErrUnreplicated) {
 		s.pairs.Delete(token)
 	}
