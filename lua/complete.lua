@@ -11,11 +11,19 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  the result, encoded by the store (see lua.go)
 -- ARGV[3]  retention in ms (> 0): the record expires this long from now
--- ARGV[4]  optional: the completed record's tag, one byte ('c' when absent;
+-- ARGV[4]  optional: "r" to count the master's connected replicas when it
+--          stores (INFO replication, read in the same atomic step as the
+--          write); absent or anything else counts none
+-- ARGV[5]  optional: the completed record's tag, one byte ('c' when absent;
 --          a record that carries its body's length has a tag of its own,
 --          see lua.go)
 --
--- Returns 1 when stored, 0 when refused (absent, completed, or another owner).
+-- Returns 0 when refused (absent, completed, or another owner), and when
+-- stored 1 plus the replicas counted: a store that sent no WAIT after this
+-- script learns from the reply whether a replica was attached when the
+-- result was written (a replica that attaches later gets the record with its
+-- initial sync). A server that answers INFO with an error (a user denied it)
+-- counts none, as the store's checks do.
 
 local key = KEYS[1]
 local v = redis.call('GET', key)
@@ -23,5 +31,14 @@ if not v or string.sub(v, 1, 1) ~= 'i' or string.match(string.sub(v, 18), '^([^\
   return 0
 end
 
-redis.call('SET', key, (ARGV[4] or 'c') .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
-return 1
+redis.call('SET', key, (ARGV[5] or 'c') .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
+if ARGV[4] ~= 'r' then
+  return 1
+end
+-- After the write: a script that read a nondeterministic command first
+-- could not write under verbatim script replication (Redis before 5).
+local info = redis.pcall('INFO', 'replication')
+if type(info) ~= 'string' then
+  return 1
+end
+return 1 + (tonumber(string.match(info, '\nconnected_slaves:(%d+)')) or 0)

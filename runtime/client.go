@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -218,7 +219,7 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 	}
 	call := &Call{caller: c, op: op, key: cfg.key, keyGiven: cfg.key != "", result: cfg.result, editors: cfg.editors}
 	if call.keyGiven {
-		if err := checkKey(call.key); err != nil {
+		if err := keyheader.Check(call.key); err != nil {
 			call.err = fmt.Errorf("%w (operation %s, key given with WithKey)", err, op.ID)
 		}
 	} else {
@@ -309,7 +310,7 @@ func (c *Call) adoptKey(existing, where, at string) error {
 	if c.keyGiven {
 		return fmt.Errorf("%w (operation %s, %s)", ErrBodyKeyDiffers, c.op.ID, where)
 	}
-	if err := checkKey(existing); err != nil {
+	if err := keyheader.Check(existing); err != nil {
 		return fmt.Errorf("%w (operation %s, key %s)", err, c.op.ID, at)
 	}
 	c.key = existing

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"net/http"
 	"regexp"
 	"testing"
@@ -181,7 +182,7 @@ func TestClientEditor(t *testing.T) {
 		}
 		if tt.want != "" && tt.op.KeyHeader != "" {
 			// The server's own parser reads the key back.
-			if k, err := parseKeyHeader(tt.want, tt.caller.quoteKeys); err != nil || k != tt.key {
+			if k, err := keyheader.Parse(tt.want, tt.caller.quoteKeys); err != nil || k != tt.key {
 				t.Errorf("%s: server parses %q as %q, %v", tt.name, tt.want, k, err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // Errors of [Do].
@@ -43,7 +44,9 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 // is fingerprinted, fn runs under a lease (heartbeat, Info in its context)
 // and its result is stored for op.Retention.
 //
-// op must not be nil; of it only ID, Lock, Retention and Wait are used. Of
+// op must not be nil; of it only ID, Lock, Retention, Wait and the storage
+// policy are used (fn's result is stored as a 200 answer would be: a Final
+// without 2xx leaves it unstored; a policy CheckFinal refuses is an error). Of
 // opts, the key-space options (WithScope, WithScopeFromHeader) and the HTTP
 // limits do not apply: put a tenant into key itself.
 //
@@ -62,8 +65,11 @@ func Do(ctx context.Context, store Store, op *Operation, key string, payload []b
 // Do is [Do] with the engine's store and options.
 func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error)) (result []byte, replayed bool, err error) {
-	if err := checkKey(key); err != nil {
+	if err := keyheader.Check(key); err != nil {
 		return nil, false, err
+	}
+	if err := CheckFinal(op.Final, op.Transient); err != nil {
+		return nil, false, fmt.Errorf("idem: operation %s: storage policy: %w", op.ID, err)
 	}
 	k := e.newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))
 	o := e.protect(ctx, k, nil, nil, func(ctx context.Context) (*Response, error) {

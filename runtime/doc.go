@@ -70,7 +70,8 @@
 // packages redisstore and pgstore implement it. Its contract (the
 // interfaces, their types, the transactional TxStore, the key layout that
 // tools such as idemctl read) is package idemstore, which stores import
-// instead of this one, as database/sql/driver is for database/sql.
+// instead of this one, as database/sql/driver is for database/sql; its
+// package idemstoretest is the conformance suite a store runs.
 // This package re-exports the store's failures users match:
 // [ErrStoreUnavailable], [ErrStoreMisconfigured] and [ErrUnreplicated].
 package idem

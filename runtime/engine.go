@@ -3,11 +3,16 @@ package idem
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/beat"
+	"github.com/idemgen/idemgen/runtime/internal/deadline"
+	"github.com/idemgen/idemgen/runtime/internal/ewma"
 )
 
 // Engine runs the idempotency protocol for HTTP requests. It is safe for
@@ -16,11 +21,11 @@ import (
 type Engine struct {
 	store     Store
 	cfg       config
-	allow     []string        // canonical names of the headers stored for replay
-	deadlines *storeDeadlines // the contexts of store calls
-	runTimes  runTimes        // per operation, for a 409's Retry-After
-	beats     beats           // the heartbeats of the leases held
-	tokens    sync.Map        // operation ID -> *opName
+	allow     []string                   // canonical names of the headers stored for replay
+	deadlines *deadline.Shared           // the contexts of store calls
+	runs      ewma.Durations[*Operation] // how long a run of each operation takes, for a 409's Retry-After
+	beats     beat.Scheduler             // the heartbeats of the leases held
+	tokens    sync.Map                   // operation ID -> *opName
 	previous  idemstore.PreviousKeyStore
 	namer     idemstore.OperationNamer
 
@@ -46,7 +51,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 	if msg := cfg.checkScope(); msg != "" {
 		panic(msg)
 	}
-	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: newStoreDeadlines(cfg.storeTimeout)}
+	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: deadline.New(cfg.storeTimeout)}
 	e.previous, _ = store.(idemstore.PreviousKeyStore)
 	e.namer, _ = store.(idemstore.OperationNamer)
 	return e
@@ -57,11 +62,18 @@ func NewEngine(store Store, opts ...Option) *Engine {
 // declares Security (the spec requires authentication for it), a key space
 // shared by every caller is never the silent default: unless opts choose
 // one with [WithScope], [WithScopeFromHeader] or [WithSharedKeySpace],
-// NewEngineFor panics, naming the operations and the options to add.
+// NewEngineFor panics, naming the operations and the options to add. It
+// panics too on a storage policy (Final, Transient) that [CheckFinal]
+// refuses.
 func NewEngineFor(ops []*Operation, store Store, opts ...Option) *Engine {
 	e := NewEngine(store, opts...)
 	if msg := e.cfg.unscopedSecured(ops); msg != "" {
 		panic(msg)
+	}
+	for _, op := range ops {
+		if err := CheckFinal(op.Final, op.Transient); err != nil {
+			panic(fmt.Sprintf("idem: operation %s: storage policy: %v", op.ID, strings.ReplaceAll(err.Error(), "\n", "; ")))
+		}
 	}
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"net/http"
 	"reflect"
 	"slices"
@@ -291,7 +292,7 @@ func legacyBodyKey(op *Operation, raw []byte) (string, bool, *Problem) {
 	if !isString {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
-	if err := checkKey(key); err != nil {
+	if err := keyheader.Check(key); err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}
 	return key, true, nil

@@ -73,7 +73,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		began = time.Now()
 	}
 	resp, err := l.run(ctx, e.timedHandler(k, l.info.Fence, fn))
-	e.runTimes.observe(k.op, time.Since(began))
+	e.runs.Observe(k.op, time.Since(began))
 	if err == nil {
 		return outcome{kind: ran, resp: resp} // without the targets of errors.As below, which escape
 	}
@@ -142,4 +142,15 @@ func storedAnswer(acq idemstore.Acquisition, wait time.Duration) *Response {
 		return mismatchProblem().Response()
 	}
 	return conflictProblem(wait).Response()
+}
+
+// conflictRetryAfter is the Retry-After of a 409 for op whose original's
+// lease has remaining left: the estimated run time (how long the original
+// as a whole takes; how long it has run already is unknown, and may be in
+// another process), at most the remaining lease (it is over by then, done
+// or taken over) and at least 1s. Without an estimate (no run of op in this
+// process yet) it is 1s: an early retry costs one more 409, which by then
+// may carry an estimate.
+func (e *Engine) conflictRetryAfter(op *Operation, remaining time.Duration) time.Duration {
+	return max(min(e.runs.Estimate(op), remaining), time.Second)
 }

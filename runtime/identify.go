@@ -16,6 +16,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // keyedRequest is a request identified for the store: its operation, the
@@ -187,7 +188,7 @@ func (e *Engine) keyFromValues(op *Operation, name string, vals []string) (strin
 	if len(vals) > 1 {
 		return "", false, KeyHeaderProblem(name, len(vals))
 	}
-	key, err := parseKeyHeader(vals[0], e.cfg.strictKeys)
+	key, err := keyheader.Parse(vals[0], e.cfg.strictKeys)
 	if err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
@@ -329,7 +330,7 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
 	key := canonjson.DecodeString(v)
-	if err := checkKey(key); err != nil {
+	if err := keyheader.Check(key); err != nil {
 		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}
 	return key, true, nil

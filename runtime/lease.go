@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/deadline"
 )
 
 // lease is an in-progress record this attempt owns.
@@ -23,14 +24,14 @@ type lease struct {
 	// save allocations.
 	record      idemstore.Record
 	handlerCtx  infoCtx
-	completeCtx storeCtx
+	completeCtx deadline.Ctx
 
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
 	// just before each extension. The lease may have begun up to one round
 	// trip before it; completeAgain's bound is that approximate, and safe
 	// either way, since complete checks the owner. The heartbeat writes it
-	// under e.beats.mu while fn runs.
+	// while fn runs; stopHeartbeat waits for that.
 	extended time.Time
 }
 
@@ -75,7 +76,7 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	resp, err := fn(&l.handlerCtx)
 	settled = true
 	l.stopHeartbeat()
-	if cause := notStored(resp, err); cause != nil {
+	if cause := notStored(l.k.op, resp, err); cause != nil {
 		l.release(ctx, cause)
 		if err != nil {
 			return nil, err
@@ -100,15 +101,16 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 }
 
 // notStored returns why a run's answer (resp, err) is not stored, or nil
-// when it is: the handler's error, no response, or a status that is not
-// stored. The lease is then released with it as the cause.
-func notStored(resp *Response, err error) error {
+// when it is: the handler's error, no response, or a status that op's
+// storage policy does not store. The lease is then released with it as the
+// cause.
+func notStored(op *Operation, resp *Response, err error) error {
 	switch {
 	case err != nil:
 		return err
 	case resp == nil:
 		return errNoAnswer
-	case !storable(resp.Status):
+	case !op.Stores(resp.Status):
 		return fmt.Errorf("idem: status %d is not stored", resp.Status)
 	}
 	return nil
@@ -253,7 +255,7 @@ func (l *lease) complete(ctx context.Context, rec *idemstore.Record) error {
 // StoreCall hook.
 func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.contextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.ContextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }
@@ -261,7 +263,7 @@ func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 // release deletes the lease so that a retry runs again; cause says why.
 func (l *lease) release(ctx context.Context, cause error) {
 	sctx, s := l.startCall(ctx, "release")
-	err := l.e.store.Release(l.e.deadlines.context(sctx), l.k.storageKey, l.token)
+	err := l.e.store.Release(l.e.deadlines.Context(sctx), l.k.storageKey, l.token)
 	s.done(Event{Err: err})
 	ev := Event{Fence: l.info.Fence, Err: err}
 	switch {

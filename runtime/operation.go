@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // Operation is the per-operation configuration that generated code declares
@@ -32,6 +33,16 @@ type Operation struct {
 	FingerprintIgnore  []string // JSON Pointers removed from the body before hashing
 	FingerprintHeaders []string // request headers included in the fingerprint
 
+	// Final is the operation's storage policy: the answers that are final,
+	// stored and replayed, as status codes ("500") and classes ("2xx").
+	// nil means DefaultFinal (2xx, 3xx and 4xx). Transient takes statuses
+	// back out of it: their lease is released and a retry runs again (a
+	// 402 that a topped-up card should turn into a 201). The statuses of
+	// NeverFinal (408, 409, 425, 429) are never stored; an error, no
+	// answer, a panic or a cancellation always releases. See CheckFinal.
+	Final     []string
+	Transient []int
+
 	// Security lists the schemes the spec requires for the operation; an
 	// engine for it refuses a key space shared by every caller unless told
 	// (see NewEngineFor). nil: the spec requires none.
@@ -47,6 +58,13 @@ const (
 	DefaultStoredBodyLimit = 1 << 20                  // stored response body, bytes
 	DefaultStoreTimeout    = idemstore.DefaultTimeout // every store call, detached from the request
 )
+
+// MaxKeyLength is the longest idempotency key accepted, in bytes.
+const MaxKeyLength = keyheader.MaxLength
+
+// ErrInvalidKey is returned (wrapped) for a key that is empty, longer than
+// MaxKeyLength, not printable ASCII, or a malformed sf-string.
+var ErrInvalidKey = keyheader.ErrInvalid
 
 // keyHeader returns the header that carries the key, or "" for a body key.
 func (op *Operation) keyHeader() string {

@@ -3,9 +3,8 @@ package idem
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -98,19 +97,9 @@ func (p *Problem) Response() *Response {
 	h.Set("Content-Type", ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	if p.RetryAfter > 0 {
-		h.Set("Retry-After", retryAfter(p.RetryAfter))
+		h.Set("Retry-After", retryafter.Format(p.RetryAfter))
 	}
 	return &Response{Status: p.Status, Header: h, Body: append(body, '\n')}
-}
-
-// retryAfter renders d as a Retry-After value: whole seconds, rounded up, at
-// least 1.
-func retryAfter(d time.Duration) string {
-	s := int64(math.Ceil(d.Seconds()))
-	if s < 1 {
-		s = 1
-	}
-	return strconv.FormatInt(s, 10)
 }
 
 // Problems the engine answers.

@@ -183,15 +183,3 @@ func replayHeader(h http.Header, rec *idemstore.Record) []byte {
 	}
 	return rec.Body
 }
-
-// storable reports whether a response with status is stored and replayed:
-// 2xx, 3xx, and 4xx other than 408, 409, 425 and 429 (whose retry may
-// succeed). The design names 2xx and 4xx; a 3xx (303 See Other after a POST)
-// is a final answer too, so it is stored rather than run again.
-func storable(status int) bool {
-	switch status {
-	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
-		return false
-	}
-	return status >= 200 && status < 500
-}

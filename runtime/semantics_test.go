@@ -128,17 +128,34 @@ func TestConflictWhileOriginalRuns(t *testing.T) {
 }
 
 func TestStoredAndReleasedStatuses(t *testing.T) {
+	stores500 := idem.Operation{Final: []string{"2xx", "3xx", "4xx", "500"}}
+	keeps402Out := idem.Operation{Transient: []int{402}}
+	only2xx := idem.Operation{Final: []string{"2xx"}}
 	for _, tc := range []struct {
+		policy string
+		op     idem.Operation
 		status int
 		stored bool
 	}{
-		{200, true}, {201, true}, {202, true}, {204, true}, {303, true},
-		{400, true}, {404, true}, {422, true},
-		{408, false}, {409, false}, {425, false}, {429, false},
-		{500, false}, {502, false}, {503, false},
+		{"default", idem.Operation{}, 200, true}, {"default", idem.Operation{}, 201, true},
+		{"default", idem.Operation{}, 202, true}, {"default", idem.Operation{}, 204, true},
+		{"default", idem.Operation{}, 303, true},
+		{"default", idem.Operation{}, 400, true}, {"default", idem.Operation{}, 402, true},
+		{"default", idem.Operation{}, 404, true}, {"default", idem.Operation{}, 422, true},
+		{"default", idem.Operation{}, 408, false}, {"default", idem.Operation{}, 409, false},
+		{"default", idem.Operation{}, 425, false}, {"default", idem.Operation{}, 429, false},
+		{"default", idem.Operation{}, 500, false}, {"default", idem.Operation{}, 502, false},
+		{"default", idem.Operation{}, 503, false},
+		{"final 500", stores500, 500, true}, {"final 500", stores500, 503, false},
+		{"final 500", stores500, 201, true}, {"final 500", stores500, 409, false},
+		{"transient 402", keeps402Out, 402, false}, {"transient 402", keeps402Out, 400, true},
+		{"transient 402", keeps402Out, 201, true}, {"transient 402", keeps402Out, 500, false},
+		{"final 2xx", only2xx, 201, true}, {"final 2xx", only2xx, 404, false},
+		{"final 5xx", idem.Operation{Final: []string{"5xx"}}, 503, true},
+		{"final 4xx", idem.Operation{Final: []string{"4xx"}}, 429, false},
 	} {
-		t.Run(http.StatusText(tc.status), func(t *testing.T) {
-			h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		t.Run(tc.policy+"/"+http.StatusText(tc.status), func(t *testing.T) {
+			h := newHarness(t, tc.op, func(h *harness, w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tc.status)
 			})
 			if w := h.post("k", `{}`); w.Code != tc.status {

@@ -30,7 +30,7 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 // answers it, with a *supersededError.
 func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context.Context) (*Response, error)) (*Response, error) {
 	sctx, s := l.startCall(ctx, "begin")
-	tx, err := ts.BeginRun(l.e.deadlines.context(sctx), l.k.storageKey, l.token, l.info.Fence)
+	tx, err := ts.BeginRun(l.e.deadlines.Context(sctx), l.k.storageKey, l.token, l.info.Fence)
 	s.done(Event{Err: err})
 	if err != nil {
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, Event{Fence: l.info.Fence, Err: err}, levelError, "idem: begin failed")
@@ -49,7 +49,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
 	settled = true
 	l.stopHeartbeat()
-	cause := notStored(resp, err)
+	cause := notStored(l.k.op, resp, err)
 	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.
 		l.rollback(ctx, tx)
@@ -67,7 +67,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	rec := &l.record
 	sctx, s = l.startCall(ctx, "complete")
-	err = tx.Commit(l.e.deadlines.context(sctx), rec, l.k.op.retention())
+	err = tx.Commit(l.e.deadlines.Context(sctx), rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {
@@ -90,7 +90,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 // database rolls back a transaction whose connection is gone).
 func (l *lease) rollback(ctx context.Context, tx idemstore.RunTx) {
 	sctx, s := l.startCall(ctx, "rollback")
-	err := tx.Rollback(l.e.deadlines.context(sctx))
+	err := tx.Rollback(l.e.deadlines.Context(sctx))
 	s.done(Event{Err: err})
 	if err != nil {
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, Event{Fence: l.info.Fence, Err: err}, levelError, "idem: rollback failed")

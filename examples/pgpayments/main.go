@@ -35,7 +35,8 @@ func main() {
 	}
 }
 
-// createPayment is the operation, as the generated code declares it.
+// createPayment is the operation, as the generated code declares it for
+// openapi.yaml's POST /payments (x-idempotent: true).
 var createPayment = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 
 // run runs the demo on the database at url; suffix keeps its tables apart
@@ -46,42 +47,12 @@ func run(ctx context.Context, url, suffix string, out io.Writer) error {
 		return err
 	}
 	defer pool.Close()
-	store := pgstore.New(pool, pgstore.WithTable("idem_records"+suffix))
-	defer store.Close()
-	if err := store.CreateSchema(ctx); err != nil {
+	h, payments, closeStore, err := newServer(ctx, pool, suffix)
+	if err != nil {
 		return err
 	}
-	if err := store.Check(ctx); err != nil {
-		return err
-	}
-	payments := "payments" + suffix
-	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+payments+" (id bigserial PRIMARY KEY, idem_key text NOT NULL, amount int NOT NULL)"); err != nil {
-		return err
-	}
-
-	// The handler writes through pgstore.Tx: the run's transaction.
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		info, _ := idem.FromContext(r.Context())
-		amount := r.URL.Query().Get("amount")
-		var id int64
-		err := pgstore.Tx(r.Context()).QueryRow(r.Context(),
-			"INSERT INTO "+payments+" (idem_key, amount) VALUES ($1, $2) RETURNING id", info.Key, amount).Scan(&id)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		if amount == "13" { // unlucky: the payment fails after its INSERT
-			http.Error(w, "card declined by the bank's outage", http.StatusBadGateway)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"payment":%d,"amount":%s}`, id, amount)
-	}
-	engine := idem.NewEngine(store)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		engine.Serve(w, r, createPayment, handler)
-	}))
+	defer closeStore()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 
 	rows := func(key string) int {
@@ -110,4 +81,50 @@ func run(ctx context.Context, url, suffix string, out io.Writer) error {
 	send("4. a payment that fails after INSERT", key+"-13", "13")
 	send("5. its retry, still failing", key+"-13", "13")
 	return nil
+}
+
+// newServer sets up the store (records in idem_records+suffix) and the
+// payments table on pool, and returns the server of POST /payments, the
+// payments table's name and what closes the store.
+func newServer(ctx context.Context, pool *pgxpool.Pool, suffix string) (http.Handler, string, func(), error) {
+	store := pgstore.New(pool, pgstore.WithTable("idem_records"+suffix))
+	if err := store.CreateSchema(ctx); err != nil {
+		store.Close()
+		return nil, "", nil, err
+	}
+	if err := store.Check(ctx); err != nil {
+		store.Close()
+		return nil, "", nil, err
+	}
+	payments := "payments" + suffix
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+payments+" (id bigserial PRIMARY KEY, idem_key text NOT NULL, amount int NOT NULL)"); err != nil {
+		store.Close()
+		return nil, "", nil, err
+	}
+
+	// The handler writes through pgstore.Tx: the run's transaction.
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		info, _ := idem.FromContext(r.Context())
+		amount := r.URL.Query().Get("amount")
+		var id int64
+		err := pgstore.Tx(r.Context()).QueryRow(r.Context(),
+			"INSERT INTO "+payments+" (idem_key, amount) VALUES ($1, $2) RETURNING id", info.Key, amount).Scan(&id)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if amount == "13" { // unlucky: the payment fails after its INSERT
+			http.Error(w, "card declined by the bank's outage", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"payment":%d,"amount":%s}`, id, amount)
+	}
+	engine := idem.NewEngine(store)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /payments", func(w http.ResponseWriter, r *http.Request) {
+		engine.Serve(w, r, createPayment, handler)
+	})
+	return mux, payments, store.Close, nil
 }

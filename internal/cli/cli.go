@@ -114,15 +114,22 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	// Generate everything before writing anything, so that an error leaves
 	// every file as it was.
+	// One load for both files.
+	l, err := generator.Load(c)
+	if err != nil {
+		return err
+	}
 	var files []generator.File
 	if o.goCode() {
-		if files, err = generator.Generate(c); err != nil {
+		f, err := l.Go()
+		if err != nil {
 			return err
 		}
+		files = append(files, f)
 	}
 	var nothing error // why there is no overlay to write, when there is none
 	if o.overlay != "" {
-		f, err := generator.GenerateOverlay(c, o.overlay)
+		f, err := l.Overlay(o.overlay)
 		switch {
 		case errors.Is(err, generator.ErrNothingToPublish):
 			nothing = err

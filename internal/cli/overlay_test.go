@@ -1,8 +1,12 @@
 package cli_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/cli"
@@ -196,5 +200,36 @@ func writeFile(t *testing.T, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOverlayWithGoLoadsOnce: with -o and -emit-overlay, one load of the
+// spec serves both files. A spec served over HTTP counts its reads: the Go
+// file alone reads it once (oapi-codegen's model), the overlay alone twice
+// (that model, and a copy that oapi-codegen has not pruned to build the
+// overlay on), and both files together no more than the overlay alone.
+func TestOverlayWithGoLoadsOnce(t *testing.T) {
+	inCase(t, "headerkey")
+	spec := readFile(t, "openapi.yaml")
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads.Add(1)
+		_, _ = io.WriteString(w, spec)
+	}))
+	t.Cleanup(srv.Close)
+	count := func(args ...string) int32 {
+		t.Helper()
+		reads.Store(0)
+		args = append(append([]string{"-config", "cfg.yaml"}, args...), srv.URL+"/openapi.yaml")
+		if code, _, stderr := run(args...); code != cli.ExitOK {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+		return reads.Load()
+	}
+	goOnly := count("-o", "api.idem.gen.go")
+	overlayOnly := count("-emit-overlay", "idem.overlay.yaml")
+	both := count("-o", "api.idem.gen.go", "-emit-overlay", "idem.overlay.yaml")
+	if goOnly != 1 || overlayOnly != 2 || both != overlayOnly {
+		t.Errorf("reads of the spec: %d for -o, %d for -emit-overlay, %d for both; want 1, 2 and 2 (one load for both files)", goOnly, overlayOnly, both)
 	}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/probe"
+
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
@@ -22,6 +24,11 @@ import (
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
        idemctl forget  -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-force]
+       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-dry-run]
+
+probe checks a deployed API against its spec's idempotency contract, and
+sends REAL requests that create real resources on the target: see
+idemctl probe -h.
 
 inspect prints the record of one idempotency key: its state, the lease or
 retention it has left, its fence, the stored status, header names and body
@@ -72,6 +79,9 @@ type options struct {
 // Run runs idemctl with args (without the program name) and returns the
 // process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "probe" {
+		return probe.Run(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "inspect" && args[0] != "forget") {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage

@@ -80,7 +80,11 @@ func (s echo5Shop) CreatePayment(ctx *echo.Context) error {
 	if err := json.NewDecoder(ctx.Request().Body).Decode(&in); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	return ctx.JSON(http.StatusCreated, echo5api.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		return ctx.JSON(status, echo5api.Error{Message: msg})
+	}
+	return ctx.JSON(http.StatusCreated, echo5api.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s echo5Shop) UploadFile(ctx *echo.Context) error {

@@ -88,7 +88,11 @@ func (s fiber3Shop) CreatePayment(c fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return fiber.NewError(http.StatusBadRequest, err.Error())
 	}
-	return c.Status(http.StatusCreated).JSON(fiber3api.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		return c.Status(status).JSON(fiber3api.Error{Message: msg})
+	}
+	return c.Status(http.StatusCreated).JSON(fiber3api.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s fiber3Shop) UploadFile(c fiber.Ctx) error {
@@ -127,7 +131,14 @@ func (s fiber3StrictShop) ShipOrder(_ context.Context, req fiber3strictapi.ShipO
 }
 
 func (s fiber3StrictShop) CreatePayment(_ context.Context, req fiber3strictapi.CreatePaymentRequestObject) (fiber3strictapi.CreatePaymentResponseObject, error) {
-	return fiber3strictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+	switch id, status, msg := s.charge(req.Body.Amount); status {
+	case http.StatusPaymentRequired:
+		return fiber3strictapi.CreatePayment402JSONResponse{Message: msg}, nil
+	case http.StatusInternalServerError:
+		return fiber3strictapi.CreatePayment500JSONResponse{Message: msg}, nil
+	default:
+		return fiber3strictapi.CreatePayment201JSONResponse{Id: id, Amount: req.Body.Amount}, nil
+	}
 }
 
 func (s fiber3StrictShop) UploadFile(_ context.Context, req fiber3strictapi.UploadFileRequestObject) (fiber3strictapi.UploadFileResponseObject, error) {

@@ -99,7 +99,11 @@ func (s fiberShop) CreatePayment(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return fiber.NewError(http.StatusBadRequest, err.Error())
 	}
-	return c.Status(http.StatusCreated).JSON(fiberapi.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		return c.Status(status).JSON(fiberapi.Error{Message: msg})
+	}
+	return c.Status(http.StatusCreated).JSON(fiberapi.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s fiberShop) UploadFile(c *fiber.Ctx) error {
@@ -138,7 +142,14 @@ func (s fiberStrictShop) ShipOrder(_ context.Context, req fiberstrictapi.ShipOrd
 }
 
 func (s fiberStrictShop) CreatePayment(_ context.Context, req fiberstrictapi.CreatePaymentRequestObject) (fiberstrictapi.CreatePaymentResponseObject, error) {
-	return fiberstrictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+	switch id, status, msg := s.charge(req.Body.Amount); status {
+	case http.StatusPaymentRequired:
+		return fiberstrictapi.CreatePayment402JSONResponse{Message: msg}, nil
+	case http.StatusInternalServerError:
+		return fiberstrictapi.CreatePayment500JSONResponse{Message: msg}, nil
+	default:
+		return fiberstrictapi.CreatePayment201JSONResponse{Id: id, Amount: req.Body.Amount}, nil
+	}
 }
 
 func (s fiberStrictShop) UploadFile(_ context.Context, req fiberstrictapi.UploadFileRequestObject) (fiberstrictapi.UploadFileResponseObject, error) {

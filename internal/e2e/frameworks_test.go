@@ -48,7 +48,11 @@ func (s echoShop) CreatePayment(ctx echo.Context) error {
 	if err := json.NewDecoder(ctx.Request().Body).Decode(&in); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	return ctx.JSON(http.StatusCreated, echoapi.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		return ctx.JSON(status, echoapi.Error{Message: msg})
+	}
+	return ctx.JSON(http.StatusCreated, echoapi.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s echoShop) UploadFile(ctx echo.Context) error {
@@ -99,7 +103,12 @@ func (s ginShop) CreatePayment(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, ginapi.Error{Message: err.Error()})
 		return
 	}
-	c.JSON(http.StatusCreated, ginapi.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		c.JSON(status, ginapi.Error{Message: msg})
+		return
+	}
+	c.JSON(http.StatusCreated, ginapi.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s ginShop) UploadFile(c *gin.Context) {

@@ -77,8 +77,14 @@ func (s irisShop) CreatePayment(ctx iris.Context) {
 		_ = ctx.JSON(irisapi.Error{Message: err.Error()})
 		return
 	}
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		ctx.StatusCode(status)
+		_ = ctx.JSON(irisapi.Error{Message: msg})
+		return
+	}
 	ctx.StatusCode(http.StatusCreated)
-	_ = ctx.JSON(irisapi.Payment{Id: s.pay(), Amount: in.Amount})
+	_ = ctx.JSON(irisapi.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s irisShop) UploadFile(ctx iris.Context) {
@@ -123,7 +129,14 @@ func (s irisStrictShop) ShipOrder(_ context.Context, req irisstrictapi.ShipOrder
 }
 
 func (s irisStrictShop) CreatePayment(_ context.Context, req irisstrictapi.CreatePaymentRequestObject) (irisstrictapi.CreatePaymentResponseObject, error) {
-	return irisstrictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+	switch id, status, msg := s.charge(req.Body.Amount); status {
+	case http.StatusPaymentRequired:
+		return irisstrictapi.CreatePayment402JSONResponse{Message: msg}, nil
+	case http.StatusInternalServerError:
+		return irisstrictapi.CreatePayment500JSONResponse{Message: msg}, nil
+	default:
+		return irisstrictapi.CreatePayment201JSONResponse{Id: id, Amount: req.Body.Amount}, nil
+	}
 }
 
 func (s irisStrictShop) UploadFile(_ context.Context, req irisstrictapi.UploadFileRequestObject) (irisstrictapi.UploadFileResponseObject, error) {

@@ -281,6 +281,28 @@ func TestServer(t *testing.T) {
 			wantStatus(t, do(t, h, "POST", "/orders", order1, "Idempotency-Key", "k1"), http.StatusCreated)
 			wantCount(t, "createOrder", s.created.Load(), 1)
 		}},
+		{"a policy that stores 500 replays it", func(t *testing.T, h http.Handler, s *shop) {
+			const failed = `{"idempotency_key":"pay-500","amount":500}`
+			first := do(t, h, "POST", "/payments", failed)
+			wantStatus(t, first, http.StatusInternalServerError)
+			again := do(t, h, "POST", "/payments", failed)
+			wantStatus(t, again, http.StatusInternalServerError)
+			if again.body != first.body || again.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("second answer %q (Idempotent-Replayed %q), want the replay of %q", again.body, again.header.Get("Idempotent-Replayed"), first.body)
+			}
+			wantCount(t, "createPayment", s.charges.Load(), 1)
+		}},
+		{"a policy that keeps 402 out releases it", func(t *testing.T, h http.Handler, s *shop) {
+			const declined = `{"idempotency_key":"pay-402","amount":402}`
+			first := do(t, h, "POST", "/payments", declined)
+			wantStatus(t, first, http.StatusPaymentRequired)
+			again := do(t, h, "POST", "/payments", declined)
+			wantStatus(t, again, http.StatusPaymentRequired)
+			if again.header.Get("Idempotent-Replayed") != "" || again.body == first.body {
+				t.Errorf("second answer %q (Idempotent-Replayed %q) is a replay of %q; a 402 must not be stored", again.body, again.header.Get("Idempotent-Replayed"), first.body)
+			}
+			wantCount(t, "createPayment", s.charges.Load(), 2)
+		}},
 		{"other operations pass through", func(t *testing.T, h http.Handler, _ *shop) {
 			a := do(t, h, "GET", "/orders", "")
 			wantStatus(t, a, http.StatusOK)

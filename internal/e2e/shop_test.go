@@ -41,6 +41,7 @@ var _ = flag.Bool("update", false, "unused here: the generated files of this pac
 // really ran, which is what the tests assert on.
 type shop struct {
 	created, shipped, paid atomic.Int64  // executions that did the work
+	charges                atomic.Int64  // createPayment executions, including declined and failed ones
 	uploaded               atomic.Int64  // uploadFile executions
 	createCalls            atomic.Int64  // createOrder executions, including refused ones
 	failFirst              atomic.Int64  // createOrder answers 503 while positive (and decrements)
@@ -104,6 +105,20 @@ func (s *shop) ship(id string) order {
 
 func (s *shop) pay() string { return "pay-" + strconv.FormatInt(s.paid.Add(1), 10) }
 
+// charge runs createPayment: an amount of 402 is declined and one of 500
+// fails (the storage policy of createPayment stores the 500, not the 402),
+// each with a message naming the run; other amounts are paid (status 201).
+func (s *shop) charge(amount int) (id string, status int, msg string) {
+	n := strconv.FormatInt(s.charges.Add(1), 10)
+	switch amount {
+	case http.StatusPaymentRequired:
+		return "", amount, "declined, run " + n
+	case http.StatusInternalServerError:
+		return "", amount, "failed, run " + n
+	}
+	return s.pay(), http.StatusCreated, ""
+}
+
 // upload stores a file from a multipart body (parts file and purpose).
 func (s *shop) upload(mr *multipart.Reader) (id, purpose string, size int, err error) {
 	for {
@@ -154,7 +169,14 @@ func (s strictShop) ShipOrder(_ context.Context, req strictapi.ShipOrderRequestO
 }
 
 func (s strictShop) CreatePayment(_ context.Context, req strictapi.CreatePaymentRequestObject) (strictapi.CreatePaymentResponseObject, error) {
-	return strictapi.CreatePayment201JSONResponse{Id: s.pay(), Amount: req.Body.Amount}, nil
+	switch id, status, msg := s.charge(req.Body.Amount); status {
+	case http.StatusPaymentRequired:
+		return strictapi.CreatePayment402JSONResponse{Message: msg}, nil
+	case http.StatusInternalServerError:
+		return strictapi.CreatePayment500JSONResponse{Message: msg}, nil
+	default:
+		return strictapi.CreatePayment201JSONResponse{Id: id, Amount: req.Body.Amount}, nil
+	}
 }
 
 func (s strictShop) UploadFile(_ context.Context, req strictapi.UploadFileRequestObject) (strictapi.UploadFileResponseObject, error) {
@@ -201,7 +223,12 @@ func (s plainShop) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, plainapi.Error{Message: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusCreated, plainapi.Payment{Id: s.pay(), Amount: in.Amount})
+	id, status, msg := s.charge(in.Amount)
+	if status != http.StatusCreated {
+		writeJSON(w, status, plainapi.Error{Message: msg})
+		return
+	}
+	writeJSON(w, http.StatusCreated, plainapi.Payment{Id: id, Amount: in.Amount})
 }
 
 func (s plainShop) UploadFile(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type Spec struct {
 	Wait        *time.Duration
 	Fingerprint *Fingerprint
 	Retry       *Retry
+	// Final and Transient are the storage policy (idem.Operation's fields
+	// of those names): nil when not given.
+	Final     []string
+	Transient []int
 }
 
 // Key says where the idempotency key is: exactly one field is set.
@@ -84,7 +89,7 @@ func errorf(field, format string, args ...any) *Error {
 
 // fieldNames are the members of an x-idempotent object, in the order the
 // documentation lists them.
-var fieldNames = []string{"key", "required", "retention", "lock", "wait", "fingerprint", "retry"}
+var fieldNames = []string{"key", "required", "retention", "lock", "wait", "final", "transient", "fingerprint", "retry"}
 
 // documentFields are the members of the document-level x-idempotent: api
 // and the operation's fields.
@@ -157,7 +162,7 @@ func ParseOperation(v any) (enabled bool, s Spec, err error) {
 func ParseDocument(v any) (Spec, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Spec{}, errorf("", "must be an object of defaults (api, key, required, retention, lock, wait, fingerprint, retry) at document level, got %s", describe(v))
+		return Spec{}, errorf("", "must be an object of defaults (api, key, required, retention, lock, wait, final, transient, fingerprint, retry) at document level, got %s", describe(v))
 	}
 	var p problems
 	api, hasAPI := m["api"]
@@ -262,6 +267,12 @@ func parseObject(p *problems, m map[string]any, known []string) Spec {
 		if v, ok := m[d.name]; ok {
 			*d.dst = parseDuration(p, d.name, v, d.positive)
 		}
+	}
+	if v, ok := m["final"]; ok {
+		s.Final = parseFinal(p, v)
+	}
+	if v, ok := m["transient"]; ok {
+		s.Transient = parseTransient(p, v)
 	}
 	if v, ok := m["fingerprint"]; ok {
 		s.Fingerprint = parseFingerprint(p, v)
@@ -391,6 +402,51 @@ func parseRetryOn(p *problems, v any) []int {
 			}
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// parseFinal parses final, the statuses whose answers are stored: status
+// codes (500, unquoted in YAML) and classes (2xx). Whether each is allowed
+// is the runtime's rule, idem.CheckFinal, which Resolve applies to the
+// merged policy.
+func parseFinal(p *problems, v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		p.add("final", "must be a list of status codes and classes such as [2xx, 4xx, 500], got %s", describe(v))
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		if n, ok := integer(e); ok {
+			out = append(out, strconv.Itoa(n))
+			continue
+		}
+		s, ok := e.(string)
+		if !ok {
+			p.add(fmt.Sprintf("final[%d]", i), "must be a status code (500) or a class (2xx), got %s", describe(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// parseTransient parses transient, the statuses taken out of final.
+func parseTransient(p *problems, v any) []int {
+	list, ok := v.([]any)
+	if !ok {
+		p.add("transient", "must be a list of HTTP status codes such as [402], got %s", describe(v))
+		return nil
+	}
+	out := make([]int, 0, len(list))
+	for i, e := range list {
+		n, ok := integer(e)
+		if !ok {
+			p.add(fmt.Sprintf("transient[%d]", i), "must be an HTTP status code such as 402, got %s", describe(e))
+			continue
+		}
+		out = append(out, n)
 	}
 	return out
 }

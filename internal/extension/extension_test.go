@@ -32,7 +32,7 @@ func TestParseOperationErrors(t *testing.T) {
 		{`"yes"`, `x-idempotent: must be true, false (explicit opt-out) or an object, got string "yes"`},
 		{`1`, `x-idempotent: must be true, false (explicit opt-out) or an object, got number 1`},
 		{`null`, `x-idempotent: must be true, false (explicit opt-out) or an object, got null`},
-		{`{"lok":"1s"}`, `x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, fingerprint, retry`},
+		{`{"lok":"1s"}`, `x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`},
 		{`{"key":"Idempotency-Key"}`, `x-idempotent.key: must be an object with header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key), got string "Idempotency-Key"`},
 		{`{"key":{}}`, `x-idempotent.key: must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)`},
 		{`{"key":{"header":"A","body":"/a"}}`, `x-idempotent.key: set header or body, not both`},
@@ -87,8 +87,8 @@ func TestParseOperationReportsEveryProblem(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, fingerprint, retry`,
-		`x-idempotent.zzz: unknown field; valid fields are key, required, retention, lock, wait, fingerprint, retry`,
+		`x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`,
+		`x-idempotent.zzz: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`,
 		`x-idempotent.key.header: "a b" is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_` + "`" + `|~ only)`,
 		`x-idempotent.lock: "5" is not a duration: use a Go duration such as "30s", "5m" or "24h"`,
 		`x-idempotent.retry.multiplier: must be a number from 1 to 100, got number 0`,
@@ -171,7 +171,7 @@ func TestResolve(t *testing.T) {
 		}
 		return s
 	}
-	doc := parse(`{"key":{"header":"X-Key"},"retention":"48h","fingerprint":{"headers":["x-account-id"]},"retry":{"maxAttempts":7,"retryOn":[503]}}`)
+	doc := parse(`{"key":{"header":"X-Key"},"retention":"48h","final":["2xx","4xx",500],"fingerprint":{"headers":["x-account-id"]},"retry":{"maxAttempts":7,"retryOn":[503]}}`)
 
 	got, err := extension.Resolve(extension.Spec{}, extension.Spec{})
 	if err != nil {
@@ -179,6 +179,7 @@ func TestResolve(t *testing.T) {
 	}
 	want := extension.Settings{
 		KeyHeader: "Idempotency-Key", Required: true, Retention: 24 * time.Hour, Lock: 30 * time.Second,
+		Final: []string{"2xx", "3xx", "4xx"},
 		Retry: extension.RetrySettings{MaxAttempts: 5, InitialInterval: 200 * time.Millisecond, MaxInterval: 5 * time.Second,
 			Multiplier: 2, MaxElapsed: 30 * time.Second, RetryOn: []int{409, 429, 502, 503, 504}},
 	}
@@ -186,13 +187,14 @@ func TestResolve(t *testing.T) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
 	}
 
-	got, err = extension.Resolve(doc, parse(`{"key":{"body":"/k"},"lock":"5s","retry":{"initialInterval":"1s"}}`))
+	got, err = extension.Resolve(doc, parse(`{"key":{"body":"/k"},"lock":"5s","transient":[402],"retry":{"initialInterval":"1s"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = extension.Settings{
 		KeyPointer: "/k", Required: true, Retention: 48 * time.Hour, Lock: 5 * time.Second,
 		FingerprintHeaders: []string{"X-Account-Id"},
+		Final:              []string{"2xx", "4xx", "500"}, Transient: []int{402},
 		Retry: extension.RetrySettings{MaxAttempts: 7, InitialInterval: time.Second, MaxInterval: 5 * time.Second,
 			Multiplier: 2, MaxElapsed: 30 * time.Second, RetryOn: []int{503}},
 	}
@@ -333,8 +335,40 @@ func TestMisspelt(t *testing.T) {
 // lists api with the other fields it accepts.
 func TestParseDocumentUnknownField(t *testing.T) {
 	_, err := extension.ParseDocument(decode(t, `{"api":"orders","retension":"1h"}`))
-	want := "x-idempotent.retension: unknown field; valid fields are api, key, required, retention, lock, wait, fingerprint, retry"
+	want := "x-idempotent.retension: unknown field; valid fields are api, key, required, retention, lock, wait, final, transient, fingerprint, retry"
 	if err == nil || err.Error() != want {
 		t.Errorf("ParseDocument = %v, want %s", err, want)
+	}
+}
+
+func TestResolveStoragePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		ext  string
+		want string // the error, "" for none
+	}{
+		{`{"final":["2xx","4xx",500],"transient":[402]}`, ""},
+		{`{"final":["2xx",409]}`, "x-idempotent.final[1]: 409 is never stored: it tells the client to try again, and a replay would refuse the key for good"},
+		{`{"final":["4xx","429"]}`, "x-idempotent.final[1]: 429 is never stored: it tells the client to try again, and a replay would refuse the key for good"},
+		{`{"final":["2xx","600"]}`, `x-idempotent.final[1]: "600" is neither a status code (500) nor a class (2xx, 3xx, 4xx, 5xx)`},
+		{`{"final":"2xx"}`, `x-idempotent.final: must be a list of status codes and classes such as [2xx, 4xx, 500], got string "2xx"`},
+		{`{"final":[true]}`, `x-idempotent.final[0]: must be a status code (500) or a class (2xx), got boolean true`},
+		{`{"transient":["402"]}`, `x-idempotent.transient[0]: must be an HTTP status code such as 402, got string "402"`},
+		{`{"final":["2xx",500],"transient":[500]}`, "x-idempotent.transient[0]: 500 is also listed in final; say once whether it is stored"},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(tc.ext), &v); err != nil {
+			t.Fatal(err)
+		}
+		_, s, err := extension.ParseOperation(v)
+		if err == nil {
+			_, err = extension.Resolve(extension.Spec{}, s)
+		}
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.ext, got, tc.want)
+		}
 	}
 }

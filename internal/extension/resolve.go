@@ -23,6 +23,11 @@ type Settings struct {
 	FingerprintIgnore  []string
 	FingerprintHeaders []string // canonical header names
 
+	// Final and Transient are the storage policy; Final is
+	// idem.DefaultFinal() unless the spec says otherwise.
+	Final     []string
+	Transient []int
+
 	Retry RetrySettings
 }
 
@@ -47,6 +52,7 @@ func Defaults() Settings {
 		Required:  true,
 		Retention: idem.DefaultRetention,
 		Lock:      idem.DefaultLock,
+		Final:     idem.DefaultFinal(),
 		Retry: RetrySettings{
 			MaxAttempts:     p.MaxAttempts,
 			InitialInterval: p.InitialInterval,
@@ -92,6 +98,13 @@ func Resolve(doc, op Spec) (Settings, error) {
 	if r := s.Retry; r.MaxInterval < r.InitialInterval {
 		p.add("retry.maxInterval", "must be at least initialInterval (%s), got %s", r.InitialInterval, r.MaxInterval)
 	}
+	if err := idem.CheckFinal(s.Final, s.Transient); err != nil {
+		for _, e := range unwrapAll(err) {
+			if fe, ok := e.(*idem.FinalError); ok {
+				p.add(fe.Field, "%s", fe.Msg)
+			}
+		}
+	}
 	if err := s.Retry.Policy().Validate(); err != nil {
 		p.add("retry", "the runtime refuses the policy (%v): the generated client would fail every call", err)
 	}
@@ -109,6 +122,12 @@ func (s *Settings) apply(l Spec) {
 	setIf(&s.Retention, l.Retention)
 	setIf(&s.Lock, l.Lock)
 	setIf(&s.Wait, l.Wait)
+	if l.Final != nil {
+		s.Final = append([]string(nil), l.Final...)
+	}
+	if l.Transient != nil {
+		s.Transient = append([]int(nil), l.Transient...)
+	}
 	if f := l.Fingerprint; f != nil {
 		if f.Ignore != nil {
 			s.FingerprintIgnore = append([]string(nil), f.Ignore...)
@@ -134,4 +153,12 @@ func setIf[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+// unwrapAll returns the errors err joins, or err itself.
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -1,5 +1,5 @@
 // Package generator runs idemgen's three stages, load -> model -> render,
-// and returns the generated file's name and bytes. It never writes files:
+// and returns the generated files' names and bytes. It never writes files:
 // the command line does.
 //
 //   - load (internal/load) loads the spec with oapi-codegen's own loader,
@@ -46,12 +46,14 @@
 //   - OpenAPI 3.1 documents go through the same path: kin-openapi loads
 //     them and oapi-codegen names them; x-idempotent is read the same way.
 //     Webhooks and callbacks are not wrapped.
-//   - GenerateOverlay renders the same model, with package overlay, as an
-//     OpenAPI Overlay that publishes the contract. It is built on a fresh
-//     load of the document after the user's overlay (the copy load.Load
-//     used has been pruned and filtered in place by codegen.Generate), for
-//     the operations the Go code covers. Writing it over the overlay the
-//     config applies is refused (the second run would find nothing to add).
+//   - GenerateOverlay (Loaded.Overlay) renders the same model, with package
+//     overlay, as an OpenAPI Overlay that publishes the contract; a run that
+//     writes the Go file too loads the spec once for both (Load). It is
+//     built on a fresh copy of the document after the user's overlay (the
+//     copy load.Load used has been pruned and filtered in place by
+//     codegen.Generate), for the operations the Go code covers. Writing it
+//     over the overlay the config applies is refused (the second run would
+//     find nothing to add).
 //   - Names: parameters keep the Go names oapi-codegen gives them; every
 //     name the generated code chooses itself (locals, receivers, unexported
 //     package-level identifiers) is allocated per file and per method so

@@ -10,6 +10,7 @@ import (
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
 
 	"github.com/idemgen/idemgen/internal/load"
+	"github.com/idemgen/idemgen/internal/model"
 	"github.com/idemgen/idemgen/internal/render"
 )
 
@@ -70,6 +71,27 @@ type File struct {
 
 // Generate generates the idemgen file for c.
 func Generate(c Config) ([]File, error) {
+	l, err := Load(c)
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.Go()
+	if err != nil {
+		return nil, err
+	}
+	return []File{f}, nil
+}
+
+// Loaded is a spec loaded once for a Config, from which both outputs
+// render: the Go file (Go) and the published overlay (Overlay), so that a
+// run that writes both loads the spec and runs oapi-codegen once.
+type Loaded struct {
+	c     Config     // with its names and output filled in
+	model model.File // what load.Load made of the spec
+}
+
+// Load validates c and loads its spec.
+func Load(c Config) (*Loaded, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,11 +109,16 @@ func Generate(c Config) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := render.File(m)
+	return &Loaded{c: c, model: m}, nil
+}
+
+// Go renders the Go file, named as Config.Output says.
+func (l *Loaded) Go() (File, error) {
+	src, err := render.File(l.model)
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
-	return []File{{Name: c.Output, Content: src, Note: m.Note}}, nil
+	return File{Name: l.c.Output, Content: src, Note: l.model.Note}, nil
 }
 
 // withNames returns c with Source and SpecName filled in.

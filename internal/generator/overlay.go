@@ -20,32 +20,36 @@ import (
 var ErrNothingToPublish = errors.New("nothing to publish")
 
 // GenerateOverlay generates the OpenAPI Overlay that publishes the idempotency
-// contract of c's x-idempotent operations (see package overlay), to be
+// contract of c's x-idempotent operations (see Loaded.Overlay), to be
 // written as the file name, a .yaml or .yml file. c.Output is not used.
+func GenerateOverlay(c Config, name string) (File, error) {
+	l, err := Load(c)
+	if err != nil {
+		return File{}, err
+	}
+	return l.Overlay(name)
+}
+
+// Overlay renders the OpenAPI Overlay that publishes the idempotency
+// contract of the x-idempotent operations, to be written as the file name,
+// a .yaml or .yml file.
 //
 // The overlay is built against the document as oapi-codegen sees it for
-// c.Codegen, that is after the user's own overlay was applied, for the
+// the config, that is after the user's own overlay was applied, for the
 // operations the generated Go code covers, with their resolved settings
 // (key header or body pointer, required, retention). When there is nothing
 // to add, it returns an error that wraps ErrNothingToPublish.
-func GenerateOverlay(c Config, name string) (File, error) {
-	if err := c.Validate(); err != nil {
-		return File{}, err
-	}
+func (l *Loaded) Overlay(name string) (File, error) {
+	c := l.c
 	switch ext := strings.ToLower(filepath.Ext(name)); {
 	case name == "":
 		return File{}, errors.New("no overlay file name given")
 	case ext != ".yaml" && ext != ".yml":
 		return File{}, fmt.Errorf("overlay %q: must be a .yaml or .yml file", name)
 	}
-	c = c.withNames()
 	opts := c.Overlay()
 	if opts.Path != "" && !strings.Contains(opts.Path, "://") && samePath(opts.Path, name) {
 		return File{}, fmt.Errorf("overlay %q is the overlay that the oapi-codegen config applies to the spec; give the config of the server, not of the published client", name)
-	}
-	m, err := load.Load(load.Input{Spec: c.Spec, Source: c.Source, SpecName: c.SpecName, Codegen: c.Codegen, Overlay: opts})
-	if err != nil {
-		return File{}, err
 	}
 	// A fresh copy of the document: the one load.Load used has been through
 	// codegen.Generate, which prunes unused components and drops filtered
@@ -54,8 +58,8 @@ func GenerateOverlay(c Config, name string) (File, error) {
 	if err != nil {
 		return File{}, &load.Error{File: c.SpecName, Err: err}
 	}
-	ops := make([]overlay.Operation, 0, len(m.Operations))
-	for _, o := range m.Operations {
+	ops := make([]overlay.Operation, 0, len(l.model.Operations))
+	for _, o := range l.model.Operations {
 		ops = append(ops, overlay.Operation{
 			Method:      o.Method,
 			Path:        o.Path,
@@ -64,6 +68,8 @@ func GenerateOverlay(c Config, name string) (File, error) {
 			KeyPointer:  o.KeyPointer,
 			Optional:    o.Optional,
 			Retention:   o.Retention,
+			Final:       o.Final,
+			Transient:   o.Transient,
 		})
 	}
 	if len(ops) == 0 {

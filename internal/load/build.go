@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/extension"
 	"github.com/idemgen/idemgen/internal/model"
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // build makes the model of one idempotent operation from what oapi-codegen
@@ -33,6 +34,8 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 		Wait:               set.Wait,
 		FingerprintIgnore:  set.FingerprintIgnore,
 		FingerprintHeaders: set.FingerprintHeaders,
+		Final:              unlessDefault(set.Final, idem.DefaultFinal()),
+		Transient:          set.Transient,
 		Retry: model.Retry{
 			MaxAttempts:     set.Retry.MaxAttempts,
 			InitialInterval: set.Retry.InitialInterval,
@@ -104,4 +107,13 @@ func checkBodyKey(f model.File, op model.Operation) error {
 		}
 	}
 	return nil
+}
+
+// unlessDefault returns list, or nil when it is def: generated code states
+// only a policy the runtime would not apply anyway.
+func unlessDefault[T comparable](list, def []T) []T {
+	if slices.Equal(list, def) {
+		return nil
+	}
+	return list
 }

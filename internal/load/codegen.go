@@ -53,6 +53,15 @@ type codegenOp struct {
 	response  string // client response type
 }
 
+// name is the operation as the spec calls it, for errors: its operationId,
+// or its route.
+func (d codegenOp) name() string {
+	if d.specID != "" {
+		return d.specID
+	}
+	return d.method + " " + d.path
+}
+
 type param struct{ in, name string }
 
 type headerField struct {

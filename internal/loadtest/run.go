@@ -86,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.RedisServer, "redis-server", "redis-server", "redis-server binary for the child server")
 	fs.StringVar(&cfg.RedisCPUs, "redis-cpus", "", "pin the child redis-server to these CPUs (taskset -c list, e.g. 1); run the harness itself under taskset on the others to keep them apart")
 	fs.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound of the whole run")
-	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire)
+	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire+", "+VariantFloorAutoPipeline)
 	fs.DurationVar(&cfg.Duration, "duration", 2*time.Second, "length of each measured phase (per variant, per round)")
 	fs.IntVar(&cfg.Requests, "requests", 200_000, "most requests of each measured phase (per variant, per round)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured first requests per variant before the rounds")

@@ -36,6 +36,7 @@ const (
 	VariantIdemgenRawNoHeartbeat = "idemgen-raw-body-no-heartbeat" // both
 	VariantFloorStore            = "floor-store"                   // the floor plus the Redis writes and capture every stored result needs
 	VariantIdemgenScriptAcquire  = "idemgen-script-acquire"        // acquire.lua alone, no SET NX and GET first (a client that cannot pipeline)
+	VariantFloorAutoPipeline     = "floor-autopipeline"            // the floor on go-redis's batching client (Client.AutoPipeline, v9.22+)
 )
 
 const (
@@ -148,7 +149,7 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX, SET)", "2 (SET NX, GET)", true
 			v.wrap = setNXLock(rdb, prefix+":nx:")
 		case VariantIdemgen:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete; batched)", "1 (SET NX + GET pipelined; batched)", true
 			eng := idem.NewEngine(steadyStore(rdb, rdb, prefix+":idem"))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
@@ -167,6 +168,17 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 		case VariantFloor:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1)", "2 (EVALSHA return 1)"
 			v.wrap = floor(rdb, prefix+":floor:")
+		case VariantFloorAutoPipeline:
+			// The floor's two EVALSHA on go-redis's batching client, which
+			// merges concurrent callers' commands into shared pipelines:
+			// what the floor gains from batching, to set idemgen's own
+			// batching (redisstore's lanes) against.
+			ap, err := rdb.AutoPipeline()
+			if err != nil {
+				return nil, err
+			}
+			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1, batched)", "2 (EVALSHA return 1, batched)"
+			v.wrap = floor(ap, prefix+":floor-autopipeline:")
 		case VariantFloorStore:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA SET PX)", "2 (EVALSHA SET PX)"
 			v.wrap = floorStore(rdb, prefix+":floor-store:")
@@ -272,7 +284,7 @@ func setNXLock(rdb *redis.Client, prefix string) func(http.Handler) http.Handler
 // floor is the cheapest conceivable Redis-backed protection: the handler
 // between two EVALSHA calls of a script that only returns 1. The engine is
 // measured against it.
-func floor(rdb *redis.Client, prefix string) func(http.Handler) http.Handler {
+func floor(rdb redis.Scripter, prefix string) func(http.Handler) http.Handler {
 	script := redis.NewScript("return 1")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -65,6 +65,12 @@ type Operation struct {
 	FingerprintIgnore  []string
 	FingerprintHeaders []string
 
+	// Final and Transient are the storage policy as idem.Operation takes
+	// it: nil where the runtime's default applies (idem.DefaultFinal, no
+	// transient statuses).
+	Final     []string
+	Transient []int
+
 	Retry Retry
 
 	// Security lists the schemes of the operation's effective security

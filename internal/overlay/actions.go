@@ -13,7 +13,7 @@ import (
 type builder struct {
 	doc        *openapi3.T
 	users      map[string][]responseUser // uses of each components/responses entry
-	idempotent map[string]bool           // opKey of every operation Build was given
+	idempotent map[string]Operation      // every operation Build was given, by opKey
 	schema     string                    // components/schemas name of the problem schema
 	schemaUsed bool                      // whether an added response references it
 	components []string                  // components/responses that get Idempotent-Replayed
@@ -51,7 +51,7 @@ func (b *builder) operationAction(f locatedOp) object {
 	}
 	for _, status := range slices.Sorted(maps.Keys(declared)) {
 		r := declared[status]
-		if !replayable(status) || r == nil {
+		if !f.op.replayable(status) || r == nil {
 			continue
 		}
 		if r.Ref == "" {
@@ -124,7 +124,8 @@ func (b *builder) componentHeader(status string, r *openapi3.ResponseRef) string
 		return ""
 	}
 	for _, u := range b.users[name] {
-		if u.method == "" || !b.idempotent[opKey(u.path, u.method)] || !replayable(u.status) {
+		op, ok := b.idempotent[opKey(u.path, u.method)]
+		if u.method == "" || !ok || !op.replayable(u.status) {
 			return fmt.Sprintf("Response %s references components/responses/%s, which is also used where no replay answers: %s is not declared on it.", status, name, replayedHeader)
 		}
 	}

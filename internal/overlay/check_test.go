@@ -115,7 +115,7 @@ func checkAdded(t *testing.T, orig, got *openapi3.T, ops []Operation, gc goldenC
 		}
 
 		for status, resp := range oper.Responses.Map() {
-			if !replayable(status) || origOper.Responses == nil || origOper.Responses.Value(status) == nil {
+			if !op.replayable(status) || origOper.Responses == nil || origOper.Responses.Value(status) == nil {
 				continue
 			}
 			want := 1

@@ -2,6 +2,8 @@ package overlay
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,7 +186,33 @@ func paragraph(op Operation) string {
 		first = fmt.Sprintf("Idempotency: send a unique `%s` header and reuse it, unchanged, on every retry of this request.", op.KeyHeader)
 	}
 	return first + fmt.Sprintf(" The first completed result is kept for %s: a retry with the same key gets that result again, marked `%s: true`, instead of running the operation a second time. While the first request is still being processed a retry gets 409 with `%s`; a key reused for a different request gets 422.",
-		humanDuration(op.Retention), replayedHeader, retryAfterHeader)
+		humanDuration(op.Retention), replayedHeader, retryAfterHeader) + op.policySentence()
+}
+
+// policySentence says which answers op keeps, when its storage policy is
+// not the default; "" otherwise.
+func (op Operation) policySentence() string {
+	if op.Final == nil && op.Transient == nil {
+		return ""
+	}
+	final := op.Final
+	if final == nil {
+		final = idem.DefaultFinal()
+	}
+	except := slices.Concat(op.Transient, idem.NeverFinal())
+	slices.Sort(except)
+	except = slices.Compact(except)
+	var out []string
+	for _, n := range except {
+		if slices.Contains(final, strconv.Itoa(n/100)+"xx") { // an exception to a class final names
+			out = append(out, strconv.Itoa(n))
+		}
+	}
+	s := " Only answers with status " + strings.Join(final, ", ")
+	if len(out) > 0 {
+		s += " (except " + strings.Join(out, ", ") + ")"
+	}
+	return s + " are kept; after any other answer a retry with the same key runs the operation again."
 }
 
 // appendParagraph returns desc, unchanged, followed by a blank line and para.

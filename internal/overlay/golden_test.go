@@ -33,6 +33,7 @@ func goldenCases() map[string]goldenCase {
 		"declared":    {schema: "IdempotencyProblem2"},
 		"bodykey":     {schema: "IdempotencyProblem"},
 		"refresponse": {schema: "IdempotencyProblem", noReplayed: []string{"POST /a 202"}},
+		"policy":      {schema: "IdempotencyProblem"},
 	}
 }
 
@@ -125,13 +126,15 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 // testOp is the JSON form of an Operation in ops.json, retention as a Go
 // duration string.
 type testOp struct {
-	Method      string `json:"method"`
-	Path        string `json:"path"`
-	OperationID string `json:"operationId"`
-	KeyHeader   string `json:"keyHeader"`
-	KeyPointer  string `json:"keyPointer"`
-	Optional    bool   `json:"optional"`
-	Retention   string `json:"retention"`
+	Method      string   `json:"method"`
+	Path        string   `json:"path"`
+	OperationID string   `json:"operationId"`
+	KeyHeader   string   `json:"keyHeader"`
+	KeyPointer  string   `json:"keyPointer"`
+	Optional    bool     `json:"optional"`
+	Retention   string   `json:"retention"`
+	Final       []string `json:"final"`
+	Transient   []int    `json:"transient"`
 }
 
 func readOps(t *testing.T, path string) []Operation {
@@ -157,6 +160,7 @@ func readOps(t *testing.T, path string) []Operation {
 		ops[i] = Operation{
 			Method: r.Method, Path: r.Path, OperationID: r.OperationID,
 			KeyHeader: r.KeyHeader, KeyPointer: r.KeyPointer, Optional: r.Optional, Retention: d,
+			Final: r.Final, Transient: r.Transient,
 		}
 	}
 	return ops

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // Prefixes of the local references this package follows.
@@ -59,24 +61,23 @@ func hasHeader(headers openapi3.Headers, name string) bool {
 	return false
 }
 
-// replayable reports whether a response with status code can be a replay:
-// the runtime stores 2xx, 3xx and 4xx answers other than 408, 409, 425 and
-// 429, whose retry may succeed. The ranges 2XX, 3XX and 4XX qualify; default
-// does not (it mostly stands for errors, 5xx among them).
-func replayable(code string) bool {
-	switch code {
-	case "2XX", "3XX", "4XX":
-		return true
+// replayable reports whether a response with status code can be a replay
+// under op's storage policy (the runtime's rule, idem.Operation.Stores): a
+// code the policy stores, or a range 2XX to 5XX of which it stores some
+// code. default does not qualify (it mostly stands for errors).
+func (op Operation) replayable(code string) bool {
+	policy := idem.Operation{Final: op.Final, Transient: op.Transient}
+	if len(code) == 3 && code[1:] == "XX" && code[0] >= '2' && code[0] <= '5' {
+		lo := int(code[0]-'0') * 100
+		for n := lo; n < lo+100; n++ {
+			if policy.Stores(n) {
+				return true
+			}
+		}
+		return false
 	}
 	n, err := strconv.Atoi(code)
-	if err != nil || len(code) != 3 {
-		return false
-	}
-	switch n {
-	case 408, 409, 425, 429:
-		return false
-	}
-	return n >= 200 && n < 500
+	return err == nil && len(code) == 3 && policy.Stores(n)
 }
 
 // responseUser is one use of a components/responses entry. Uses from

@@ -43,6 +43,11 @@ type Operation struct {
 	Optional bool
 	// Retention is how long a completed result is replayed; 24h when zero.
 	Retention time.Duration
+	// Final and Transient are the storage policy, as idem.Operation's
+	// fields of those names: nil for the runtime's default. Only responses
+	// the policy stores are marked as possible replays.
+	Final     []string
+	Transient []int
 }
 
 // Build returns an Overlay 1.0.0 document, as YAML, that adds to each of ops
@@ -64,9 +69,9 @@ func Build(doc *openapi3.T, specName string, ops []Operation) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{doc: doc, users: componentResponseUsers(doc), idempotent: map[string]bool{}}
+	b := &builder{doc: doc, users: componentResponseUsers(doc), idempotent: map[string]Operation{}}
 	for _, f := range located {
-		b.idempotent[f.key()] = true
+		b.idempotent[f.key()] = f.op
 	}
 	var schemaAdded bool
 	b.schema, schemaAdded = problemSchemaName(doc)

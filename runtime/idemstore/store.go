@@ -9,7 +9,8 @@ import (
 
 // Store is the atomic per-key state machine behind the engine (package
 // idem). Every method touches exactly one key. Packages redisstore and
-// pgstore implement it.
+// pgstore implement it; package idemstoretest is the conformance suite
+// that they, and a store of one's own, run.
 type Store interface {
 	// Acquire runs the acquire transition (see lua/acquire.lua).
 	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)

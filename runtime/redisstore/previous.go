@@ -195,18 +195,19 @@ func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (id
 		// the current key, then at the previous one.
 		pending = [2]bool{true, true}
 	} else {
-		pipe := s.pipe.Pipeline()
+		c := newCall(ctx)
 		var sets [2]*redis.BoolCmd
 		var gets [2]*redis.StringCmd
 		for i, k := range []string{a.key, prevKey} {
 			if i == 0 || pair {
 				sets[i] = redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fps[i], a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
-				_ = pipe.Process(ctx, sets[i])
+				c.cmds = append(c.cmds, sets[i])
 			}
 			gets[i] = redis.NewStringCmd(ctx, "get", k)
-			_ = pipe.Process(ctx, gets[i])
+			c.cmds = append(c.cmds, gets[i])
 		}
-		_, _ = pipe.Exec(ctx) // each command keeps its own error
+		s.lanes.plain.do(c) // one pipeline, alone or with other calls' (batch.go)
+		c.free()
 		// What was created first, so that a failure releases it.
 		var err error
 		for i, set := range sets {

@@ -121,13 +121,17 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 }
 
 // completeAcked runs complete.lua for the record at skey and, when the
-// master has replicas to wait for, WAIT in the same pipeline on the same
-// connection.
+// master has replicas to wait for, WAIT after it on the same connection, in
+// the lane of that master's acknowledged completions (batch.go): one WAIT
+// after a batch's scripts acknowledges all of them. When the store knows of
+// no replica to wait for, the script itself counts the master's replicas
+// as it writes, so that a replica that attached since the last check is
+// not missed (see sawReplicas).
 func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) error {
 	n := 0
 	var node *redis.Client
+	var addr string
 	if s.acks.fixed != 0 {
-		var addr string
 		var err error
 		if node, addr, err = s.ackNode(ctx, skey); err != nil {
 			return s.ackFailed(err)
@@ -137,7 +141,25 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 		}
 	}
 	if n == 0 {
-		return s.run(ctx, "complete", s.complete, skey, token, result, retention, tagArgs[tag])
+		var stored int64
+		var err error
+		if node != nil && s.acks.fixed < 0 { // the default: no replica known, so count them
+			stored, err = s.script(ctx, s.complete, skey, token, result, retention, countReplicas, tagArgs[tag]).Int64()
+		} else {
+			stored, err = s.script(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]).Int64()
+		}
+		switch {
+		case err != nil:
+			return s.denied("complete", err)
+		case stored == 0:
+			return idemstore.ErrNotOwner
+		case stored < 0:
+			return &idemstore.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
+		case stored > 1:
+			s.sawReplicas(addr, int(stored-1))
+			return &unreplicatedError{want: 1, unannounced: int(stored - 1)}
+		}
+		return nil
 	}
 	timeout := s.acks.timeout
 	if d, ok := ctx.Deadline(); ok {
@@ -146,9 +168,10 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 		timeout = min(timeout, time.Until(d)/2)
 	}
 	ms := max(timeout.Milliseconds(), 1)
-	script, wait := s.completeWait(ctx, node, evalsha(ctx, s.complete, skey, token, result, retention, tagArgs[tag]), n, ms)
+	l := s.lanes.ackedLane(node)
+	script, wait := completeWait(ctx, l, evalsha(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
 	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
-		script, wait = s.completeWait(ctx, node, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, tagArgs[tag]), n, ms)
+		script, wait = completeWait(ctx, l, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
 	}
 	stored, err := script.Int64()
 	switch {
@@ -167,14 +190,51 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 	return &unreplicatedError{want: n, acked: acked, timeout: time.Duration(ms) * time.Millisecond, err: err}
 }
 
-// completeWait sends script and WAIT n ms in one pipeline on node.
-func (s *Store) completeWait(ctx context.Context, node *redis.Client, script *redis.Cmd, n int, ms int64) (*redis.Cmd, *redis.IntCmd) {
-	wait := redis.NewIntCmd(ctx, "wait", n, ms)
-	pipe := node.Pipeline()
-	_ = pipe.Process(ctx, script)
-	_ = pipe.Process(ctx, wait)
-	_, _ = pipe.Exec(ctx) // each command keeps its own error
+// countReplicas is complete.lua's ARGV[4] that has it count the master's
+// replicas.
+const countReplicas = "r"
+
+// countNone is complete.lua's ARGV[4] that counts no replicas, before its
+// ARGV[5] (the record's tag).
+const countNone = ""
+
+// completeWait sends script and WAIT n ms after it, in lane l, on one
+// connection; wait holds WAIT's reply (shared by the batch's calls).
+func completeWait(ctx context.Context, l *lane, script *redis.Cmd, n int, ms int64) (*redis.Cmd, *redis.IntCmd) {
+	c := newCall(ctx, script)
+	c.wait, c.waitMS = n, ms
+	l.do(c)
+	wait := c.acked
+	c.free()
+	if wait == nil { // withdrawn before its batch: script holds the context's error
+		wait = redis.NewIntCmd(ctx, "wait", n, ms)
+		wait.SetErr(script.Err())
+	}
 	return script, wait
+}
+
+// sawReplicas records that the master at addr had n replicas when a
+// completion that waited for none was written: the completions after it
+// wait for them, without waiting for the next check.
+func (s *Store) sawReplicas(addr string, n int) {
+	for {
+		v := s.acks.seen.Load()
+		next := &replicaView{replicas: map[string]int{addr: n}}
+		if v != nil {
+			if v.replicas[addr] == n {
+				return
+			}
+			next.at = v.at
+			for a, k := range v.replicas {
+				if a != addr {
+					next.replicas[a] = k
+				}
+			}
+		}
+		if s.acks.seen.CompareAndSwap(v, next) {
+			return
+		}
+	}
 }
 
 // ackFailed is a completion's failure to reach the key's master. A
@@ -193,13 +253,17 @@ func (s *Store) ackFailed(err error) error {
 // unreplicatedError is a completion stored on the master that too few
 // replicas acknowledged in time.
 type unreplicatedError struct {
-	want    int
-	acked   int64
-	timeout time.Duration
-	err     error // WAIT's own failure, if it failed
+	want        int
+	acked       int64
+	timeout     time.Duration
+	err         error // WAIT's own failure, if it failed
+	unannounced int   // replicas attached since the last check, not waited for
 }
 
 func (e *unreplicatedError) Error() string {
+	if e.unannounced > 0 {
+		return fmt.Sprintf("idem: result stored while %d replica(s) the store had not yet counted were attached; it did not wait for them", e.unannounced)
+	}
 	if e.err != nil {
 		return fmt.Sprintf("idem: result stored, but WAIT %d failed: %v", e.want, e.err)
 	}

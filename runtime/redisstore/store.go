@@ -24,9 +24,12 @@ import (
 // every command touches exactly one key, and it is safe for concurrent use.
 //
 // A first request costs two round trips (acquire, complete), a replay or a
-// mismatch one, a conflict two. Records must not be evicted and the scripts
-// must run: the store refuses a Redis whose maxmemory-policy evicts (unless
-// WithEvictionRunsMayRepeat) or that denies the scripts (see [Store.Check]).
+// mismatch one, a conflict two. The calls of concurrent requests share
+// pipelines: under load many requests' commands go out in one write, while
+// a lone request waits for nothing. Records must not be evicted and the
+// scripts must run: the store refuses a Redis whose maxmemory-policy evicts
+// (unless WithEvictionRunsMayRepeat) or that denies the scripts (see
+// [Store.Check]).
 //
 // Every error it returns, other than [idemstore.ErrNotOwner] and the argument
 // checks, is a *[idemstore.StoreError], which matches [idemstore.ErrStoreUnavailable]
@@ -45,6 +48,7 @@ type Store struct {
 	checkEvery       time.Duration // WithCheckInterval
 	evictionAccepted bool          // WithEvictionRunsMayRepeat
 	clientProblem    string        // what is wrong with rdb's options, for Check; "" if nothing
+	lanes            lanes         // the batches of concurrent calls (batch.go)
 	acks             replicaAcks   // WithReplicaAcks, and what the checks read of replicas (replica.go)
 	durability       durability    // WithWarnings, and the last warning (durability.go)
 	log              *slog.Logger  // WithLogger
@@ -145,6 +149,9 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 		log:          slog.Default(),
 	}
 	s.pipe, _ = rdb.(pipeliner)
+	if s.pipe != nil {
+		s.lanes.plain = &lane{pipe: s.pipe}
+	}
 	s.layoutSince.Store(-1)
 	s.proc, _ = rdb.(processor)
 	for _, opt := range opts {
@@ -270,10 +277,9 @@ func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, 
 	k := any(a.key) // boxed once for both commands
 	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
 	get := redis.NewStringCmd(ctx, "get", k)
-	pipe := s.pipe.Pipeline()
-	_ = pipe.Process(ctx, set)
-	_ = pipe.Process(ctx, get)
-	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	c := newCall(ctx, set, get)
+	s.lanes.plain.do(c) // one pipeline, alone or with other calls' (batch.go)
+	c.free()
 	created, err := set.Result()
 	switch {
 	case err != nil:
@@ -391,7 +397,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	// lease of both for the engine's next attempt, which finds the
 	// previous key completed (0) and goes on.
 	tag, result := encodeResult(rec, s.compressOver, false)
-	if err := s.run(ctx, "complete", s.complete, prevKey, token, result, ret, tagArgs[tag]); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+	if err := s.run(ctx, "complete", s.complete, prevKey, token, result, ret, countNone, tagArgs[tag]); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
 		return err
 	}
 	tag, result = encodeResult(rec, s.compressOver, true)
@@ -439,13 +445,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 // answer 1 (done) or 0 (refused: idemstore.ErrNotOwner). args are its ARGV, the
 // owner token first.
 func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey string, args ...any) error {
-	var cmd *redis.Cmd
-	if s.proc == nil { // a wrapper that only runs scripts
-		cmd = script.Run(ctx, s.rdb, []string{skey}, args...)
-	} else if cmd = evalsha(ctx, script, skey, args...); s.proc.Process(ctx, cmd) != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = script.Eval(ctx, s.rdb, []string{skey}, args...)
-	}
-	n, err := cmd.Int64()
+	n, err := s.script(ctx, script, skey, args...).Int64()
 	switch {
 	case err != nil:
 		return s.denied(op, err)
@@ -455,6 +455,30 @@ func (s *Store) run(ctx context.Context, op string, script *redis.Script, skey s
 		return idemstore.ErrNotOwner
 	}
 	return &idemstore.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", n)}
+}
+
+// script runs script on the record at skey with ARGV args: EVALSHA, in
+// the store's lane when it has one (batch.go), and EVAL when Redis answers
+// NOSCRIPT.
+func (s *Store) script(ctx context.Context, script *redis.Script, skey string, args ...any) *redis.Cmd {
+	switch {
+	case s.proc == nil: // a wrapper that only runs scripts
+		return script.Run(ctx, s.rdb, []string{skey}, args...)
+	case s.lanes.plain == nil:
+		cmd := evalsha(ctx, script, skey, args...)
+		if s.proc.Process(ctx, cmd) == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			return cmd
+		}
+	default:
+		cmd := evalsha(ctx, script, skey, args...)
+		c := newCall(ctx, cmd)
+		s.lanes.plain.do(c)
+		c.free()
+		if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			return cmd
+		}
+	}
+	return script.Eval(ctx, s.rdb, []string{skey}, args...)
 }
 
 // evalsha is the EVALSHA command of script on the record at skey with

@@ -374,6 +374,24 @@ func (response CreatePayment201JSONResponse) VisitCreatePaymentResponse(ctx iris
 	return ctx.JSON(&response)
 }
 
+type CreatePayment402JSONResponse Error
+
+func (response CreatePayment402JSONResponse) VisitCreatePaymentResponse(ctx iris.Context) error {
+	ctx.ResponseWriter().Header().Set("Content-Type", "application/json")
+	ctx.StatusCode(402)
+
+	return ctx.JSON(&response)
+}
+
+type CreatePayment500JSONResponse Error
+
+func (response CreatePayment500JSONResponse) VisitCreatePaymentResponse(ctx iris.Context) error {
+	ctx.ResponseWriter().Header().Set("Content-Type", "application/json")
+	ctx.StatusCode(500)
+
+	return ctx.JSON(&response)
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// UploadFile Upload a file, a multipart body like Stripe's POST /v1/files

@@ -46,6 +46,8 @@ var createPaymentIdempotencyOp = idem.Operation{
 	KeyPointer:        "/idempotency_key",
 	Retention:         time.Hour,
 	Lock:              10 * time.Second,
+	Final:             []string{"2xx", "3xx", "4xx", "500"},
+	Transient:         []int{402},
 	FingerprintIgnore: []string{"/trace_id"},
 	Security: []idem.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},

@@ -1,4 +1,7 @@
-package idem
+// Package keyheader parses and checks idempotency keys: the value of the
+// key header as draft-ietf-httpapi-idempotency-key-header defines it (an
+// RFC 8941 sf-string), and a key from any source.
+package keyheader
 
 import (
 	"errors"
@@ -6,33 +9,35 @@ import (
 	"strings"
 )
 
-// MaxKeyLength is the longest idempotency key accepted, in bytes.
-const MaxKeyLength = 255
+// MaxLength is the longest idempotency key accepted, in bytes (package
+// idem: MaxKeyLength).
+const MaxLength = 255
 
-// ErrInvalidKey is returned (wrapped) for a key that is empty, longer than
-// MaxKeyLength, not printable ASCII, or a malformed sf-string.
-var ErrInvalidKey = errors.New("idem: invalid idempotency key")
+// ErrInvalid is returned (wrapped) for a key that is empty, longer than
+// MaxLength, not printable ASCII, or a malformed sf-string (package idem:
+// ErrInvalidKey).
+var ErrInvalid = errors.New("idem: invalid idempotency key")
 
-// parseKeyHeader parses the value of an idempotency key header as the IETF
+// Parse parses the value of an idempotency key header as the IETF
 // draft defines it: an RFC 8941 Item whose value is a String ("quoted", with
 // \" and \\ escapes), parameters allowed and ignored. Unless strict, a bare
 // token (printable ASCII without spaces, not starting with a quote) is
 // accepted as the key itself. It returns the unquoted key.
-func parseKeyHeader(value string, strict bool) (string, error) {
+func Parse(value string, strict bool) (string, error) {
 	v := strings.Trim(value, " ")
 	if v == "" {
-		return "", fmt.Errorf("%w: empty", ErrInvalidKey)
+		return "", fmt.Errorf("%w: empty", ErrInvalid)
 	}
 	if v[0] != '"' {
 		if strict {
-			return "", fmt.Errorf("%w: not an sf-string", ErrInvalidKey)
+			return "", fmt.Errorf("%w: not an sf-string", ErrInvalid)
 		}
 		for i := 0; i < len(v); i++ {
 			if v[i] <= ' ' || v[i] > '~' {
-				return "", fmt.Errorf("%w: bare key has a byte outside printable ASCII at %d", ErrInvalidKey, i)
+				return "", fmt.Errorf("%w: bare key has a byte outside printable ASCII at %d", ErrInvalid, i)
 			}
 		}
-		if err := checkKey(v); err != nil {
+		if err := Check(v); err != nil {
 			return "", err
 		}
 		return v, nil
@@ -44,23 +49,23 @@ func parseKeyHeader(value string, strict bool) (string, error) {
 	if err := checkParams(rest); err != nil {
 		return "", err
 	}
-	if err := checkKey(key); err != nil {
+	if err := Check(key); err != nil {
 		return "", err
 	}
 	return key, nil
 }
 
-// checkKey validates an unquoted key: 1..MaxKeyLength printable ASCII bytes.
-func checkKey(key string) error {
+// Check validates an unquoted key: 1..MaxLength printable ASCII bytes.
+func Check(key string) error {
 	switch {
 	case key == "":
-		return fmt.Errorf("%w: empty", ErrInvalidKey)
-	case len(key) > MaxKeyLength:
-		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidKey, MaxKeyLength)
+		return fmt.Errorf("%w: empty", ErrInvalid)
+	case len(key) > MaxLength:
+		return fmt.Errorf("%w: longer than %d bytes", ErrInvalid, MaxLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < ' ' || key[i] > '~' {
-			return fmt.Errorf("%w: byte outside printable ASCII at %d", ErrInvalidKey, i)
+			return fmt.Errorf("%w: byte outside printable ASCII at %d", ErrInvalid, i)
 		}
 	}
 	return nil
@@ -76,24 +81,24 @@ func parseSFString(s string) (val, rest string, err error) {
 		case c == '\\':
 			i++
 			if i == len(s) || (s[i] != '"' && s[i] != '\\') {
-				return "", "", fmt.Errorf("%w: bad escape in sf-string", ErrInvalidKey)
+				return "", "", fmt.Errorf("%w: bad escape in sf-string", ErrInvalid)
 			}
 			b.WriteByte(s[i])
 		case c == '"':
 			return b.String(), s[i+1:], nil
 		case c < ' ' || c > '~':
-			return "", "", fmt.Errorf("%w: byte outside printable ASCII in sf-string", ErrInvalidKey)
+			return "", "", fmt.Errorf("%w: byte outside printable ASCII in sf-string", ErrInvalid)
 		default:
 			b.WriteByte(c)
 		}
 	}
-	return "", "", fmt.Errorf("%w: unterminated sf-string", ErrInvalidKey)
+	return "", "", fmt.Errorf("%w: unterminated sf-string", ErrInvalid)
 }
 
 // checkParams validates RFC 8941 parameters (*( ";" *SP key [ "=" bare-item ] ))
 // after an item; their values are ignored.
 func checkParams(s string) error {
-	bad := fmt.Errorf("%w: unexpected data after sf-string", ErrInvalidKey)
+	bad := fmt.Errorf("%w: unexpected data after sf-string", ErrInvalid)
 	for s != "" {
 		if s[0] != ';' {
 			return bad

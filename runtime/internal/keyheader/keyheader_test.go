@@ -1,4 +1,4 @@
-package idem
+package keyheader
 
 import (
 	"errors"
@@ -42,12 +42,12 @@ func TestParseKeyHeader(t *testing.T) {
 		{`"` + strings.Repeat("a", 256) + `"`, false, "", false},
 		{`"` + strings.Repeat(`\"`, 255) + `"`, false, strings.Repeat(`"`, 255), true},
 	} {
-		got, err := parseKeyHeader(tc.in, tc.strict)
+		got, err := Parse(tc.in, tc.strict)
 		if tc.ok != (err == nil) || got != tc.want {
-			t.Errorf("parseKeyHeader(%q, %v) = %q, %v; want %q, ok %v", tc.in, tc.strict, got, err, tc.want, tc.ok)
+			t.Errorf("Parse(%q, %v) = %q, %v; want %q, ok %v", tc.in, tc.strict, got, err, tc.want, tc.ok)
 		}
-		if err != nil && !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("parseKeyHeader(%q): error %v is not ErrInvalidKey", tc.in, err)
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("Parse(%q): error %v is not ErrInvalid", tc.in, err)
 		}
 	}
 }
@@ -58,19 +58,19 @@ func FuzzParseKeyHeader(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, in string, strict bool) {
-		key, err := parseKeyHeader(in, strict)
+		key, err := Parse(in, strict)
 		if err != nil {
 			if key != "" {
 				t.Fatalf("key %q returned with error %v", key, err)
 			}
 			return
 		}
-		if checkKey(key) != nil {
+		if Check(key) != nil {
 			t.Fatalf("accepted an invalid key %q from %q", key, in)
 		}
 		// Serializing the key as an sf-string parses back to it.
 		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
-		if back, err := parseKeyHeader(quoted, true); err != nil || back != key {
+		if back, err := Parse(quoted, true); err != nil || back != key {
 			t.Fatalf("round trip of %q: %q, %v", key, back, err)
 		}
 	})

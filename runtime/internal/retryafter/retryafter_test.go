@@ -1,4 +1,4 @@
-package idem
+package retryafter
 
 import (
 	"net/http"
@@ -18,8 +18,8 @@ func TestRetryAfterParse(t *testing.T) {
 		{"5", 5 * time.Second, true},
 		{" 7\t", 7 * time.Second, true},
 		{"007", 7 * time.Second, true},
-		{"99999999999999999999", maxRetryAfter, true},
-		{"9223372037", maxRetryAfter, true}, // seconds beyond time.Duration
+		{"99999999999999999999", Max, true},
+		{"9223372037", Max, true}, // seconds beyond time.Duration
 		{"9223372036", 9223372036 * time.Second, true},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
@@ -35,9 +35,9 @@ func TestRetryAfterParse(t *testing.T) {
 		{"tomorrow", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseRetryAfter(tt.in, now)
+		got, ok := Parse(tt.in, now)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("Parse(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -51,25 +51,25 @@ func FuzzRetryAfter(f *testing.F) {
 	}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, v string) {
-		d, ok := parseRetryAfter(v, now)
+		d, ok := Parse(v, now)
 		if d < 0 {
-			t.Fatalf("parseRetryAfter(%q) = %v, negative", v, d)
+			t.Fatalf("Parse(%q) = %v, negative", v, d)
 		}
 		if !ok {
 			if d != 0 {
-				t.Fatalf("parseRetryAfter(%q) = %v with ok false", v, d)
+				t.Fatalf("Parse(%q) = %v with ok false", v, d)
 			}
 			return
 		}
 		trimmed := trimOWS(v)
-		if secs, err := strconv.ParseUint(trimmed, 10, 64); err == nil && secs <= uint64(maxRetryAfter/time.Second) {
+		if secs, err := strconv.ParseUint(trimmed, 10, 64); err == nil && secs <= uint64(Max/time.Second) {
 			if d != time.Duration(secs)*time.Second {
-				t.Fatalf("parseRetryAfter(%q) = %v, want %ds", v, d, secs)
+				t.Fatalf("Parse(%q) = %v, want %ds", v, d, secs)
 			}
 			return
 		}
-		if _, err := http.ParseTime(trimmed); err != nil && d != maxRetryAfter {
-			t.Fatalf("parseRetryAfter(%q) accepted a value that is neither delay-seconds nor an HTTP-date", v)
+		if _, err := http.ParseTime(trimmed); err != nil && d != Max {
+			t.Fatalf("Parse(%q) accepted a value that is neither delay-seconds nor an HTTP-date", v)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package idem
+package deadline
 
 import (
 	"context"
@@ -15,11 +15,11 @@ type testKey struct{}
 // deadlines move on with time and never back.
 func TestStoreDeadlines(t *testing.T) {
 	const timeout = 64 * time.Millisecond
-	d := newStoreDeadlines(timeout)
+	d := New(timeout)
 	req, cancelReq := context.WithCancel(context.WithValue(context.Background(), testKey{}, "request value"))
 
 	before := time.Now()
-	ctx := d.context(req)
+	ctx := d.Context(req)
 	after := time.Now()
 	if v := ctx.Value(testKey{}); v != "request value" {
 		t.Errorf("value = %v, want the request's", v)
@@ -48,12 +48,12 @@ func TestStoreDeadlines(t *testing.T) {
 	}
 
 	// Deadlines never go back, and a later step gets a later one.
-	da, _ := d.context(context.Background()).Deadline()
-	if db, _ := d.context(context.Background()).Deadline(); db.Before(da) {
+	da, _ := d.Context(context.Background()).Deadline()
+	if db, _ := d.Context(context.Background()).Deadline(); db.Before(da) {
 		t.Errorf("deadlines went back: %v then %v", da, db)
 	}
 	for start := time.Now(); ; {
-		if c, _ := d.context(context.Background()).Deadline(); c.After(da) {
+		if c, _ := d.Context(context.Background()).Deadline(); c.After(da) {
 			break
 		}
 		if time.Since(start) > 10*time.Second {
@@ -63,14 +63,14 @@ func TestStoreDeadlines(t *testing.T) {
 }
 
 // TestStoreDeadlinesIn: contextIn makes its first call's context in the
-// caller's storeCtx, like context's, and leaves it unchanged afterwards,
+// caller's Ctx, like context's, and leaves it unchanged afterwards,
 // making the next ones anew.
 func TestStoreDeadlinesIn(t *testing.T) {
-	d := newStoreDeadlines(time.Hour)
+	d := New(time.Hour)
 	req := context.WithValue(context.Background(), testKey{}, "request value")
-	var kept storeCtx
+	var kept Ctx
 	early, _ := d.current().Deadline()
-	first := d.contextIn(&kept, req)
+	first := d.ContextIn(&kept, req)
 	late, _ := d.current().Deadline() // the same unless a step began meanwhile
 	if first != context.Context(&kept) {
 		t.Fatalf("first call's context %p, want the kept one %p", first, &kept)
@@ -80,7 +80,7 @@ func TestStoreDeadlinesIn(t *testing.T) {
 	}
 	before := kept
 	other := context.WithValue(context.Background(), testKey{}, "another request")
-	second := d.contextIn(&kept, other)
+	second := d.ContextIn(&kept, other)
 	if second == first || kept != before || second.Value(testKey{}) != "another request" {
 		t.Errorf("second call: context %p (first %p), value %v; kept %+v, was %+v", second, first, second.Value(testKey{}), kept, before)
 	}

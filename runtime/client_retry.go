@@ -3,6 +3,7 @@ package idem
 import (
 	"context"
 	"errors"
+	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"io"
 	"net/http"
 	"strings"
@@ -94,7 +95,7 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	now := c.caller.clockNow()
 	wait, fromHeader := time.Duration(0), false
 	if resp != nil {
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+		if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), now); ok {
 			// The server's wait is a floor: MaxInterval caps only the
 			// client's own backoff.
 			wait, fromHeader = d, true

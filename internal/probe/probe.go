@@ -1,0 +1,250 @@
+// Package probe is idemctl probe: it checks a deployed API against the
+// idempotency contract its spec promises, through the real network path
+// (gateways, proxies, routers), one marked operation at a time.
+//
+// For every x-idempotent operation (resolved by internal/load, exactly as
+// idemgen resolves them) it sends: a request without a key (400
+// missing-key where the key is required); a first request with a fresh
+// key; the same request again (the same status, body and replayed
+// headers, Idempotent-Replayed: true); the same key with another body
+// (422 fingerprint-mismatch); N requests at once with one fresh key (one
+// run: the rest 409 with Retry-After, or replays); where the key is in the
+// body, another body key (runs anew); and where the operation declares a
+// credential, the same key from a second caller (not the first caller's
+// replay). Requests come from the spec's examples or an examples file; an
+// operation with neither is listed as not probed, never guessed.
+//
+// The probe sends real requests: every probed operation runs on the
+// target, several times, and creates what it creates there.
+package probe
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idemgen/idemgen/internal/cli"
+	"github.com/idemgen/idemgen/internal/model"
+)
+
+// Exit codes of Run.
+const (
+	ExitOK     = 0 // every check passed (or was not probed)
+	ExitBroken = 1 // a check failed: the deployment breaks the contract
+	ExitUsage  = 2 // bad flags, or a spec idemgen refuses
+)
+
+// Warning is what Run prints before it sends anything.
+const Warning = "idemctl probe sends REAL requests to %s: each probed operation runs there up to %d times and creates real resources (orders, payments, ...). Point it at a staging deployment with test credentials, never at production data.\n"
+
+const usage = `usage: idemctl probe -spec openapi.yaml [-config cfg.yaml | -overlay overlay.yaml]
+                     -url https://staging.example.com [-header 'Name: value']...
+                     [-other-header 'Name: value']... [-examples file.yaml]
+                     [-op operationId]... [-n 8] [-timeout 30s] [-dry-run]
+
+probe checks a deployed API against the idempotency contract of its spec.
+It SENDS REAL REQUESTS: every probed operation runs on the target several
+times (6 + -n) and creates real resources there. Use staging and test
+credentials; -dry-run lists the requests without sending any.
+
+For every x-idempotent operation (as idemgen reads the spec, through the
+same oapi-codegen config or overlay) it checks: a request without a key
+is 400 missing-key (where the key is required); a first request with a
+fresh key is the operation's answer; the same request again is its replay
+(same status, body and headers, Idempotent-Replayed: true); the same key
+with another body is 422 fingerprint-mismatch; -n requests at once with
+one key run once (the rest 409 with Retry-After, or replays); a body key
+(x-idempotent key.body) is read from the body; and, with -other-header,
+a second caller's same key is not the first caller's replay (the scope).
+
+Parameters and bodies come from the spec's examples, or from -examples, a
+YAML or JSON file by operationId:
+
+  createPet:
+    path: {petId: 1}
+    query: {dryRun: false}
+    header: {X-Account-Id: acct-1}
+    body: {name: Rex, species: dog}
+
+An operation with neither is listed as not probed, never guessed. The
+exit code is 0 when no check failed, 1 when one did (the table names it),
+2 for bad flags or a spec idemgen refuses.
+
+`
+
+// Config is one probe run.
+type Config struct {
+	Spec, CodegenConfig, Overlay string
+	Examples                     string   // the examples file, "" for none
+	Operations                   []string // operationIds or Go names in scope; nil: all
+	BaseURL                      *url.URL
+	Header, Other                http.Header // every request's; a second caller's (nil: no scope check)
+	Concurrent                   int
+	Client                       *http.Client
+	DryRun                       bool
+}
+
+// Probe runs the checks of c and returns the table's rows. In a dry run
+// it writes the requests to list instead of sending them.
+func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
+	ops, doc, err := loadSpec(c.Spec, c.CodegenConfig, c.Overlay)
+	if err != nil {
+		return nil, err
+	}
+	given, err := readValues(c.Examples)
+	if err != nil {
+		return nil, err
+	}
+	p := &prober{base: c.BaseURL, header: c.Header, other: c.Other, concurrent: max(c.Concurrent, 2), client: c.Client}
+	if c.DryRun {
+		p.dryRun = list
+	}
+	var rows []Row
+	var unknown []string
+	for _, name := range c.Operations {
+		if !slices.ContainsFunc(ops, func(o model.Operation) bool { return o.SpecID == name || o.GoName == name }) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("-op %s: no x-idempotent operation of that name in %s", strings.Join(unknown, ", "), c.Spec)
+	}
+	for _, op := range ops {
+		if len(c.Operations) > 0 && !slices.Contains(c.Operations, op.SpecID) && !slices.Contains(c.Operations, op.GoName) {
+			continue
+		}
+		t := newTarget(op, doc, given)
+		if t.reason != "" {
+			rows = append(rows, Row{Operation: t.name, Check: "not probed", Got: t.reason, Result: Skipped})
+			continue
+		}
+		rows = append(rows, p.probe(ctx, t)...)
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// Run runs idemctl probe with args (after "probe") and returns the exit
+// code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("idemctl probe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var c Config
+	var base string
+	var headers, others, opsFlag listFlag
+	var timeout time.Duration
+	fs.StringVar(&c.Spec, "spec", "", "the OpenAPI document (required)")
+	fs.StringVar(&c.CodegenConfig, "config", "", "the oapi-codegen config idemgen ran with (its overlay and filters apply)")
+	fs.StringVar(&c.Overlay, "overlay", "", "an OpenAPI Overlay that marks the spec (instead of the config's)")
+	fs.StringVar(&base, "url", "", "base URL of the deployment (required), e.g. https://staging.example.com/v1")
+	fs.Var(&headers, "header", "'Name: value' sent with every request, e.g. credentials (repeatable)")
+	fs.Var(&others, "other-header", "'Name: value' of a second caller, for the scope check (repeatable)")
+	fs.StringVar(&c.Examples, "examples", "", "YAML or JSON file of parameters and bodies by operationId")
+	fs.Var(&opsFlag, "op", "probe only this operation (operationId or Go name; repeatable)")
+	fs.IntVar(&c.Concurrent, "n", 8, "requests sent at once with one key (at least 2)")
+	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
+	fs.BoolVar(&c.DryRun, "dry-run", false, "list the requests, send nothing")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	u, err := url.Parse(base)
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "idemctl probe: unexpected arguments %q\n", fs.Args())
+		return ExitUsage
+	case c.Spec == "" || base == "":
+		fmt.Fprintln(stderr, "idemctl probe: -spec and -url are required (idemctl probe -h)")
+		return ExitUsage
+	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		fmt.Fprintf(stderr, "idemctl probe: -url %q: want an http or https URL such as https://staging.example.com\n", base)
+		return ExitUsage
+	case c.Concurrent < 2:
+		fmt.Fprintln(stderr, "idemctl probe: -n must be at least 2")
+		return ExitUsage
+	}
+	c.BaseURL, c.Operations = u, opsFlag
+	if c.Header, err = headers.header(); err == nil && len(others) > 0 {
+		c.Other, err = others.header()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "idemctl probe: %v\n", err)
+		return ExitUsage
+	}
+	c.Client = &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	if c.DryRun {
+		fmt.Fprintf(stdout, "idemctl probe -dry-run: nothing is sent. Without -dry-run it "+strings.TrimPrefix(Warning, "idemctl probe "), u.Redacted(), 6+c.Concurrent)
+	} else {
+		fmt.Fprintf(stdout, Warning, u.Redacted(), 6+c.Concurrent)
+	}
+	rows, err := Probe(ctx, c, stdout)
+	if err != nil && rows == nil {
+		fmt.Fprint(stderr, cli.Message(err))
+		return ExitUsage
+	}
+	writeTable(stdout, rows)
+	if err != nil {
+		fmt.Fprintf(stderr, "idemctl probe: %v\n", err)
+		return ExitBroken
+	}
+	var broken []string
+	for _, r := range rows {
+		if r.Result == Fail {
+			broken = append(broken, r.Operation+": "+r.Check)
+		}
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(stdout, "\nBROKEN: %d check(s) failed: %s\n", len(broken), strings.Join(broken, "; "))
+		return ExitBroken
+	}
+	if !c.DryRun {
+		fmt.Fprintln(stdout, "\nok: the deployment keeps the contract for every probed operation")
+	}
+	return ExitOK
+}
+
+// writeTable prints rows as a table.
+func writeTable(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nOPERATION\tCHECK\tEXPECTED\tGOT\tRESULT")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Operation, r.Check, r.Expected, r.Got, r.Result)
+	}
+	tw.Flush()
+}
+
+// listFlag is a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// header parses 'Name: value' entries.
+func (l listFlag) header() (http.Header, error) {
+	h := http.Header{}
+	for _, e := range l {
+		name, value, ok := strings.Cut(e, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("header %q: want 'Name: value'", e)
+		}
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return h, nil
+}

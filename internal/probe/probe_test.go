@@ -1,0 +1,92 @@
+package probe_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/idemgen/idemgen/internal/probe"
+)
+
+// TestDryRunSendsNothing: a dry run lists the requests, says that a real
+// run creates real resources, lists an operation without examples as not
+// probed, and sends nothing.
+func TestDryRunSendsNothing(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := probe.Run(context.Background(), []string{"-spec", "testdata/openapi.yaml", "-url", srv.URL, "-header", "X-API-Key: sk_test", "-dry-run"}, &out, &errOut)
+	if code != probe.ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, &errOut)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("a dry run sent %d requests", hits.Load())
+	}
+	for _, want := range []string{
+		"nothing is sent", "creates real resources",
+		"POST " + srv.URL + "/orders", `{"item":"apple"}`, "Idempotency-Key: idemctl-probe-", "X-Api-Key: sk_test",
+		"refundOrder  not probed", "no example for path parameter orderId",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, &out)
+		}
+	}
+}
+
+// TestUnprotectedServerIsBroken: a server without the idempotency layer
+// fails the probe, which names the checks and exits 1.
+func TestUnprotectedServerIsBroken(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":%d}`, n.Add(1))
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := probe.Run(context.Background(), []string{"-spec", "testdata/openapi.yaml", "-url", srv.URL, "-n", "4"}, &out, &errOut)
+	if code != probe.ExitBroken {
+		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, probe.ExitBroken, &out, &errOut)
+	}
+	for _, want := range []string{"sends REAL requests", "BROKEN:", "createOrder: missing key", "createOrder: replay",
+		"createOrder: same key, another request", "createOrder: 4 concurrent, one key", "the operation ran 4 times"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, &out)
+		}
+	}
+}
+
+// TestExamplesFile: values from -examples make an operation probeable.
+func TestExamplesFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "examples.yaml")
+	if err := os.WriteFile(file, []byte("refundOrder:\n  path: {orderId: ord-1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := probe.Run(context.Background(), []string{"-spec", "testdata/openapi.yaml", "-url", "http://127.0.0.1:9", "-examples", file, "-op", "refundOrder", "-dry-run"}, &out, &errOut)
+	if code != probe.ExitOK || !strings.Contains(out.String(), "POST http://127.0.0.1:9/orders/ord-1/refunds") || strings.Contains(out.String(), "createOrder") {
+		t.Errorf("exit %d, output:\n%s%s", code, &out, &errOut)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-spec", "testdata/openapi.yaml"},
+		{"-spec", "testdata/openapi.yaml", "-url", "ftp://x"},
+		{"-spec", "testdata/openapi.yaml", "-url", "http://127.0.0.1:9", "-n", "1"},
+		{"-spec", "testdata/openapi.yaml", "-url", "http://127.0.0.1:9", "-header", "nocolon"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := probe.Run(context.Background(), args, &out, &errOut); code != probe.ExitUsage || errOut.Len() == 0 {
+			t.Errorf("%q: exit %d (stderr %q), want %d and a message", args, code, &errOut, probe.ExitUsage)
+		}
+	}
+}

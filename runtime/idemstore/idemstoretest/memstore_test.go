@@ -1,0 +1,181 @@
+package idemstoretest_test
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+// memStore is a TxStore in memory, written from idemstore's documentation
+// alone: the suite's reference for a store of one's own. Its clock is now.
+type memStore struct {
+	now   func() time.Time
+	mu    sync.Mutex            // guards the fields below
+	recs  map[string]*memRecord // by key
+	marks map[string]bool       // the marks committed runs wrote (TxWrite)
+}
+
+// memRecord is one key's record.
+type memRecord struct {
+	fp, token string
+	fence     int64
+	until     time.Time // the lease's deadline, or the expiry of a completed record
+	done      bool
+	rec       idemstore.Record
+}
+
+func newMemStore(now func() time.Time) *memStore {
+	return &memStore{now: now, recs: map[string]*memRecord{}, marks: map[string]bool{}}
+}
+
+// Acquire implements idemstore.Store.
+func (s *memStore) Acquire(_ context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.recs[req.Key]
+	if r != nil && r.done && !now.Before(r.until) {
+		r = nil // expired
+	}
+	switch {
+	case r == nil:
+		s.recs[req.Key] = &memRecord{fp: req.Fingerprint, token: req.Token, fence: 1, until: now.Add(req.Lease)}
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
+	case r.fp != req.Fingerprint:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
+	case r.done:
+		rec := r.rec
+		rec.Header, rec.Body = rec.Header.Clone(), bytes.Clone(rec.Body)
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: &rec}, nil
+	case now.Before(r.until):
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: r.until.Sub(now)}, nil
+	}
+	r.token, r.until = req.Token, now.Add(req.Lease)
+	r.fence++
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: r.fence}, nil
+}
+
+// owned returns key's in-progress record if token owns it. s.mu is held.
+func (s *memStore) owned(key, token string) *memRecord {
+	if r := s.recs[key]; r != nil && !r.done && r.token == token {
+		return r
+	}
+	return nil
+}
+
+// Complete implements idemstore.Store.
+func (s *memStore) Complete(_ context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.completeLocked(s.owned(key, token), rec, retention)
+}
+
+func (s *memStore) completeLocked(r *memRecord, rec *idemstore.Record, retention time.Duration) error {
+	if r == nil {
+		return idemstore.ErrNotOwner
+	}
+	r.done, r.until = true, s.now().Add(retention)
+	r.rec = *rec
+	r.rec.Header, r.rec.Body = rec.Header.Clone(), bytes.Clone(rec.Body)
+	return nil
+}
+
+// Release implements idemstore.Store.
+func (s *memStore) Release(_ context.Context, key, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owned(key, token) == nil {
+		return idemstore.ErrNotOwner
+	}
+	delete(s.recs, key)
+	return nil
+}
+
+// Extend implements idemstore.Store.
+func (s *memStore) Extend(_ context.Context, key, token string, lease time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.owned(key, token)
+	if r == nil {
+		return idemstore.ErrNotOwner
+	}
+	r.until = s.now().Add(lease)
+	return nil
+}
+
+// BeginRun implements idemstore.TxStore.
+func (s *memStore) BeginRun(_ context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
+	return &memTx{s: s, key: key, token: token, fence: fence}, nil
+}
+
+// memTx is a run's transaction: the marks it wrote, committed with its
+// record.
+type memTx struct {
+	s          *memStore
+	key, token string
+	fence      int64
+	marks      []string // written, not yet committed
+}
+
+type txKey struct{}
+
+// Context implements idemstore.RunTx.
+func (tx *memTx) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// Commit implements idemstore.RunTx.
+func (tx *memTx) Commit(_ context.Context, rec *idemstore.Record, retention time.Duration) error {
+	s := tx.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.owned(tx.key, tx.token)
+	if r == nil || r.fence != tx.fence {
+		return idemstore.ErrNotOwner
+	}
+	for _, m := range tx.marks {
+		s.marks[m] = true
+	}
+	return s.completeLocked(r, rec, retention)
+}
+
+// Rollback implements idemstore.RunTx.
+func (tx *memTx) Rollback(context.Context) error {
+	tx.marks = nil // after Commit, nothing is left to roll back
+	return nil
+}
+
+// txWrite is Harness.TxWrite for memStore.
+func txWrite(ctx context.Context, mark string) error {
+	tx := ctx.Value(txKey{}).(*memTx)
+	tx.marks = append(tx.marks, mark)
+	return nil
+}
+
+// txMarked is Harness.TxMarked for s.
+func (s *memStore) txMarked(_ context.Context, mark string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.marks[mark], nil
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}

@@ -1,0 +1,94 @@
+// Package deadline hands out the contexts of an engine's store calls from
+// deadlines that calls starting at about the same time share.
+package deadline
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// steps is how many steps a store timeout is cut into (see Shared): a
+// store call is bounded by at least (steps-1)/steps of the timeout and
+// never by more.
+const steps = 64
+
+// Shared hands out the contexts of store calls: with the values of the
+// request's context, not cancelled with it, bounded by the store timeout.
+//
+// context.WithTimeout per call would start and stop a runtime timer twice
+// per first request, a good part of the engine's own CPU under load
+// (BENCHMARKS.md). Calls share deadlines instead: time is cut into steps of
+// timeout/steps, and every call that starts within one step gets that
+// step's deadline context, which ends one timeout after the step's start,
+// cancelled by its own timer. A call's own context (Ctx) adds its
+// request's values.
+type Shared struct {
+	timeout time.Duration
+	step    time.Duration
+	epoch   time.Time // steps count from here; it has a monotonic reading
+	cur     atomic.Pointer[stepDeadline]
+}
+
+// stepDeadline is the deadline context of one step.
+type stepDeadline struct {
+	step   int64
+	ctx    context.Context
+	cancel context.CancelFunc // never called: the context ends by its deadline
+}
+
+// New returns the Shared deadlines of store calls bounded by timeout.
+func New(timeout time.Duration) *Shared {
+	return &Shared{timeout: timeout, step: max(timeout/steps, 1), epoch: time.Now()}
+}
+
+// Context returns the context of a store call made for the request whose
+// context is values.
+func (d *Shared) Context(values context.Context) context.Context {
+	return &Ctx{Context: d.current(), values: values}
+}
+
+// ContextIn is Context in c, a call context kept by the caller (a lease
+// keeps one for its completion), which saves Context's allocation; once c
+// is used, it is Context. (A store may keep a call's context past the call:
+// c does not change once used.)
+func (d *Shared) ContextIn(c *Ctx, values context.Context) context.Context {
+	if c.Context != nil {
+		return d.Context(values)
+	}
+	*c = Ctx{Context: d.current(), values: values}
+	return c
+}
+
+// current returns the deadline context of the current step.
+func (d *Shared) current() context.Context {
+	step := int64(time.Since(d.epoch) / d.step)
+	cur := d.cur.Load()
+	if cur == nil || cur.step != step {
+		next := &stepDeadline{step: step}
+		next.ctx, next.cancel = context.WithDeadline(context.Background(), d.epoch.Add(time.Duration(step)*d.step+d.timeout))
+		if cur == nil || cur.step < step { // a late caller's older step does not replace a newer one
+			d.cur.CompareAndSwap(cur, next)
+		}
+		cur = next
+	}
+	return cur.ctx
+}
+
+// Ctx is a store call's context: the deadline, cancellation and error
+// of its step's shared context, the values of its request's.
+type Ctx struct {
+	context.Context                 // the step's: Deadline, Done, Err
+	values          context.Context // the request's
+}
+
+// Value returns the request's value for key, except for the keys the
+// context package answers about cancellation, which come from the step's
+// context: so context.Cause reports the deadline, and a context derived
+// from this one is cancelled with it.
+func (c *Ctx) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}

@@ -1,0 +1,194 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Under load the cost of a first request is system calls, not Redis: each
+// store call writes its commands and reads their replies on a connection of
+// its own. A lane sends the commands of concurrent calls together instead,
+// as one pipeline on one connection: a call that finds its lane idle sends
+// its own commands at once (a lone request waits for nothing and costs the
+// round trips it always did), and the calls that arrive while that
+// pipeline is on the wire queue up, to be sent together as the next one
+// when it returns. One pipeline per lane is on the wire at a time.
+//
+// go-redis's AutoPipeliner (v9.22, experimental) batches alike, but it
+// cannot carry what the store sends: a WAIT goes to a connection of its own
+// (where it counts none of the completion's writes), a pipeline (acquire's
+// SET NX and GET) is not merged, and a queued command no longer honours its
+// context's deadline (BENCHMARKS.md, "Issue 39").
+
+// lane batches the pipelines of concurrent store calls on one client.
+type lane struct {
+	pipe pipeliner // the client whose pipelines carry the batches
+
+	mu    sync.Mutex // guards busy and queue
+	busy  bool       // a batch is on the wire
+	queue []*call    // calls waiting for the next batch, in arrival order
+}
+
+// call is one store call's commands in a lane.
+type call struct {
+	ctx  context.Context
+	cmds []redis.Cmder
+	// wait, when > 0, asks for WAIT wait waitMS after the batch's
+	// commands (replica.go), on the same connection; acked is its reply.
+	wait   int
+	waitMS int64
+	acked  *redis.IntCmd
+
+	ready chan struct{} // sent once the commands ran, or to hand the call the next batch
+	batch []*call       // the batch the call is handed to send, itself first
+	buf   [3]redis.Cmder
+	self  [1]*call // the batch of a call sent alone
+}
+
+var callPool = sync.Pool{New: func() any { return &call{ready: make(chan struct{}, 1)} }}
+
+// newCall returns a call of cmds on ctx, from a pool: give it back with
+// free once its replies are read.
+func newCall(ctx context.Context, cmds ...redis.Cmder) *call {
+	c := callPool.Get().(*call)
+	c.ctx = ctx
+	c.cmds = append(c.buf[:0], cmds...)
+	return c
+}
+
+// free returns c to the pool.
+func (c *call) free() {
+	*c = call{ready: c.ready}
+	callPool.Put(c)
+}
+
+// do sends c's commands, alone or in a batch with other calls', and returns
+// when their replies (or errors) are in the commands. A call that is still
+// queued when its context ends leaves the queue with the context's error
+// in its commands; once its batch is under way it waits for the replies.
+func (l *lane) do(c *call) {
+	l.mu.Lock()
+	if !l.busy {
+		l.busy = true
+		l.mu.Unlock()
+		c.self[0] = c
+		l.send(c.self[:])
+		c.self[0] = nil
+		return
+	}
+	l.queue = append(l.queue, c)
+	l.mu.Unlock()
+	select {
+	case <-c.ready:
+	case <-c.ctx.Done():
+		if l.withdraw(c) {
+			for _, cmd := range c.cmds {
+				cmd.SetErr(c.ctx.Err())
+			}
+			return
+		}
+		<-c.ready
+	}
+	if c.batch != nil { // handed the next batch: c sends it
+		l.send(c.batch)
+	}
+}
+
+// withdraw takes c out of the queue; false when a batch already holds it.
+func (l *lane) withdraw(c *call) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, q := range l.queue {
+		if q == c {
+			l.queue = append(l.queue[:i], l.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// send sends batch as one pipeline, hands the calls queued meanwhile to
+// the first of them, and wakes batch's other calls. It runs on the
+// goroutine of batch[0].
+func (l *lane) send(batch []*call) {
+	pipe := l.pipe.Pipeline()
+	ctx := batch[0].ctx
+	wait, waitMS := 0, int64(0)
+	for _, c := range batch {
+		for _, cmd := range c.cmds {
+			_ = pipe.Process(ctx, cmd)
+		}
+		if c.wait > 0 {
+			wait = max(wait, c.wait)
+			waitMS = minPositive(waitMS, c.waitMS)
+		}
+		ctx = later(ctx, c.ctx)
+	}
+	var acked *redis.IntCmd
+	if wait > 0 {
+		acked = redis.NewIntCmd(ctx, "wait", wait, waitMS)
+		_ = pipe.Process(ctx, acked)
+	}
+	_, _ = pipe.Exec(ctx) // each command keeps its own error
+
+	l.mu.Lock()
+	next := l.queue
+	l.queue = nil
+	if len(next) == 0 {
+		l.busy = false
+	}
+	l.mu.Unlock()
+	if len(next) > 0 {
+		next[0].batch = next
+		next[0].ready <- struct{}{}
+	}
+	for _, c := range batch {
+		c.acked = acked
+	}
+	for _, c := range batch[1:] {
+		c.batch = nil
+		c.ready <- struct{}{}
+	}
+	batch[0].batch = nil
+}
+
+// later returns whichever of a and b ends later: a batch runs until the
+// last of its calls' deadlines, so that none of them is cut short by
+// another's. A context without a deadline ends latest.
+func later(a, b context.Context) context.Context {
+	da, ok := a.Deadline()
+	if !ok {
+		return a
+	}
+	if db, ok := b.Deadline(); !ok || db.After(da) {
+		return b
+	}
+	return a
+}
+
+// minPositive is the smaller of a and b, ignoring a zero a.
+func minPositive(a, b int64) int64 {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
+}
+
+// lanes are a store's lanes: one on the store's client for every call
+// that waits for no replica, and one per master client for completions
+// that wait (replica.go), so that acquires never queue behind a WAIT.
+type lanes struct {
+	plain *lane    // on the store's client; nil if it cannot pipeline
+	acked sync.Map // *redis.Client (a master's) -> *lane
+}
+
+// ackedLane returns the lane of completions that wait for node's replicas.
+func (ls *lanes) ackedLane(node *redis.Client) *lane {
+	if l, ok := ls.acked.Load(node); ok {
+		return l.(*lane)
+	}
+	l, _ := ls.acked.LoadOrStore(node, &lane{pipe: node})
+	return l.(*lane)
+}
