@@ -205,6 +205,9 @@ func (ro *rollout) waitRuns(key string, n int) {
 //     answers 503 store-misconfigured, runs nothing, and logs what to do
 //     (once, lookups silently stopped).
 func TestRollingUpgradeBesideThePreviousVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the previous version and runs it")
+	}
 	bin := buildPreviousServer(t)
 	srv := startRedisProc(t)
 	ro := &rollout{t: t, bin: bin, rdb: srv.client(), addr: srv.s.Addr(), prefix: "idem",
