@@ -6,7 +6,8 @@
 // the record format below may change with the store.
 //
 // Every script touches exactly one key, KEYS[1], so it runs unchanged on
-// Redis Cluster. Time comes only from Redis, never from the application: a
+// Redis Cluster; the step journal's two (steps.go) touch the record and a
+// key in its slot. Time comes only from Redis, never from the application: a
 // lease deadline is kept as the record's own expiry (see below). The scripts
 // rely on effects replication, the default since Redis 5 and the only mode
 // since Redis 7, and they also run on miniredis.

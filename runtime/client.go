@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -142,8 +143,9 @@ type callConfig struct {
 	editors []func(ctx context.Context, req *http.Request) error
 }
 
-// WithKey makes the call use key instead of a fresh random one, for example
-// to retry a logical call across process restarts. An empty key is ignored.
+// WithKey makes the call use key instead of a fresh random one (or one
+// derived from a protected run, see [Call.Run]), for example to retry a
+// logical call across process restarts. An empty key is ignored.
 // The key must be 1 to MaxKeyLength bytes of printable ASCII.
 func WithKey(key string) CallOption {
 	return func(c *callConfig) { c.key = key }
@@ -202,7 +204,8 @@ type AttemptInfo struct {
 }
 
 // Begin starts one logical call of op: it fixes the key (the caller's via
-// WithKey, or a fresh 128-bit random one) and the policy. An invalid key or
+// WithKey, or a fresh 128-bit random one, which Run replaces with a key
+// derived from a protected run's context) and the policy. An invalid key or
 // policy is reported by Run, before any attempt.
 func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 	if c == nil {
@@ -223,7 +226,7 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 			call.err = fmt.Errorf("%w (operation %s, key given with WithKey)", err, op.ID)
 		}
 	} else {
-		call.key = newCallKey()
+		call.key, call.derive = newCallKey(), true
 	}
 	p := op.Policy
 	switch {
@@ -253,13 +256,63 @@ type Call struct {
 	editors  []func(ctx context.Context, req *http.Request) error // WithRequestEditors
 	answer   answer                                               // the last attempt's, if given to Answer
 
+	// derive is set while the call's key is its own random one and nothing
+	// has read it: Run then derives the key from a protected run's context
+	// (deriveKey). keyBuf[keyAt:] is where MarshalBody or MarshalForm put
+	// that key, so that Run can put the derived one, of the same length, in
+	// its place.
+	derive bool
+	keyBuf []byte
+	keyAt  int
+
 	attempts   int
 	last       *http.Response // response of the last attempt, if it had one
 	retryAfter time.Duration  // the Retry-After that exceeded the budget
 }
 
-// Key returns the idempotency key used on every attempt of the call.
-func (c *Call) Key() string { return c.key }
+// Key returns the idempotency key used on every attempt of the call. Read
+// before Run, it fixes the key: a call without [WithKey] whose key was read
+// before Run keeps its random key even in a protected run (see Run).
+func (c *Call) Key() string {
+	c.derive = false
+	return c.key
+}
+
+// deriveKey gives the call the key derived from the protected run whose
+// context ctx is, if it has no key of its own (see Run): the same for the
+// n-th call to the operation on every run of the inbound request.
+func (c *Call) deriveKey(ctx context.Context) {
+	if !c.derive {
+		return
+	}
+	c.derive = false
+	s := scopeFrom(ctx)
+	if s == nil {
+		return
+	}
+	key := s.callKey(c.op.ID)
+	if c.keyBuf != nil {
+		if len(key) != len(c.key) {
+			return // not the random key's form: keep the key the body holds
+		}
+		copy(c.keyBuf[c.keyAt:], key)
+	}
+	c.key = key
+	c.report()
+}
+
+// placedKey records that out holds the call's key, filled in by
+// MarshalBody or MarshalForm, for deriveKey.
+func (c *Call) placedKey(out []byte) {
+	if !c.derive {
+		return
+	}
+	if at := bytes.Index(out, []byte(c.key)); at >= 0 {
+		c.keyBuf, c.keyAt = out, at
+		return
+	}
+	c.derive = false
+}
 
 // Result returns what is known of the call so far (see [CallResult]).
 func (c *Call) Result() CallResult {
@@ -299,7 +352,9 @@ func (c *Call) MarshalBody(body any) ([]byte, error) {
 		if err := c.adoptKey(existing, "pointer "+c.op.KeyPointer, "in the body at "+c.op.KeyPointer); err != nil {
 			return nil, err
 		}
+		return out, nil
 	}
+	c.placedKey(out)
 	return out, nil
 }
 
@@ -313,7 +368,7 @@ func (c *Call) adoptKey(existing, where, at string) error {
 	if err := keyheader.Check(existing); err != nil {
 		return fmt.Errorf("%w (operation %s, key %s)", err, c.op.ID, at)
 	}
-	c.key = existing
+	c.key, c.derive = existing, false
 	c.report()
 	return nil
 }

@@ -28,7 +28,11 @@ func (c *Call) MarshalForm(body any) ([]byte, error) {
 	if err := c.fillFormKey(vals); err != nil {
 		return nil, err
 	}
-	return []byte(vals.Encode()), nil
+	out := []byte(vals.Encode())
+	if c.op.KeyPointer != "" {
+		c.placedKey(out)
+	}
+	return out, nil
 }
 
 // fillFormKey puts the call's key into the form field of a body-key

@@ -32,6 +32,18 @@ const drainLimit = 64 << 10
 // asked for in RetryError.RetryAfter, or ErrTimeExhausted) instead of
 // sleeping. Waits end as soon as ctx does.
 //
+// In a protected run (ctx from a handler under the engine, or [Do]), a call
+// without a key of its own ([WithKey], a key in the body) sends a key
+// derived from the run instead of its random one: from the inbound
+// request's API, operation, scope and key, the operation called and the
+// call's ordinal among the run's calls to it. A re-run of the request (a
+// takeover, in any process) thus sends the same key for the same call, and
+// the downstream answers it once. Calls to one operation that a run makes
+// concurrently take their ordinals in the order they reach Run, which a
+// re-run may not repeat: give such calls keys of their own ([DerivedKey]
+// with a name per call). A key read with [Call.Key] before Run (generated
+// code does for a key in a path, query or header parameter) stays random.
+//
 // With an AttemptTimeout, each attempt gets a context that expires after it;
 // Run cancels that context when attempt returns, so attempt must read what it
 // needs of the body first (oapi-codegen's ClientWithResponses methods read
@@ -42,6 +54,7 @@ func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http
 	if c.err != nil {
 		return c.err
 	}
+	c.deriveKey(ctx)
 	defer c.report()
 	start := c.caller.clockNow()
 	for n := 1; ; n++ {

@@ -38,13 +38,19 @@ func withInfo(ctx context.Context, info *Info) context.Context {
 // the parent's cancellation through it.
 type infoCtx struct {
 	context.Context
-	info *Info
+	info  *Info
+	scope *runScope // the run's derived keys and steps (derive.go), or nil
 }
 
 // Value implements context.Context.
 func (c *infoCtx) Value(key any) any {
-	if _, ok := key.(infoKey); ok {
+	switch key.(type) {
+	case infoKey:
 		return c.info
+	case runKey:
+		if c.scope != nil {
+			return c.scope
+		}
 	}
 	return c.Context.Value(key)
 }

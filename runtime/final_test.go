@@ -70,3 +70,33 @@ func TestDoRefusesABadPolicy(t *testing.T) {
 		t.Errorf("Do = %v (ran %v), want a *FinalError at final[0] and no run", err, ran)
 	}
 }
+
+// TestDoHonoursThePolicy: Do's result is a 200 answer to the policy, so a
+// Final without 2xx runs fn again for a redelivery; the default stores it.
+func TestDoHonoursThePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		op   idem.Operation
+		runs int
+	}{
+		{"default", idem.Operation{ID: "Charge"}, 1},
+		{"final without 2xx", idem.Operation{ID: "Charge", Final: []string{"4xx", "5xx"}}, 2},
+		{"transient 200", idem.Operation{ID: "Charge", Transient: []int{200}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newMemStore()
+			runs := 0
+			for range 2 {
+				if _, _, err := idem.Do(context.Background(), store, &tc.op, "k", []byte("p"), func(context.Context) ([]byte, error) {
+					runs++
+					return []byte("done"), nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if runs != tc.runs {
+				t.Errorf("fn ran %d times for two deliveries, want %d", runs, tc.runs)
+			}
+		})
+	}
+}

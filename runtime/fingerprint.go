@@ -40,7 +40,7 @@ func jsonPayload(op *Operation, raw []byte) payload {
 // are skipped (the generator validates them; a bad one removes nothing).
 func (op *Operation) dropPointers() (ptrs []canonjson.Pointer, key int) {
 	n := len(op.FingerprintIgnore)
-	bodyKey := op.keyHeader() == ""
+	bodyKey := op.keyHeader() == "" && op.KeyPointer != "" // a composite key's members stay in
 	if bodyKey {
 		n++
 	}
@@ -128,17 +128,19 @@ func fingerprintOf(op *Operation, rl *requestLine, body payload) [sha256.Size]by
 }
 
 // apiFingerprint is the fingerprint the engine gives the store
-// ([AcquireRequest.Fingerprint]), in hex: the SHA-256 of the API identity
-// and sum, a request's [fingerprint]. With the API identity and the
-// operation in what is compared, two operations whose record keys collide
-// ([OperationToken] is 48 bits) refuse each other's keys (422) instead of
-// replaying each other's answers. hexSum (sum in hex) is the fingerprint
-// before it had the API identity, which records stored then hold
-// ([AcquireRequest.PreviousFingerprint]).
-func apiFingerprint(api string, sum [sha256.Size]byte) string {
-	var buf [128]byte
+// ([idemstore.AcquireRequest.Fingerprint]), in hex: the SHA-256 of the API
+// identity, the operation's name in record keys (its ID, and its provider
+// for an event) and sum, a request's [fingerprint]. With the API identity
+// and the operation in what is compared, two operations whose record keys
+// collide ([idemstore.OperationToken] is 48 bits) refuse each other's keys
+// (422) instead of replaying each other's answers. hexSum (sum in hex) is
+// the fingerprint before it had them, which records stored then hold
+// ([idemstore.AcquireRequest.PreviousFingerprint]).
+func apiFingerprint(api, name string, sum [sha256.Size]byte) string {
+	var buf [192]byte
 	b := field(buf[:0], "fingerprint", "2")
 	b = field(b, "api", api)
+	b = field(b, "operation", name)
 	b = field(b, "request", sum[:])
 	return hexSum(sha256.Sum256(b))
 }

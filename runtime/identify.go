@@ -38,8 +38,9 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.S
 	if e.cfg.apiSet {
 		api = e.cfg.api
 	}
-	n := e.opName(api, op.ID)
-	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: apiFingerprint(api, sum), sum: sum, name: n, scope: scope}
+	name := op.recordName()
+	n := e.opName(api, name)
+	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: apiFingerprint(api, name, sum), sum: sum, name: n, scope: scope}
 }
 
 // opName is an operation's API identity and token, as the engine keeps
@@ -68,7 +69,7 @@ func (e *Engine) opName(api, op string) *opName {
 // the background, the first time a request of k's operation runs.
 func (e *Engine) named(k *keyedRequest) {
 	if e.namer != nil && !k.name.named.Load() && k.name.named.CompareAndSwap(false, true) {
-		go e.nameOperation(k.name.token, k.name.api, k.op.ID)
+		go e.nameOperation(k.name.token, k.name.api, k.op.recordName())
 	}
 }
 
@@ -307,6 +308,9 @@ func (e *Engine) scopeKey(ctx context.Context, op *Operation, s string, err erro
 // whether a key was found, and a problem for a missing required key or a
 // malformed one.
 func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
+	if len(op.KeyPointers) > 0 {
+		return compositeKey(op, body)
+	}
 	missing := func(detail string) (string, bool, *Problem) {
 		if op.Optional {
 			return "", false, nil

@@ -26,6 +26,11 @@ type lease struct {
 	handlerCtx  infoCtx
 	completeCtx deadline.Ctx
 
+	// state and scope are what the handler's context carries for derived
+	// keys and steps (derive.go, step.go).
+	state runState
+	scope runScope
+
 	// extended is when the lease was last taken or extended: read just
 	// after the acquire (so a replay or a conflict reads no clock), and
 	// just before each extension. The lease may have begun up to one round
@@ -72,8 +77,7 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 			l.release(ctx, errPanicked)
 		}
 	}()
-	l.handlerCtx = infoCtx{Context: ctx, info: &l.info} // withInfo(ctx, &l.info) without allocating
-	resp, err := fn(&l.handlerCtx)
+	resp, err := fn(l.handlerContext(ctx))
 	settled = true
 	l.stopHeartbeat()
 	if cause := notStored(l.k.op, resp, err); cause != nil {
@@ -98,6 +102,16 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 		l.unstored(ctx, resp, err)
 	}
 	return resp, nil
+}
+
+// handlerContext returns ctx carrying the run's Info and its scope of
+// derived keys and steps, for the handler. It is withInfo(ctx, &l.info)
+// plus the scope, without allocating.
+func (l *lease) handlerContext(ctx context.Context) context.Context {
+	l.state.l = l
+	l.scope.run = &l.state
+	l.handlerCtx = infoCtx{Context: ctx, info: &l.info, scope: &l.scope}
+	return &l.handlerCtx
 }
 
 // notStored returns why a run's answer (resp, err) is not stored, or nil

@@ -26,6 +26,21 @@ type Operation struct {
 	KeyPointer string // JSON Pointer to a string member of the JSON body (Square style)
 	Optional   bool   // true: a request without a key runs unprotected instead of 400
 
+	// KeyPointers, with KeyHeader and KeyPointer empty, is a composite
+	// body key: the values at these JSON Pointers (strings or numbers)
+	// together are the key, as a webhook provider that sends no single id
+	// is deduplicated (Adyen: pspReference and eventCode). See
+	// [Operation.Provider].
+	KeyPointers []string
+
+	// Provider is the sender of a webhook or callback whose delivery or
+	// event ids the operation's keys are ("" for an API operation). It is
+	// part of every storage key of the operation's records (idemctl names
+	// the operation ID@Provider), so that two senders' equal ids never
+	// meet. Generated code sets it from x-idempotent's provider, by
+	// default the webhook's or callback's name in the spec.
+	Provider string
+
 	Retention time.Duration // how long a completed result is replayed
 	Lock      time.Duration // in-progress lease, extended by the heartbeat
 	Wait      time.Duration // how long a duplicate waits for the original before 409
@@ -71,7 +86,7 @@ func (op *Operation) keyHeader() string {
 	switch {
 	case op.KeyHeader != "":
 		return op.KeyHeader
-	case op.KeyPointer != "":
+	case op.KeyPointer != "" || len(op.KeyPointers) > 0:
 		return ""
 	default:
 		return DefaultKeyHeader

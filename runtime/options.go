@@ -51,6 +51,7 @@ type config struct {
 	reconciler      Reconciler
 	storeTimeout    time.Duration
 	strictKeys      bool
+	steps           stepLimits // WithStepLimits (step.go); zero fields: the defaults
 }
 
 // newConfig applies opts over the defaults.

@@ -46,7 +46,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 			l.release(ctx, errPanicked)
 		}
 	}()
-	resp, err := fn(tx.Context(withInfo(ctx, &l.info)))
+	resp, err := fn(tx.Context(l.handlerContext(ctx)))
 	settled = true
 	l.stopHeartbeat()
 	cause := notStored(l.k.op, resp, err)

@@ -10,7 +10,10 @@ const (
 	// MaxVersion is the newest version of generated code this runtime
 	// supports; idemgen generates for it. Bump it on any change that
 	// generated code calls.
-	MaxVersion = 3
+	// Version 4 added Operation.Provider and Operation.KeyPointers, which
+	// the receivers of webhooks and callbacks set; files without them
+	// still state 3.
+	MaxVersion = 4
 
 	// MinVersion is the oldest version of generated code this runtime still
 	// supports.

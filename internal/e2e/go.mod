@@ -86,7 +86,7 @@ require (
 	// v9.22.0, not v9.23.0: v9.23.0 declares go 1.26.0, which would force
 	// Go 1.26 on every module that requires idemgen. Users on Go 1.26 may
 	// require v9.23.0 themselves.
-	github.com/redis/go-redis/v9 v9.22.0 // indirect
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/schollz/closestmatch v2.1.0+incompatible // indirect

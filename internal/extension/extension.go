@@ -30,8 +30,11 @@ const Name = "x-idempotent"
 type Spec struct {
 	// API is the document-level api: the API's identity in storage keys,
 	// in place of the one derived from info.title ("" leaves it out).
-	API         *string
-	Key         *Key
+	API *string
+	Key *Key
+	// Provider names the sender of a webhook or callback whose ids its
+	// keys are; allowed on webhook and callback operations only.
+	Provider    *string
 	Required    *bool
 	Retention   *time.Duration
 	Lock        *time.Duration
@@ -48,6 +51,10 @@ type Spec struct {
 type Key struct {
 	Header string // HTTP header name
 	Body   string // JSON Pointer into the JSON request body
+	// Composite lists two or more JSON Pointers whose values together are
+	// the key (key.body given as a list: a webhook provider's pspReference
+	// and eventCode).
+	Composite []string
 }
 
 // Fingerprint lists what is left out of, or added to, the request fingerprint.
@@ -89,11 +96,11 @@ func errorf(field, format string, args ...any) *Error {
 
 // fieldNames are the members of an x-idempotent object, in the order the
 // documentation lists them.
-var fieldNames = []string{"key", "required", "retention", "lock", "wait", "final", "transient", "fingerprint", "retry"}
+var fieldNames = []string{"key", "provider", "required", "retention", "lock", "wait", "final", "transient", "fingerprint", "retry"}
 
 // documentFields are the members of the document-level x-idempotent: api
-// and the operation's fields.
-var documentFields = append([]string{"api"}, fieldNames...)
+// and the operation's fields but provider (each webhook's own).
+var documentFields = append([]string{"api"}, slices.DeleteFunc(slices.Clone(fieldNames), func(f string) bool { return f == "provider" })...)
 
 // The members of x-idempotent's key, fingerprint and retry objects.
 var (
@@ -169,6 +176,11 @@ func ParseDocument(v any) (Spec, error) {
 	if hasAPI {
 		m = maps.Clone(m)
 		delete(m, "api")
+	}
+	if _, ok := m["provider"]; ok {
+		p.add("provider", "is allowed on webhook and callback operations only: each names the sender of its own deliveries")
+		m = maps.Clone(m)
+		delete(m, "provider")
 	}
 	s := parseObject(&p, m, documentFields)
 	if hasAPI {
@@ -248,6 +260,9 @@ func parseObject(p *problems, m map[string]any, known []string) Spec {
 	if v, ok := m["key"]; ok {
 		s.Key = parseKey(p, v)
 	}
+	if v, ok := m["provider"]; ok {
+		s.Provider = parseProvider(p, v)
+	}
 	if v, ok := m["required"]; ok {
 		if b, ok := v.(bool); ok {
 			s.Required = &b
@@ -305,9 +320,12 @@ func parseKey(p *problems, v any) *Key {
 			return &Key{Header: h}
 		}
 	case hasBody:
+		if list, ok := bv.([]any); ok {
+			return parseCompositeKey(p, list)
+		}
 		ptr, ok := bv.(string)
 		if !ok {
-			p.add("key.body", "must be a JSON Pointer such as /idempotency_key, got %s", describe(bv))
+			p.add("key.body", "must be a JSON Pointer such as /idempotency_key, or a list of them whose values together are the key, got %s", describe(bv))
 			return nil
 		}
 		if checkPointer(p, "key.body", ptr) {
@@ -317,6 +335,33 @@ func parseKey(p *problems, v any) *Key {
 		p.add("key", "must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)")
 	}
 	return nil
+}
+
+// parseCompositeKey parses key.body given as a list: one pointer is a plain
+// body key, two or more a composite one.
+func parseCompositeKey(p *problems, list []any) *Key {
+	ptrs := parseStrings(p, "key.body", list, "JSON Pointers such as /pspReference", checkPointer)
+	switch {
+	case len(ptrs) != len(list):
+		return nil // reported
+	case len(ptrs) == 0:
+		p.add("key.body", "must list at least one JSON Pointer")
+		return nil
+	case len(ptrs) == 1:
+		return &Key{Body: ptrs[0]}
+	}
+	return &Key{Composite: ptrs}
+}
+
+// parseProvider checks provider: like api, up to MaxAPILength letters,
+// digits, '-', '_' and '.', but not empty.
+func parseProvider(p *problems, v any) *string {
+	s, ok := v.(string)
+	if !ok || s == "" || len(s) > MaxAPILength || strings.IndexFunc(s, func(r rune) bool { return r >= 128 || !isAPIByte(byte(r)) }) >= 0 {
+		p.add("provider", "must be a short name such as stripe (up to %d letters, digits, '-', '_' and '.'), got %s", MaxAPILength, describe(v))
+		return nil
+	}
+	return &s
 }
 
 func parseFingerprint(p *problems, v any) *Fingerprint {

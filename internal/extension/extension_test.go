@@ -32,7 +32,7 @@ func TestParseOperationErrors(t *testing.T) {
 		{`"yes"`, `x-idempotent: must be true, false (explicit opt-out) or an object, got string "yes"`},
 		{`1`, `x-idempotent: must be true, false (explicit opt-out) or an object, got number 1`},
 		{`null`, `x-idempotent: must be true, false (explicit opt-out) or an object, got null`},
-		{`{"lok":"1s"}`, `x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`},
+		{`{"lok":"1s"}`, `x-idempotent.lok: unknown field; valid fields are key, provider, required, retention, lock, wait, final, transient, fingerprint, retry`},
 		{`{"key":"Idempotency-Key"}`, `x-idempotent.key: must be an object with header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key), got string "Idempotency-Key"`},
 		{`{"key":{}}`, `x-idempotent.key: must set header (e.g. Idempotency-Key) or body (a JSON Pointer such as /idempotency_key)`},
 		{`{"key":{"header":"A","body":"/a"}}`, `x-idempotent.key: set header or body, not both`},
@@ -41,7 +41,7 @@ func TestParseOperationErrors(t *testing.T) {
 		{`{"key":{"header":"X","cookie":"c"}}`, `x-idempotent.key.cookie: unknown field; valid fields are header, body`},
 		{`{"key":{"body":"a"}}`, `x-idempotent.key.body: "a" is not a JSON Pointer: it must start with "/" (e.g. "/idempotency_key")`},
 		{`{"key":{"body":"/a~2"}}`, `x-idempotent.key.body: "/a~2" is not a JSON Pointer: "~" must be followed by 0 or 1 ("~0" is "~", "~1" is "/")`},
-		{`{"key":{"body":7}}`, `x-idempotent.key.body: must be a JSON Pointer such as /idempotency_key, got number 7`},
+		{`{"key":{"body":7}}`, `x-idempotent.key.body: must be a JSON Pointer such as /idempotency_key, or a list of them whose values together are the key, got number 7`},
 		{`{"required":"yes"}`, `x-idempotent.required: must be true or false, got string "yes"`},
 		{`{"retention":"0s"}`, `x-idempotent.retention: must be positive, got string "0s"`},
 		{`{"lock":"-5s"}`, `x-idempotent.lock: must be positive, got string "-5s"`},
@@ -87,8 +87,8 @@ func TestParseOperationReportsEveryProblem(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`x-idempotent.lok: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`,
-		`x-idempotent.zzz: unknown field; valid fields are key, required, retention, lock, wait, final, transient, fingerprint, retry`,
+		`x-idempotent.lok: unknown field; valid fields are key, provider, required, retention, lock, wait, final, transient, fingerprint, retry`,
+		`x-idempotent.zzz: unknown field; valid fields are key, provider, required, retention, lock, wait, final, transient, fingerprint, retry`,
 		`x-idempotent.key.header: "a b" is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_` + "`" + `|~ only)`,
 		`x-idempotent.lock: "5" is not a duration: use a Go duration such as "30s", "5m" or "24h"`,
 		`x-idempotent.retry.multiplier: must be a number from 1 to 100, got number 0`,

@@ -15,10 +15,15 @@ import (
 type Settings struct {
 	KeyHeader  string // set for a header key
 	KeyPointer string // set for a body key
-	Required   bool
-	Retention  time.Duration
-	Lock       time.Duration
-	Wait       time.Duration
+	// KeyPointers is set for a composite body key.
+	KeyPointers []string
+	// Provider is the provider as given ("" when not: the loader applies
+	// the default, which depends on where the operation is).
+	Provider  string
+	Required  bool
+	Retention time.Duration
+	Lock      time.Duration
+	Wait      time.Duration
 
 	FingerprintIgnore  []string
 	FingerprintHeaders []string // canonical header names
@@ -116,8 +121,9 @@ func Resolve(doc, op Spec) (Settings, error) {
 
 func (s *Settings) apply(l Spec) {
 	if l.Key != nil {
-		s.KeyHeader, s.KeyPointer = l.Key.Header, l.Key.Body
+		s.KeyHeader, s.KeyPointer, s.KeyPointers = l.Key.Header, l.Key.Body, l.Key.Composite
 	}
+	setIf(&s.Provider, l.Provider)
 	setIf(&s.Required, l.Required)
 	setIf(&s.Retention, l.Retention)
 	setIf(&s.Lock, l.Lock)

@@ -19,7 +19,8 @@ import (
 // an inline code span of a name with "Idempot" in it, as every constructor
 // idemgen generates has (a user's own functions in an example are not
 // checked); it must be declared (a type, function, variable, constant or
-// method) by a generated file of the petstore example or of a golden case.
+// method) by a generated file of the petstore example, of a golden case or
+// of the end-to-end webhook receivers.
 // A guessed name such as NewIdempotentServer fails here.
 func TestDocsNameGeneratedIdentifiers(t *testing.T) {
 	declared := generatedNames(t)
@@ -93,7 +94,7 @@ func generatedRefs(md string) []docRef {
 func generatedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	var files []string
-	for _, root := range []string{"../../examples/petstore/api", goldenRoot} {
+	for _, root := range []string{"../../examples/petstore/api", goldenRoot, "../e2e/hooks"} {
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".gen.go") {
 				files = append(files, path)

@@ -60,18 +60,9 @@ func (l *Loaded) Overlay(name string) (File, error) {
 	}
 	ops := make([]overlay.Operation, 0, len(l.model.Operations))
 	for _, o := range l.model.Operations {
-		ops = append(ops, overlay.Operation{
-			Method:      o.Method,
-			Path:        o.Path,
-			OperationID: o.SpecID,
-			KeyHeader:   o.KeyHeader,
-			KeyPointer:  o.KeyPointer,
-			Optional:    o.Optional,
-			Retention:   o.Retention,
-			Final:       o.Final,
-			Transient:   o.Transient,
-		})
+		ops = append(ops, overlayOperation(o))
 	}
+	ops = append(ops, eventOverlayOperations(l.model)...)
 	if len(ops) == 0 {
 		return File{}, fmt.Errorf("%s: %w: no operation is x-idempotent", c.SpecName, ErrNothingToPublish)
 	}

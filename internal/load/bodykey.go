@@ -21,6 +21,12 @@ import (
 // Where the schema cannot tell (a free-form object, an untyped member, a
 // oneOf), the pointer is accepted.
 func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
+	return checkKeySchema(op, pointer, "key.body", false)
+}
+
+// checkKeySchema is checkBodyKeySchema for the pointer of field, which may
+// name a number too when number is set (a part of a composite key).
+func checkKeySchema(op *openapi3.Operation, pointer, field string, number bool) error {
 	if pointer == "" || op == nil || op.RequestBody == nil || op.RequestBody.Value == nil {
 		return nil
 	}
@@ -30,8 +36,8 @@ func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
 		if mt == nil || mt.Schema == nil || (!util.IsMediaTypeJson(ct) && ct != model.FormContentType) {
 			continue
 		}
-		if msg := resolvePointer(mt.Schema, pointer); msg != "" {
-			return &extension.Error{Field: "key.body", Msg: fmt.Sprintf("%s in the %s body: %s", strconv.Quote(pointer), ct, msg)}
+		if msg := resolvePointer(mt.Schema, pointer, number); msg != "" {
+			return &extension.Error{Field: field, Msg: fmt.Sprintf("%s in the %s body: %s", strconv.Quote(pointer), ct, msg)}
 		}
 	}
 	return nil
@@ -39,7 +45,7 @@ func checkBodyKeySchema(op *openapi3.Operation, pointer string) error {
 
 // resolvePointer follows pointer (already checked to be a JSON Pointer)
 // through s and says why the member it names cannot be a string key, or "".
-func resolvePointer(s *openapi3.SchemaRef, pointer string) string {
+func resolvePointer(s *openapi3.SchemaRef, pointer string, number bool) string {
 	path := ""
 	for _, tok := range strings.Split(pointer, "/")[1:] {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
@@ -57,7 +63,11 @@ func resolvePointer(s *openapi3.SchemaRef, pointer string) string {
 		path += "/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 		s = next
 	}
-	if t := typeOf(s); t != "" && t != openapi3.TypeString {
+	if t := typeOf(s); number && (t == openapi3.TypeNumber || t == openapi3.TypeInteger) {
+		return ""
+	} else if number && t != "" && t != openapi3.TypeString {
+		return fmt.Sprintf("the member is %s %s: a part of a composite key must be a string or a number", article(t), t)
+	} else if t != "" && t != openapi3.TypeString {
 		return fmt.Sprintf("the member is %s %s, not a string: a key must be a string; point at a string member or use key.header", article(t), t)
 	}
 	return ""

@@ -33,6 +33,8 @@ type codegenSpec struct {
 	// marked counts the operations of the whole spec that opt in to
 	// x-idempotent, before the config's include/exclude filters.
 	marked int
+	// events are its webhook and callback operations.
+	events []codegenOp
 }
 
 // codegenOp is what idemgen needs of one operation, as oapi-codegen
@@ -51,6 +53,9 @@ type codegenOp struct {
 	headers   []headerField // fields of GoName+"Params" for header parameters
 	bodies    []model.Body
 	response  string // client response type
+	// event says where a webhook or callback operation is; nil for a path
+	// operation.
+	event *eventPlace
 }
 
 // name is the operation as the spec calls it, for errors: its operationId,
@@ -134,29 +139,40 @@ func describe(specPath string, overlay util.LoadSwaggerWithOverlayOpts, cfg code
 		if def.IsAlias {
 			continue // shares its *openapi3.Operation with the canonical path
 		}
-		d := codegenOp{
-			op:        def.Spec,
-			goName:    def.OperationId,
-			specID:    original[def.Spec],
-			method:    strings.ToUpper(def.Method),
-			path:      def.Path,
-			summary:   def.Summary,
-			hasParams: def.RequiresParamObject(),
-		}
-		if responseTypeName != nil {
-			d.response = responseTypeName(def.OperationId)
-		}
-		for _, p := range def.PathParams {
-			d.pathArgs = append(d.pathArgs, model.Param{Name: p.GoVariableName(), Type: p.TypeDef()})
-		}
-		for _, p := range def.Params() {
-			d.params = append(d.params, param{in: p.In, name: p.ParamName})
-		}
-		d.headers = headerFields(def)
-		d.bodies = bodies(def)
-		out = append(out, d)
+		out = append(out, fromDefinition(def, original[def.Spec], responseTypeName))
 	}
-	return &codegenSpec{doc: spec, ops: out, imports: known, declared: declared, marked: marked}, nil
+	events, err := describeEvents(spec, responseTypeName)
+	if err != nil {
+		return nil, fmt.Errorf("oapi-codegen: %w", err)
+	}
+	marked += markedEvents(events)
+	return &codegenSpec{doc: spec, ops: out, imports: known, declared: declared, marked: marked, events: events}, nil
+}
+
+// fromDefinition is what idemgen needs of oapi-codegen's definition def of
+// an operation whose operationId in the spec is specID.
+func fromDefinition(def codegen.OperationDefinition, specID string, responseTypeName func(string) string) codegenOp {
+	d := codegenOp{
+		op:        def.Spec,
+		goName:    def.OperationId,
+		specID:    specID,
+		method:    strings.ToUpper(def.Method),
+		path:      def.Path,
+		summary:   def.Summary,
+		hasParams: def.RequiresParamObject(),
+	}
+	if responseTypeName != nil {
+		d.response = responseTypeName(def.OperationId)
+	}
+	for _, p := range def.PathParams {
+		d.pathArgs = append(d.pathArgs, model.Param{Name: p.GoVariableName(), Type: p.TypeDef()})
+	}
+	for _, p := range def.Params() {
+		d.params = append(d.params, param{in: p.In, name: p.ParamName})
+	}
+	d.headers = headerFields(def)
+	d.bodies = bodies(def)
+	return d
 }
 
 // declaredNames returns the package-level identifiers that oapi-codegen's

@@ -33,6 +33,7 @@ func indexLines(text []byte) lineIndex {
 		ix.addExtension(placeKey("", ""), ext.key, ext.value)
 	}
 	ix.addMisspelt(placeKey("", ""), root)
+	ix.indexEvents(root)
 	paths := member(root, "paths")
 	if paths == nil || paths.value.Kind != yaml.MappingNode {
 		return ix

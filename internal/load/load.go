@@ -40,12 +40,16 @@ func Load(in Input) (model.File, error) {
 	doc := l.document()
 	f := l.file(doc)
 	l.operations(&f, doc)
+	l.events(&f, doc)
 	l.allocateNames(&f)
 	if len(l.errs) > 0 {
 		l.errs.sort()
 		return model.File{}, l.errs
 	}
-	if len(f.Operations) == 0 {
+	switch {
+	case len(f.Operations) == 0 && f.HasEvents():
+		f = f.WithoutPaths()
+	case len(f.Operations) == 0:
 		f = f.Bare(l.cg.marked)
 	}
 	return f, nil
@@ -178,6 +182,10 @@ func (l *loader) operation(f model.File, d codegenOp, doc extension.Spec) (model
 		return model.Operation{}, false
 	}
 	if !enabled {
+		return model.Operation{}, false
+	}
+	if err := providerOnPath(s); err != nil {
+		l.report(d.path, d.method, name, err)
 		return model.Operation{}, false
 	}
 	op, err := build(f, d, doc, s, security(l.cg.doc, d.op))

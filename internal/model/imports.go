@@ -16,24 +16,40 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 
 // RuntimeVersion is the version of the runtime's API for generated code
 // that generated files check at compile time: the runtime's own constant,
-// so that the generator and the runtime it is built with cannot disagree.
-func (File) RuntimeVersion() int { return idem.MaxVersion }
+// so that the generator and the runtime it is built with cannot disagree,
+// for a file that wraps webhooks or callbacks (whose operations set
+// idem.Operation's Provider, new in version 4); 3 for one that does not,
+// so that such files did not change when version 4 came.
+func (f File) RuntimeVersion() int {
+	if f.HasEvents() {
+		return idem.MaxVersion
+	}
+	return pathsVersion
+}
+
+// pathsVersion is the version a file without webhooks or callbacks is
+// generated for.
+const pathsVersion = 3
 
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
 	need := map[string]bool{} // standard library import specs
 	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client {
+	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client ||
+		f.Initiators || (f.Receivers && f.Framework == NetHTTP) {
 		add("net/http")
 	}
-	if f.Strict || f.Client {
+	if f.Strict || f.Client || f.Initiators {
 		add("context")
+	}
+	if f.Initiators {
+		add("bytes")
 	}
 	if f.NetHTTPServer() && len(f.KeyParamNames()) > 0 {
 		add("errors")
 	}
-	if len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) {
+	if len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) || f.HasEvents() {
 		add("time")
 	}
 	for _, op := range f.Operations {
@@ -51,7 +67,7 @@ func (f File) Imports() []string {
 		need[name+" "+strconv.Quote(p)] = true
 	}
 	other := []string{"idem " + strconv.Quote(RuntimeImport)}
-	if f.FrameworkServer() || f.FrameworkStrict {
+	if f.FrameworkServer() || f.FrameworkStrict || (f.Receivers && f.Framework != NetHTTP) {
 		fw := f.Facts()
 		other = append(other, strconv.Quote(fw.Import), strconv.Quote(fw.AdapterImport()))
 	}

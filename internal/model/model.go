@@ -20,6 +20,12 @@ type File struct {
 	// (not the net/http routers).
 	FrameworkStrict bool
 	Client          bool // emit the client helpers
+	// Receivers: decorate the webhook and callback receiver interfaces
+	// (oapi-codegen generates them with every server flag, strict or not).
+	Receivers bool
+	// Initiators: wrap the webhook and callback initiators (oapi-codegen
+	// generates them with the client).
+	Initiators bool
 
 	// Framework is the web framework of oapi-codegen's ServerInterface;
 	// the zero value is the net/http routers'.
@@ -30,6 +36,10 @@ type File struct {
 	API string
 
 	Operations []Operation // sorted by GoName
+
+	// Events are the marked webhook and callback operations, webhooks
+	// first (see EventGroups).
+	Events []EventGroup
 
 	// Names are the names the generated code chooses itself (AllocateNames).
 	Names FileNames
@@ -57,10 +67,13 @@ type Operation struct {
 
 	KeyHeader  string // header carrying the key ("" for a body key)
 	KeyPointer string // JSON Pointer of a body key ("" for a header key)
-	Optional   bool   // a request without a key runs unprotected
-	Retention  time.Duration
-	Lock       time.Duration
-	Wait       time.Duration
+	// KeyPointers are the JSON Pointers of a composite body key (webhooks
+	// and callbacks), with KeyHeader and KeyPointer "".
+	KeyPointers []string
+	Optional    bool // a request without a key runs unprotected
+	Retention   time.Duration
+	Lock        time.Duration
+	Wait        time.Duration
 
 	FingerprintIgnore  []string
 	FingerprintHeaders []string
@@ -91,6 +104,9 @@ type Operation struct {
 
 	// Names are the names its generated code chooses itself (File.AllocateNames).
 	Names OpNames
+
+	// Event is set on a webhook or callback operation.
+	Event *Event
 
 	// ClientForm is set on the copy of the operation that File.ClientMethods
 	// makes for its typed form variant.

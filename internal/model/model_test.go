@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	idem "github.com/idemgen/idemgen/runtime"
 )
 
 // op returns an operation named name with path parameters of type string.
@@ -185,5 +187,19 @@ func TestOperationText(t *testing.T) {
 	o.Retry.RetryOn = []int{}
 	if doc := o.ClientRetryDoc(); !strings.Contains(doc, "Attempts that fail in transport are retried") {
 		t.Errorf("ClientRetryDoc without statuses %q", doc)
+	}
+}
+
+// A file states the newest runtime version only when it wraps webhooks or
+// callbacks, whose operations set what that version added; files without
+// them stay on the version they had, and the runtime supports both.
+func TestRuntimeVersion(t *testing.T) {
+	plain := File{Server: true}
+	events := File{Receivers: true}
+	if v := events.RuntimeVersion(); v != idem.MaxVersion {
+		t.Errorf("a file with receivers states version %d, want the runtime's newest, %d", v, idem.MaxVersion)
+	}
+	if v := plain.RuntimeVersion(); v >= idem.MaxVersion || v < idem.MinVersion {
+		t.Errorf("a file without webhooks states version %d, want one below %d that the runtime still supports (from %d)", v, idem.MaxVersion, idem.MinVersion)
 	}
 }

@@ -51,6 +51,7 @@ type ServerLocals struct {
 // operation, where its path parameters are in scope.
 type ClientLocals struct {
 	Ctx, Params, Body, ContentType, Opts string // parameters besides the path parameters
+	TargetURL                            string // an initiator's target URL
 	Call, Buf, Err, Key, P, Resp, R      string // locals
 	Context, HTTP, IO, Bytes             string // packages
 }
@@ -106,7 +107,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 			clashes = append(clashes, Clash{Operation: op, Name: name})
 		}
 	}
-	if f.Server {
+	if f.Server && len(f.Operations) > 0 {
 		exported(-1, "WithIdempotency")
 	}
 	if f.NetHTTPServer() {
@@ -118,7 +119,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	if f.Strict {
 		exported(-1, "NewStrictHandlerWithIdempotencyOptions")
 	}
-	if f.Client {
+	if f.Client && len(f.Operations) > 0 {
 		exported(-1, "IdempotentClient")
 		exported(-1, "NewIdempotentClient")
 	}
@@ -142,6 +143,7 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		pkg[op.GoName+"IdempotentResponse"] = true
 	}
+	f.allocateEventNames(pkg, exported)
 	f.Names = FileNames{
 		ServerType: pkg.fresh("idempotentServer"),
 		StrictType: pkg.fresh("idempotentStrictServer"),

@@ -161,6 +161,9 @@ func replayed() object {
 // keyParameter is the header parameter that carries op's key.
 func keyParameter(op Operation) object {
 	desc := fmt.Sprintf("A unique key chosen by the client for this request and sent again, unchanged, on every retry of it. Results are replayed for %s.", humanDuration(op.Retention))
+	if op.Webhook != "" || op.Callback != nil {
+		desc = fmt.Sprintf("The delivery id of this event, chosen by the sender and sent again, unchanged, on every redelivery of it. Answers are replayed for %s.", humanDuration(op.Retention))
+	}
 	if op.Optional {
 		desc += " Without a key the request is processed without idempotency protection."
 	}
@@ -174,6 +177,9 @@ func keyParameter(op Operation) object {
 
 // paragraph is the text appended to op's description.
 func paragraph(op Operation) string {
+	if op.Webhook != "" || op.Callback != nil {
+		return eventParagraph(op)
+	}
 	var first string
 	switch {
 	case op.KeyPointer != "" && op.Optional:
@@ -246,4 +252,23 @@ func humanDuration(d time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// eventParagraph is paragraph for a webhook's or callback's operation: the
+// receiver's contract, as its sender reads it.
+func eventParagraph(op Operation) string {
+	var first string
+	switch {
+	case len(op.KeyPointers) > 0:
+		first = fmt.Sprintf("Idempotency: the receiver deduplicates deliveries by the request body members %s (JSON Pointers) together; a redelivery of an event carries them unchanged.", "`"+strings.Join(op.KeyPointers, "` and `")+"`")
+	case op.KeyPointer != "":
+		first = fmt.Sprintf("Idempotency: the receiver deduplicates deliveries by the request body member `%s` (a JSON Pointer), the event's id; a redelivery carries it unchanged.", op.KeyPointer)
+	default:
+		first = fmt.Sprintf("Idempotency: the receiver deduplicates deliveries by the `%s` header, the event's delivery id; send it, unchanged, with every redelivery of the event.", op.KeyHeader)
+	}
+	if op.Optional {
+		first += " A delivery without one is processed without protection."
+	}
+	return first + fmt.Sprintf(" The first answer of 2xx or 4xx is kept for %s: a redelivery gets it again, marked `%s: true`, and the event is processed once. A 5xx is not kept, so a redelivery after it is processed again. While the first delivery is still being processed a redelivery gets 409 with `%s`; an id reused for a different payload gets 422.",
+		humanDuration(op.Retention), replayedHeader, retryAfterHeader)
 }

@@ -61,7 +61,7 @@ func findOperation(doc *openapi3.T, op Operation) (locatedOp, error) {
 		return locatedOp{}, fmt.Errorf("both a key header (%s) and a key body pointer (%s)", op.KeyHeader, op.KeyPointer)
 	case op.KeyPointer != "" && !strings.HasPrefix(op.KeyPointer, "/"):
 		return locatedOp{}, fmt.Errorf("key body pointer %q: a JSON Pointer begins with /", op.KeyPointer)
-	case op.KeyPointer == "" && op.KeyHeader == "":
+	case op.KeyPointer == "" && op.KeyHeader == "" && len(op.KeyPointers) == 0:
 		op.KeyHeader = defaultKeyHeader
 	}
 	switch {
@@ -74,6 +74,9 @@ func findOperation(doc *openapi3.T, op Operation) (locatedOp, error) {
 		return locatedOp{}, errors.New("no method")
 	}
 
+	if op.Webhook != "" || op.Callback != nil {
+		return findEventOperation(doc, op)
+	}
 	var item *openapi3.PathItem
 	if doc.Paths != nil {
 		item = doc.Paths.Value(op.Path)
@@ -119,4 +122,67 @@ func methodSelector(method string) (string, error) {
 		return "", err
 	}
 	return ".additionalOperations" + name, nil
+}
+
+// findEventOperation is findOperation for a webhook's or a callback's
+// operation, whose Path it sets to a name of its place for sorting and
+// messages ("webhooks petStatusChanged").
+func findEventOperation(doc *openapi3.T, op Operation) (locatedOp, error) {
+	field, err := methodSelector(op.Method)
+	if err != nil {
+		return locatedOp{}, err
+	}
+	var item *openapi3.PathItem
+	var target string
+	if op.Webhook != "" {
+		op.Path = "webhooks " + op.Webhook
+		item = doc.Webhooks[op.Webhook]
+		name, err := quoteName(op.Webhook)
+		if err != nil {
+			return locatedOp{}, err
+		}
+		target = "$.webhooks" + name
+	} else {
+		cb := op.Callback
+		op.Path = cb.Path + " " + strings.ToUpper(cb.Method) + " callbacks " + cb.Name + " " + cb.Expression
+		var parent *openapi3.Operation
+		if doc.Paths != nil {
+			if pi := doc.Paths.Value(cb.Path); pi != nil {
+				parent = pi.GetOperation(strings.ToUpper(cb.Method))
+			}
+		}
+		if parent != nil {
+			if ref := parent.Callbacks[cb.Name]; ref != nil && ref.Value != nil {
+				item = ref.Value.Value(cb.Expression)
+			}
+		}
+		pathName, err := quoteName(cb.Path)
+		if err != nil {
+			return locatedOp{}, err
+		}
+		parentField, err := methodSelector(strings.ToUpper(cb.Method))
+		if err != nil {
+			return locatedOp{}, err
+		}
+		name, err := quoteName(cb.Name)
+		if err != nil {
+			return locatedOp{}, err
+		}
+		expr, err := quoteName(cb.Expression)
+		if err != nil {
+			return locatedOp{}, err
+		}
+		target = "$.paths" + pathName + parentField + ".callbacks" + name + expr
+	}
+	if item == nil {
+		return locatedOp{}, fmt.Errorf("%s is not in the document", op.Path)
+	}
+	oper := item.GetOperation(op.Method)
+	if oper == nil {
+		return locatedOp{}, fmt.Errorf("method %s is not in the document", op.Method)
+	}
+	if op.OperationID == "" {
+		op.OperationID = oper.OperationID
+	}
+	return locatedOp{op: op, item: item, oper: oper, target: target + field}, nil
 }

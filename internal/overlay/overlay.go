@@ -43,11 +43,28 @@ type Operation struct {
 	Optional bool
 	// Retention is how long a completed result is replayed; 24h when zero.
 	Retention time.Duration
+
+	// KeyPointers are the JSON Pointers of a composite body key (a webhook
+	// or callback), with KeyHeader and KeyPointer empty.
+	KeyPointers []string
+	// Webhook, when set, makes the operation a webhook's, the one named so
+	// under the document's webhooks, rather than a path's: Path is then
+	// empty.
+	Webhook string
+	// Callback, when set, makes the operation a callback's rather than a
+	// path's: Path is then empty.
+	Callback *Callback
 	// Final and Transient are the storage policy, as idem.Operation's
 	// fields of those names: nil for the runtime's default. Only responses
 	// the policy stores are marked as possible replays.
 	Final     []string
 	Transient []int
+}
+
+// Callback locates a callback operation: the path operation that declares
+// it, the callback's name and its URL expression.
+type Callback struct {
+	Path, Method, Name, Expression string
 }
 
 // Build returns an Overlay 1.0.0 document, as YAML, that adds to each of ops

@@ -105,6 +105,7 @@ func Store(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) (*pgstore.S
 	t.Cleanup(func() {
 		s.Close()
 		Drop(t, pool, table)
+		Drop(t, pool, table+"_steps")
 	})
 	return s, table
 }

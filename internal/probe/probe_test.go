@@ -90,3 +90,18 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkedByOverlay: the operations an overlay marks are probed, the
+// overlay taken from the oapi-codegen config (relative to it) or -overlay.
+func TestMarkedByOverlay(t *testing.T) {
+	for _, args := range [][]string{
+		{"-config", "testdata/cfg.yaml"},
+		{"-overlay", "testdata/mark.overlay.yaml"},
+	} {
+		var out, errOut bytes.Buffer
+		args = append(args, "-spec", "testdata/unmarked.yaml", "-url", "http://127.0.0.1:9", "-dry-run")
+		if code := probe.Run(context.Background(), args, &out, &errOut); code != probe.ExitOK || !strings.Contains(out.String(), "createCharge: first request\n  POST http://127.0.0.1:9/charges") {
+			t.Errorf("%q: exit %d, output:\n%s%s", args, code, &out, &errOut)
+		}
+	}
+}

@@ -58,12 +58,11 @@ func loadSpec(spec, cfgPath, overlay string) ([]model.Operation, *openapi3.T, er
 		}
 		dir = filepath.Dir(cfgPath)
 	}
-	if overlay != "" {
-		cg.OutputOptions.Overlay.Path = overlay
-	} else if p := cg.OutputOptions.Overlay.Path; p != "" && !filepath.IsAbs(p) && !strings.Contains(p, "://") {
-		cg.OutputOptions.Overlay.Path = filepath.Join(dir, p) // relative to the config, as go generate runs it
+	if overlay != "" { // given on the command line: relative to the working directory
+		cg.OutputOptions.Overlay.Path, dir = overlay, ""
 	}
-	c := generator.Config{Spec: spec, SpecName: spec, Codegen: cg}
+	// The config's overlay is relative to the config, as go generate runs it.
+	c := generator.Config{Spec: spec, SpecName: spec, Codegen: cg, Dir: dir}
 	m, err := load.Load(load.Input{Spec: spec, Source: spec, SpecName: spec, Codegen: cg, Overlay: c.Overlay()})
 	if err != nil {
 		return nil, nil, err

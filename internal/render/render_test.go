@@ -43,9 +43,10 @@ func TestComment(t *testing.T) {
 
 // TestVersionGuard: the constants that a generated file starts with compile
 // against every runtime whose range [MinVersion, MaxVersion] holds the
-// version it was generated for (idem.MaxVersion), and against no other.
+// version it was generated for (File.RuntimeVersion), and against no other.
 func TestVersionGuard(t *testing.T) {
-	src, err := File(model.File{Package: "api", Source: "openapi.yaml", Client: true})
+	m := model.File{Package: "api", Source: "openapi.yaml", Client: true}
+	src, err := File(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +67,12 @@ func TestVersionGuard(t *testing.T) {
 	}
 	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{&ast.ImportSpec{
 		Name: ast.NewIdent("idem"), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(model.RuntimeImport)}}}}}, guard...)
-	gen := idem.MaxVersion
+	gen := m.RuntimeVersion()
 	for _, r := range []struct {
 		min, max int
 		ok       bool
 	}{
-		{idem.MinVersion, idem.MaxVersion, true},
+		{min(gen, idem.MinVersion), idem.MaxVersion, true},
 		{gen, gen, true},
 		{gen - 1, gen + 3, true},  // a newer runtime that still supports it
 		{gen - 2, gen - 1, false}, // an older runtime: upgrade it

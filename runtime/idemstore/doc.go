@@ -15,7 +15,9 @@
 // own failures as a [*StoreError], which matches [ErrStoreUnavailable];
 // [ErrStoreMisconfigured] and [ErrUnreplicated] say more. A [TxStore]
 // (pgstore) also runs each handler inside a transaction of its own
-// ([RunTx]), committed together with the stored result.
+// ([RunTx]), committed together with the stored result. A [StepStore] keeps
+// the journal of a run's steps (idem.Step), each entry written by the
+// lease's owner only ([StepTx]).
 //
 // # Keys
 //

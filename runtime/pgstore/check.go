@@ -11,14 +11,15 @@ import (
 )
 
 // CreateSchema creates the store's table and its index unless they exist
-// ([Schema], under the store's table name). It changes nothing that exists:
+// ([Schema], under the store's table name), and the step journal's
+// ([StepsSchema], the table's name + "_steps"). It changes nothing that exists:
 // run [Store.Check] to verify an existing table.
 func (s *Store) CreateSchema(ctx context.Context) error {
 	if s.tableErr != nil {
 		return s.tableErr
 	}
 	// The statements run in one implicit transaction (simple protocol).
-	if _, err := s.pool.Exec(ctx, schemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := s.pool.Exec(ctx, schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil

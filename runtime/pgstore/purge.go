@@ -28,7 +28,8 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 		}
 		total += tag.RowsAffected()
 		if tag.RowsAffected() < int64(s.purgeBatch) {
-			return total, nil
+			steps, err := s.purgeSteps(ctx) // steps.go
+			return total + steps, err
 		}
 	}
 }

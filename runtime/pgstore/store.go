@@ -41,7 +41,8 @@ type Store struct {
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
 
-	sql statements
+	sql   statements
+	steps stepStatements // the step journal's (steps.go)
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -123,6 +124,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)
+	s.steps = newStepStatements(s.table)
 	return s
 }
 

@@ -176,12 +176,37 @@ func minPositive(a, b int64) int64 {
 	return a
 }
 
-// lanes are a store's lanes: one on the store's client for every call
-// that waits for no replica, and one per master client for completions
-// that wait (replica.go), so that acquires never queue behind a WAIT.
+// lanes are a store's lanes: for the calls that wait for no replica, one
+// per master (a ClusterClient's or a Ring's: a master that hangs holds up
+// only its own keys' calls) on the store's client, which routes them; and
+// one per master for completions that wait (replica.go), so that acquires
+// never queue behind a WAIT.
 type lanes struct {
-	plain *lane    // on the store's client; nil if it cannot pipeline
-	acked sync.Map // *redis.Client (a master's) -> *lane
+	plain  *lane    // on the store's client; nil if it cannot pipeline
+	shards sync.Map // *redis.Client (a Cluster master, a Ring shard) -> *lane on the store's client
+	acked  sync.Map // *redis.Client (a master) -> *lane on that master
+}
+
+// of returns the lane of the calls on key that wait for no replica.
+func (ls *lanes) of(ctx context.Context, rdb any, key string) *lane {
+	var node *redis.Client
+	var err error
+	switch r := rdb.(type) {
+	case *redis.ClusterClient:
+		node, err = r.MasterForKey(ctx, key)
+	case *redis.Ring:
+		node, err = r.GetShardClientForKey(key)
+	default:
+		return ls.plain
+	}
+	if err != nil { // no slot map yet: the client's pipeline finds out
+		return ls.plain
+	}
+	if l, ok := ls.shards.Load(node); ok {
+		return l.(*lane)
+	}
+	l, _ := ls.shards.LoadOrStore(node, &lane{pipe: ls.plain.pipe})
+	return l.(*lane)
 }
 
 // ackedLane returns the lane of completions that wait for node's replicas.

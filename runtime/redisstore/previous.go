@@ -206,7 +206,7 @@ func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (id
 			gets[i] = redis.NewStringCmd(ctx, "get", k)
 			c.cmds = append(c.cmds, gets[i])
 		}
-		s.lanes.plain.do(c) // one pipeline, alone or with other calls' (batch.go)
+		s.lanes.of(ctx, s.rdb, a.key).do(c) // one pipeline, alone or with other calls' (batch.go)
 		c.free()
 		// What was created first, so that a failure releases it.
 		var err error

@@ -278,7 +278,7 @@ func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, 
 	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
 	get := redis.NewStringCmd(ctx, "get", k)
 	c := newCall(ctx, set, get)
-	s.lanes.plain.do(c) // one pipeline, alone or with other calls' (batch.go)
+	s.lanes.of(ctx, s.rdb, a.key).do(c) // one pipeline, alone or with other calls' (batch.go)
 	c.free()
 	created, err := set.Result()
 	switch {
@@ -472,7 +472,7 @@ func (s *Store) script(ctx context.Context, script *redis.Script, skey string, a
 	default:
 		cmd := evalsha(ctx, script, skey, args...)
 		c := newCall(ctx, cmd)
-		s.lanes.plain.do(c)
+		s.lanes.of(ctx, s.rdb, skey).do(c)
 		c.free()
 		if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 			return cmd

@@ -1,0 +1,8 @@
+// Package ginhooks is oapi-codegen's and idemgen's output for the gin webhook
+// receiver of ../webhooks.yaml, used by the end-to-end tests. Regenerate
+// with go generate.
+
+package ginhooks
+
+//go:generate go tool oapi-codegen -config cfg.yaml ../webhooks.yaml
+//go:generate go tool idemgen -config cfg.yaml -o api.idem.gen.go ../webhooks.yaml

@@ -1,0 +1,234 @@
+package idem_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/redisstore"
+
+	"github.com/idemgen/idemgen/internal/redistest"
+)
+
+var derivedKeyForm = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// errAgain makes a Do run fail, releasing its lease, so that the next Do of
+// the key runs again.
+var errAgain = errors.New("run again")
+
+// runTwice runs fn as a Do run of key twice (the first run fails after fn,
+// so the second runs too) and returns what fn returned on each run.
+func runTwice(t *testing.T, store idem.Store, key string, fn func(ctx context.Context) []string) (first, second []string) {
+	t.Helper()
+	op := &idem.Operation{ID: "CreateOrder"}
+	ctx := context.Background()
+	_, _, err := idem.Do(ctx, store, op, key, nil, func(ctx context.Context) ([]byte, error) {
+		first = fn(ctx)
+		return nil, errAgain
+	})
+	if !errors.Is(err, errAgain) {
+		t.Fatalf("first run: %v", err)
+	}
+	if _, _, err := idem.Do(ctx, store, op, key, nil, func(ctx context.Context) ([]byte, error) {
+		second = fn(ctx)
+		return []byte("ok"), nil
+	}); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	return first, second
+}
+
+// TestDerivedKeyIsTheRunsAndTheNames: a named key is the same on every run
+// of a request and different for another name or another request; it is 32
+// hex digits; outside a run there is none.
+func TestDerivedKeyIsTheRunsAndTheNames(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	names := func(ctx context.Context) []string {
+		var keys []string
+		for _, name := range []string{"ledger-entry", "email", "ledger-entry"} {
+			k, err := idem.DerivedKey(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k)
+		}
+		return keys
+	}
+	first, second := runTwice(t, store, "order-1", names)
+	other, _ := runTwice(t, store, "order-2", names)
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Errorf("re-run derived %v, first run %v", second, first)
+	}
+	if first[0] == first[1] || first[0] != first[2] {
+		t.Errorf("names ledger-entry, email, ledger-entry derived %v: want one key per name", first)
+	}
+	if first[0] == other[0] || first[1] == other[1] {
+		t.Errorf("two requests derived %v and %v", first, other)
+	}
+	for _, k := range first {
+		if !derivedKeyForm.MatchString(k) || strings.Contains(k, "order") {
+			t.Errorf("derived key %q: want 32 lower-case hex digits", k)
+		}
+	}
+	if _, err := idem.DerivedKey(context.Background(), "x"); !errors.Is(err, idem.ErrNoRun) {
+		t.Errorf("outside a run: %v, want ErrNoRun", err)
+	}
+}
+
+// sentKeys makes calls of a Caller and records the key each sent.
+type sentKeys struct {
+	caller *idem.Caller
+	mu     sync.Mutex
+	keys   []string
+}
+
+// call makes one call of op with an attempt that answers 201 and records
+// the key header it was sent with (or the body, for a body key).
+func (s *sentKeys) call(t *testing.T, ctx context.Context, op *idem.ClientOperation, opts ...idem.CallOption) string {
+	t.Helper()
+	c := s.caller.Begin(op, opts...)
+	body, err := c.MarshalBody(map[string]string{"amount": "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent string
+	err = c.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://provider/charges", strings.NewReader(string(body)))
+		if err := c.Editor()(ctx, req); err != nil {
+			return nil, err
+		}
+		sent = req.Header.Get("Idempotency-Key")
+		if op.KeyPointer != "" {
+			sent = string(body)
+		}
+		return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: http.NoBody}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.keys = append(s.keys, sent)
+	s.mu.Unlock()
+	return sent
+}
+
+// TestCallKeyIsDerivedInARun: the calls of a run send keys derived from the
+// run, the same on a re-run, one per call (two calls to one operation
+// differ, as do calls to two operations); an explicit key wins; outside a
+// run the key is random.
+func TestCallKeyIsDerivedInARun(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	charge := &idem.ClientOperation{ID: "CreateCharge"}
+	refund := &idem.ClientOperation{ID: "CreateRefund"}
+	s := &sentKeys{caller: idem.NewCaller()}
+	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
+		return []string{s.call(t, ctx, charge), s.call(t, ctx, charge), s.call(t, ctx, refund), s.call(t, ctx, charge, idem.WithKey("mine"))}
+	})
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Errorf("re-run sent %v, first run %v", second, first)
+	}
+	if first[0] == first[1] || first[0] == first[2] || first[1] == first[2] || first[3] != "mine" {
+		t.Errorf("deposit, balance, refund, explicit sent %v: want three different derived keys and the explicit one", first)
+	}
+	for _, k := range first[:3] {
+		if !derivedKeyForm.MatchString(k) {
+			t.Errorf("derived key %q", k)
+		}
+	}
+	ctx := context.Background()
+	if a, b := s.call(t, ctx, charge), s.call(t, ctx, charge); a == b || a == first[0] {
+		t.Errorf("outside a run sent %q and %q: want fresh random keys", a, b)
+	}
+}
+
+// TestCallBodyKeyIsDerivedInARun: a body-key operation's key is filled in
+// the body by MarshalBody and replaced there by the derived key at Run.
+func TestCallBodyKeyIsDerivedInARun(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	op := &idem.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
+	s := &sentKeys{caller: idem.NewCaller()}
+	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
+		return []string{s.call(t, ctx, op), s.call(t, ctx, op)}
+	})
+	if fmt.Sprint(first) != fmt.Sprint(second) || first[0] == first[1] {
+		t.Errorf("bodies of two calls on two runs: %v then %v; want two bodies, the same on both runs", first, second)
+	}
+	if !regexp.MustCompile(`"idempotency_key":"[0-9a-f]{32}"`).MatchString(first[0]) {
+		t.Errorf("body %s", first[0])
+	}
+}
+
+// TestCallKeysOfConcurrentCalls: calls that one run makes at once get
+// distinct keys, those of ordinals 0..n-1 (in whichever order they came):
+// the set a re-run's sequential calls send.
+func TestCallKeysOfConcurrentCalls(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	op := &idem.ClientOperation{ID: "CreateCharge"}
+	const n = 16
+	s := &sentKeys{caller: idem.NewCaller()}
+	concurrent, sequential := runTwice(t, store, "order-1", func(ctx context.Context) []string {
+		if s.keys != nil { // the second run: one after another
+			var keys []string
+			for range n {
+				keys = append(keys, s.call(t, ctx, op))
+			}
+			return keys
+		}
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { s.call(t, ctx, op) })
+		}
+		wg.Wait()
+		return append([]string(nil), s.keys...)
+	})
+	sort.Strings(concurrent)
+	sort.Strings(sequential)
+	if fmt.Sprint(concurrent) != fmt.Sprint(sequential) {
+		t.Errorf("concurrent calls sent %v, sequential %v: want the same set", concurrent, sequential)
+	}
+	for i := 1; i < n; i++ {
+		if concurrent[i] == concurrent[i-1] {
+			t.Errorf("two concurrent calls sent %s", concurrent[i])
+		}
+	}
+}
+
+// TestCallFormKeyIsDerivedInARun: a form body's key field, filled by
+// MarshalForm, carries the derived key.
+func TestCallFormKeyIsDerivedInARun(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	store := redisstore.New(rdb)
+	op := &idem.ClientOperation{ID: "CreateCharge", KeyPointer: "/idempotency_key"}
+	type chargeForm struct {
+		Amount int    `form:"amount"`
+		Key    string `form:"idempotency_key,omitempty"`
+	}
+	send := func(ctx context.Context) []string {
+		c := idem.NewCaller().Begin(op)
+		body, err := c.MarshalForm(chargeForm{Amount: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Run(ctx, func(context.Context) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: http.NoBody}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return []string{string(body), c.Key()}
+	}
+	first, second := runTwice(t, store, "order-1", send)
+	if fmt.Sprint(first) != fmt.Sprint(second) || first[0] != "amount=5&idempotency_key="+first[1] || !derivedKeyForm.MatchString(first[1]) {
+		t.Errorf("form and key %q on the first run, %q on the second", first, second)
+	}
+}

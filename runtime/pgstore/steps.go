@@ -1,0 +1,212 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+var _ idemstore.StepStore = (*Store)(nil)
+
+// StepsSchema is the SQL that creates the step journal's table beside the
+// records' table of the default name, for a migration tool;
+// [Store.CreateSchema] runs the same statements for the store's tables (the
+// journal of table T is T_steps). One row per journaled step of a record's
+// key: the fingerprint of the record it was written for (a record created
+// anew for another payload does not see it), the step's result as JSON, and
+// when it stops counting. A store whose runs call no [idemstore.Step] never
+// reads or writes it.
+const StepsSchema = `CREATE TABLE IF NOT EXISTS idem_records_steps (
+	key          text        NOT NULL,
+	name         text        NOT NULL,
+	fingerprint  text        NOT NULL,
+	result       bytea       NOT NULL,
+	expires_at   timestamptz NOT NULL,
+	PRIMARY KEY (key, name)
+);
+CREATE INDEX IF NOT EXISTS idem_records_steps_expires_at ON idem_records_steps (expires_at);
+`
+
+// stepsTable is the journal's table of records' table t, quoted, and its
+// index.
+func stepsTable(t table) (quoted, index string) {
+	parts := strings.Split(t.name, ".")
+	last := parts[len(parts)-1]
+	parts[len(parts)-1] = last + "_steps"
+	return pgx.Identifier(parts).Sanitize(), pgx.Identifier{last + "_steps_expires_at"}.Sanitize()
+}
+
+// stepsSchemaSQL is StepsSchema for the store's table.
+func stepsSchemaSQL(t table) string {
+	if t.name == DefaultTable {
+		return StepsSchema
+	}
+	quoted, index := stepsTable(t)
+	s := strings.Replace(StepsSchema, "idem_records_steps_expires_at", index, 1)
+	return strings.ReplaceAll(s, " idem_records_steps ", " "+quoted+" ")
+}
+
+// stepStatements are the journal's SQL for one records' table.
+type stepStatements struct {
+	load, save, purge string
+}
+
+func newStepStatements(t table) stepStatements {
+	steps, _ := stepsTable(t)
+	return stepStatements{
+		// $1 key, $2 token. No row: token does not own an in-progress
+		// record of key; else one row per step journaled for the record's
+		// fingerprint, or one row of NULLs for none.
+		load: fmt.Sprintf(`SELECT s.name, s.result FROM %[1]s r
+LEFT JOIN %[2]s s ON s.key = r.key AND s.fingerprint = r.fingerprint AND s.expires_at > statement_timestamp()
+WHERE r.key = $1 AND r.token = $2 AND NOT r.completed AND r.expires_at > statement_timestamp()`, t.quoted, steps),
+
+		// $1 key, $2 token, $3 fence, $4 name, $5 result, $6 retention ms.
+		// Journals the step if token and fence own the in-progress record,
+		// checked under the record's row lock, which the statement holds
+		// until its transaction (the step's) ends. The entry lives for the
+		// retention and at least as long as the record.
+		save: fmt.Sprintf(`WITH r AS (
+	SELECT key, fingerprint, expires_at FROM %[1]s
+	WHERE key = $1 AND token = $2 AND fence = $3 AND NOT completed AND expires_at > statement_timestamp()
+	FOR UPDATE)
+INSERT INTO %[2]s (key, name, fingerprint, result, expires_at)
+SELECT key, $4, fingerprint, $5, greatest(expires_at, statement_timestamp() + $6::bigint`+ms+`) FROM r
+ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, t.quoted, steps),
+
+		// $1 batch size, as the records' purge.
+		purge: fmt.Sprintf(`DELETE FROM %[1]s WHERE (key, name) IN (
+	SELECT key, name FROM %[1]s WHERE expires_at <= statement_timestamp()
+	ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+AND expires_at <= statement_timestamp()`, steps),
+	}
+}
+
+// LoadSteps implements [idemstore.StepStore]: one statement.
+func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
+	if err := s.checkArgs(key, token); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.steps.load, key, token)
+	if err != nil {
+		return nil, storeError("steps", err)
+	}
+	defer rows.Close()
+	var steps map[string][]byte
+	for rows.Next() {
+		var name *string
+		var result []byte
+		if err := rows.Scan(&name, &result); err != nil {
+			return nil, storeError("steps", err)
+		}
+		if steps == nil {
+			steps = make(map[string][]byte)
+		}
+		if name != nil {
+			steps[*name] = result
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError("steps", err)
+	}
+	if steps == nil {
+		return nil, idemstore.ErrNotOwner
+	}
+	return steps, nil
+}
+
+// BeginStep implements [idemstore.StepStore]: the step gets a transaction of its
+// own, on a connection of the pool, in which its function's writes
+// (through [Tx] of the step's context) commit together with its journal
+// entry, or not at all. It is not the run's transaction, which commits
+// only with the response: a step's writes are committed when Step returns,
+// and a re-run does not do them again. So a step does not see what the
+// run's transaction wrote and has not committed, and must not write rows
+// the run's transaction has written (it would wait for a lock its own run
+// holds until the response).
+func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
+	if err := s.checkArgs(key, token); err != nil {
+		return nil, err
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, storeError("begin step", err)
+	}
+	return &stepTx{s: s, tx: tx, key: key, token: token, fence: fence}, nil
+}
+
+// stepTx is one step's transaction.
+type stepTx struct {
+	s          *Store
+	tx         pgx.Tx
+	key, token string
+	fence      int64
+}
+
+// Context implements [idemstore.StepTx]: [Tx] of the returned context is the
+// step's transaction.
+func (t *stepTx) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txKey{}, t.tx)
+}
+
+// Commit implements [idemstore.StepTx]: the journal entry, written if the run
+// still owns the record (checked under its row lock), then COMMIT; a
+// refused entry rolls the step back.
+func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	if err != nil {
+		_ = t.tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, t.s.steps.save, t.key, t.token, t.fence, name, result, ret)
+	if err != nil {
+		_ = t.tx.Rollback(context.WithoutCancel(ctx))
+		return storeError("step", err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := t.tx.Rollback(ctx); err != nil {
+			return storeError("step", err)
+		}
+		return idemstore.ErrNotOwner
+	}
+	if err := t.tx.Commit(ctx); err != nil {
+		return storeError("step", err)
+	}
+	return nil
+}
+
+// Rollback implements [idemstore.StepTx].
+func (t *stepTx) Rollback(ctx context.Context) error {
+	err := t.tx.Rollback(ctx)
+	if err == nil || errors.Is(err, pgx.ErrTxClosed) {
+		return nil
+	}
+	return storeError("rollback step", err)
+}
+
+// purgeSteps deletes expired journal entries in batches, as Purge does
+// records; a missing journal table (a store that never journaled a step,
+// set up before it existed) is no error.
+func (s *Store) purgeSteps(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, s.steps.purge, s.purgeBatch)
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+			return total, nil
+		}
+		if err != nil {
+			return total, storeError("purge", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.purgeBatch) {
+			return total, nil
+		}
+	}
+}
