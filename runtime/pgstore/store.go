@@ -169,10 +169,10 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
-	acq, err := readAcquire(br, req.Fingerprint)
+	acq, err := readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -182,8 +182,10 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	return acq, nil
 }
 
-// readAcquire decides the acquisition from the replies of the acquire batch.
-func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition, error) {
+// readAcquire decides the acquisition from the replies of the acquire
+// batch of a request with fingerprint and previous fingerprint prev ("" for
+// none).
+func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
@@ -214,7 +216,7 @@ func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
 	case err != nil:
 		return idemstore.Acquisition{}, err
-	case fp != fingerprint:
+	case fp != fingerprint && (prev == "" || fp != prev):
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case !completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil

@@ -38,12 +38,13 @@ func TestEncodeResultAllocatesOneRecord(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec.Body = tc.body
-			stored := len(encodeResult(rec, tc.threshold)) // and a compressor in the pool
+			_, result := encodeResult(rec, tc.threshold, true) // and a compressor in the pool
+			stored := len(result)
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			for range rounds {
-				encodeResult(rec, tc.threshold)
+				encodeResult(rec, tc.threshold, true)
 			}
 			runtime.ReadMemStats(&after)
 			ratio := float64(after.TotalAlloc-before.TotalAlloc) / rounds / float64(stored)
