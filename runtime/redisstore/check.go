@@ -311,7 +311,7 @@ func (s *Store) denied(op string, err error) error {
 
 // grantScripts says what to change when scripts are denied.
 const grantScripts = "grant the store's Redis user EVAL, EVALSHA, SCRIPT LOAD, and GET, SET, PTTL and DEL on its keys " +
-	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set +pttl +del +hset +time +info ~<prefix>:*) and leave scripting enabled"
+	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set +pttl +del +hset +hget +hgetall +pexpire +time +info ~<prefix>:*) and leave scripting enabled"
 
 // node is what checkNode needs of one Redis server; *redis.Client has it.
 type node interface {
