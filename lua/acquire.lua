@@ -1,10 +1,10 @@
 -- acquire.lua: the acquire transition of one idempotency key.
 --
--- The record is one string (see lua.go for its two formats); the script
+-- The record is one string (see lua.go for its formats); the script
 -- touches no other key, so it runs unchanged on Redis Cluster. Time comes only
 -- from Redis: a lease's deadline is its record's expiry minus the abandoned
 -- TTL stored in it, so the lease left is PTTL - abandoned. It writes compact
--- records (format 2) and reads records of both formats, so that a record
+-- in-progress records and reads records of every format, so that a record
 -- written before the upgrade is replayed, refused or taken over as before.
 --
 -- Package redisstore first pipelines the plain commands SET KEYS[1] <the record
@@ -23,10 +23,17 @@
 --          lease deadline before Redis deletes it
 -- ARGV[5]  the request fingerprint as given (non-empty, no newline), which a
 --          record of format 1 keeps
+-- ARGV[6]  optional: another stored fingerprint that is this request's (the
+--          one before fingerprints covered the API identity); '' for none
+-- ARGV[7]  optional: the least fence a creation or takeover gets (so that
+--          fences grow across the two keys of a record during an upgrade,
+--          see redisstore's previous.go); 1 when absent
 --
 -- Returns one of
 --   {'proceed', fence}          absent: created, caller owns the lease, fence 1
---   {'recovered', fence}        lease expired: taken over, fence + 1
+--                               (or ARGV[7])
+--   {'recovered', fence}        lease expired: taken over, fence + 1 (at least
+--                               ARGV[7])
 --   {'conflict', remaining_ms}  in progress under a live lease (remaining_ms >= 1)
 --   {'mismatch'}                another fingerprint; the record is untouched
 --   {'replay', record}          completed: the whole stored record, decoded by the store
@@ -35,16 +42,24 @@
 
 local key = KEYS[1]
 local token, fp = ARGV[1], ARGV[2]
+local other = ARGV[6] or ''
+local least = tonumber(ARGV[7] or '') or 1
 
-if redis.call('SET', key, 'i' .. fp .. token .. '\n1\n' .. ARGV[4], 'NX', 'PX', ARGV[3]) then
-  return {'proceed', 1}
+-- Fences below 1e14 concatenate as integers (Lua's '%.14g').
+if redis.call('SET', key, 'i' .. fp .. token .. '\n' .. least .. '\n' .. ARGV[4], 'NX', 'PX', ARGV[3]) then
+  return {'proceed', least}
 end
 local v = redis.call('GET', key)
 
 local state, same, lease_at -- lease_at: where an in-progress record's lease starts
 local tag = string.sub(v, 1, 1)
+local b = string.byte(v, 1) or 0
+if b >= 128 and b < 192 then
+  tag = 'c' -- completed, with its body's length (format 3)
+end
 if (tag == 'c' or tag == 'i') and #v > 17 then
-  state, same, lease_at = tag, string.sub(v, 2, 17) == fp, 18
+  local stored_fp = string.sub(v, 2, 17)
+  state, same, lease_at = tag, stored_fp == fp or (other ~= '' and stored_fp == other), 18
 else -- format 1
   local stored_fp
   state, stored_fp = string.match(v, '^([IC])\n([^\n]+)\n')
@@ -73,7 +88,6 @@ if remaining > 0 then
   return {'conflict', remaining}
 end
 
-fence = tonumber(fence) + 1
--- Fences below 1e14 concatenate as integers (Lua's '%.14g').
+fence = math.max(tonumber(fence) + 1, least)
 redis.call('SET', key, 'i' .. fp .. token .. '\n' .. fence .. '\n' .. ARGV[4], 'PX', ARGV[3])
 return {'recovered', fence}

@@ -14,6 +14,9 @@
 -- ARGV[4]  optional: "r" to count the master's connected replicas when it
 --          stores (INFO replication, read in the same atomic step as the
 --          write); absent or anything else counts none
+-- ARGV[5]  optional: the completed record's tag, one byte ('c' when absent;
+--          a record that carries its body's length has a tag of its own,
+--          see lua.go)
 --
 -- Returns 0 when refused (absent, completed, or another owner), and when
 -- stored 1 plus the replicas counted: a store that sent no WAIT after this
@@ -28,7 +31,7 @@ if not v or string.sub(v, 1, 1) ~= 'i' or string.match(string.sub(v, 18), '^([^\
   return 0
 end
 
-redis.call('SET', key, 'c' .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
+redis.call('SET', key, (ARGV[5] or 'c') .. string.sub(v, 2, 17) .. ARGV[2], 'PX', ARGV[3])
 if ARGV[4] ~= 'r' then
   return 1
 end

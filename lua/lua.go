@@ -16,11 +16,11 @@
 // one SET ... PX (acquire on an absent key: a single SET NX), and a record
 // is one compact allocation in Redis (a hash with a value over 64 bytes
 // leaves the listpack encoding for a hash table; BENCHMARKS.md has the
-// memory and time this saves). The store writes the compact record, format
-// 2:
+// memory and time this saves). The store writes the compact record:
 //
 //	in progress:  "i" fingerprint owner "\n" fence "\n" abandoned
-//	completed:    "c" fingerprint result
+//	completed:    tag fingerprint result                     (format 3)
+//	              "c" fingerprint status meta rest           (format 2)
 //
 // fingerprint is 16 bytes of any value (the store's storedFingerprint:
 // half of the request's SHA-256), owner the owner token (no newline), fence
@@ -31,21 +31,28 @@
 // abandoned: no TIME call, no deadline to compute or store. A completed
 // record expires after its retention, and keeps neither owner nor fence.
 //
-// result is written by the store and only passed through by the scripts:
+// The tag and result are written by the store and only passed through by
+// the scripts (complete.lua's ARGV[4] and ARGV[2]). A completed record of
+// format 3 carries its body's length, so that a record cut short anywhere
+// does not decode: its tag is 0x80 plus the meta bits 0-5 below (0x80 to
+// 0xbf), and
 //
-//	status meta [header_length header] body
+//	result = uvarint(body_length << 10 | status) [header_length header] body
 //
-// status is the HTTP status in two bytes, its first digit in ASCII and the
-// other two as a byte of ' ' plus their value ("2!" is 201); meta one byte:
-// bit 0 body omitted, bit 1 body gzip-compressed, bits 2-4 a code for a
-// common Content-Type (0: none, or stored as a header entry), bit 5 a header
-// block follows, bit 6 always set, so that a record of a JSON response reads
-// in redis-cli as "c", the fingerprint's bytes, "2!D" and the body. The
+// with body exactly body_length bytes. Format 2, which the store writes
+// only under a previous key during a rollout (the previous version reads
+// no other), has the tag "c", the status in two bytes, its first digit in
+// ASCII and the other two as a byte of ' ' plus their value ("2!" is 201),
+// and the meta byte; its body is the rest of the string, so a record of a
+// JSON response reads in redis-cli as "c", the fingerprint's bytes, "2!D"
+// and the body. meta: bit 0 body omitted, bit 1 body gzip-compressed, bits
+// 2-4 a code for a common Content-Type (0: none, or stored as a header
+// entry), bit 5 a header block follows, bit 6 always set (printable). The
 // header block is header_length (a uvarint) bytes of entries, each a name,
 // one byte of a code for a name of the replay allow-list or 0 followed by
 // the name as a uvarint length and bytes, and a value, as a uvarint length
-// and bytes; body is the rest of the string. The codes are in package
-// redisstore (codec.go) and never change meaning.
+// and bytes. The codes are in package redisstore (codec.go) and never
+// change meaning.
 //
 // The scripts also read the text record the store wrote before (format 1),
 // so that a retry across an upgrade is replayed, refused or sees its lease

@@ -2,7 +2,6 @@ package idem
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,7 +22,7 @@ const (
 // the record (FirstRun or Recovered), and an error wrapping
 // ErrStoreUnavailable when the store fails.
 func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstore.Acquisition, error) {
-	req := idemstore.AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock(), PreviousKey: e.previousKey(k)}
+	req := e.acquireRequest(k)
 	var ev Event
 	var deadline time.Time
 	if k.op.Wait > 0 {

@@ -235,14 +235,24 @@ func BenchmarkEngineRedis(b *testing.B) {
 	op := benchOp
 	op.Retention = time.Minute
 	// first: no key of the previous layout can hold a record (the layout
-	// marker says 0, as on a server that was empty when the first process
-	// checked it); first-upgrade-window: within a day of an upgrade, when
+	// marker says 0, as an operator sets it); first-rollout: within a day
+	// of the upgrade, when every first request also creates, completes and
+	// reads its record under its previous key (redisstore's previous.go);
+	// first-upgrade-window: after the rollout, within the retention, when
 	// every first request also reads its previous key.
 	for _, c := range []struct {
 		name   string
 		marker int64
-	}{{"first", 0}, {"first-upgrade-window", time.Now().UnixMilli()}} {
+	}{
+		{"first", 0},
+		{"first-rollout", time.Now().UnixMilli()},
+		{"first-upgrade-window", time.Now().Add(-idemstore.PreviousLayoutRollout - 10*time.Second).UnixMilli()},
+	} {
 		b.Run(c.name, func(b *testing.B) {
+			op := op
+			if c.name == "first-upgrade-window" {
+				op.Retention = time.Hour // the window stays open for the run
+			}
 			rdb, prefix := redistest.Keyspace(b)
 			if err := rdb.Set(context.Background(), prefix+":"+redisstore.KeyLayoutMarker, c.marker, 0).Err(); err != nil {
 				b.Fatal(err)

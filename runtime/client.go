@@ -183,20 +183,36 @@ func WithRequestEditors(editors ...func(ctx context.Context, req *http.Request) 
 // CallResult is what a caller can learn of a finished call (see [WithResult]).
 type CallResult struct {
 	Key      string // the idempotency key sent on every attempt
-	Attempts int    // attempts made
-	Status   int    // status of the last response, 0 if it had none
-	Replayed bool   // the last response was a replay (Idempotent-Replayed: true)
+	Attempts int    // attempts made: calls of Run's attempt function
+	// Sent counts the requests of all attempts that reached the server
+	// whole, as far as the client can know: an attempt's own send, plus
+	// each resend net/http's Transport made by itself within that attempt
+	// (see [AttemptInfo.Sent]). Sent > Attempts means the server may have
+	// received the request more often than Run tried it.
+	Sent     int
+	Status   int  // status of the last response, 0 if it had none
+	Replayed bool // the last response was a replay (Idempotent-Replayed: true)
 }
 
 // AttemptInfo describes one attempt to the hook of [WithAttemptHook].
 type AttemptInfo struct {
-	Operation  string        // operation ID
-	Key        string        // the call's idempotency key
-	Attempt    int           // 1 for the first attempt
-	Status     int           // response status, 0 when Err is set
-	Err        error         // transport error (wrapping ErrAttemptTimeout for a per-attempt timeout)
-	Replayed   bool          // the response was a replay (Idempotent-Replayed: true)
-	Duration   time.Duration // time the attempt took, on the Caller's clock
+	Operation string        // operation ID
+	Key       string        // the call's idempotency key
+	Attempt   int           // 1 for the first attempt
+	Status    int           // response status, 0 when Err is set
+	Err       error         // transport error (wrapping ErrAttemptTimeout for a per-attempt timeout)
+	Replayed  bool          // the response was a replay (Idempotent-Replayed: true)
+	Duration  time.Duration // time the attempt took, on the Caller's clock
+	// Sent counts the copies of this attempt's request written whole to a
+	// connection. net/http's Transport resends a request that carries an
+	// Idempotency-Key (or X-Idempotency-Key) header, or has no body, on a
+	// new connection when a reused keep-alive connection closes after the
+	// request was written (the server may have read it, and then Sent is
+	// 2 or more), so one attempt can reach the server twice. It is counted
+	// through net/http/httptrace (WroteRequest); an attempt whose
+	// transport does not report writes there counts 1 when it got a
+	// response and 0 when it did not. 0: nothing written whole.
+	Sent       int
 	Retry      bool          // another attempt follows after Wait
 	Wait       time.Duration // wait chosen before the next attempt
 	RetryAfter bool          // Wait follows the server's Retry-After
@@ -266,6 +282,7 @@ type Call struct {
 	keyAt  int
 
 	attempts   int
+	sent       int            // CallResult.Sent
 	last       *http.Response // response of the last attempt, if it had one
 	retryAfter time.Duration  // the Retry-After that exceeded the budget
 }
@@ -316,7 +333,7 @@ func (c *Call) placedKey(out []byte) {
 
 // Result returns what is known of the call so far (see [CallResult]).
 func (c *Call) Result() CallResult {
-	r := CallResult{Key: c.key, Attempts: c.attempts}
+	r := CallResult{Key: c.key, Attempts: c.attempts, Sent: c.sent}
 	if c.last != nil {
 		r.Status = c.last.StatusCode
 		r.Replayed = isReplay(c.last)

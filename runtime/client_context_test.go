@@ -117,7 +117,7 @@ func TestCallOptions(t *testing.T) {
 	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if gotOp != "CreatePet" || res != (idem.CallResult{Key: "order-42", Attempts: 2, Status: 201, Replayed: true}) {
+	if gotOp != "CreatePet" || res != (idem.CallResult{Key: "order-42", Attempts: 2, Sent: 2, Status: 201, Replayed: true}) {
 		t.Errorf("op %q, result %+v", gotOp, res)
 	}
 	for i, r := range srv.Requests() {

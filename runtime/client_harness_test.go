@@ -109,7 +109,7 @@ func (s *scriptServer) Requests() []seen {
 // client returns an HTTP client without keep-alives. With keep-alives,
 // net/http itself replays a request that carries an Idempotency-Key header
 // when a reused connection breaks, and the server would see attempts that
-// Run did not make.
+// Run did not make (AttemptInfo.Sent counts them; TestClientCountsTransportResend).
 func (s *scriptServer) client() *http.Client {
 	tr := s.Client().Transport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true

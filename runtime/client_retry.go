@@ -6,7 +6,9 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,10 +65,10 @@ func (c *Call) Run(ctx context.Context, attempt func(ctx context.Context) (*http
 		}
 		began := c.caller.clockNow()
 		c.answer = answer{}
-		resp, err := c.try(ctx, attempt)
-		c.attempts, c.last = n, resp
+		resp, sent, err := c.try(ctx, attempt)
+		c.attempts, c.sent, c.last = n, c.sent+sent, resp
 		info := AttemptInfo{
-			Operation: c.op.ID, Key: c.key, Attempt: n, Err: err,
+			Operation: c.op.ID, Key: c.key, Attempt: n, Err: err, Sent: sent,
 			Duration: c.caller.clockNow().Sub(began),
 		}
 		if resp != nil {
@@ -132,19 +134,41 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	return nil
 }
 
-// try runs one attempt under the per-attempt timeout, if any. An error of an
-// attempt whose timeout expired is wrapped in ErrAttemptTimeout.
-func (c *Call) try(ctx context.Context, attempt func(ctx context.Context) (*http.Response, error)) (*http.Response, error) {
+// try runs one attempt under the per-attempt timeout, if any, and returns
+// how many copies of its request were written whole (AttemptInfo.Sent). An
+// error of an attempt whose timeout expired is wrapped in ErrAttemptTimeout.
+func (c *Call) try(ctx context.Context, attempt func(ctx context.Context) (*http.Response, error)) (*http.Response, int, error) {
+	// net/http's Transport may write the request more than once (see
+	// AttemptInfo.Sent); WroteRequest fires for each write, on the
+	// transport's writing goroutine. A failed RoundTrip waits for that
+	// goroutine, so every write of a failed attempt is counted when
+	// attempt returns; a response can arrive before the write ends, so an
+	// answered attempt counts at least 1.
+	var wrote atomic.Int32
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				wrote.Add(1)
+			}
+		},
+	})
+	var resp *http.Response
+	var err error
 	if c.policy.AttemptTimeout <= 0 {
-		return attempt(ctx)
+		resp, err = attempt(ctx)
+	} else {
+		actx, cancel := context.WithTimeoutCause(ctx, c.policy.AttemptTimeout, ErrAttemptTimeout)
+		resp, err = attempt(actx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), ErrAttemptTimeout) {
+			err = &attemptTimeoutError{err: err}
+		}
 	}
-	actx, cancel := context.WithTimeoutCause(ctx, c.policy.AttemptTimeout, ErrAttemptTimeout)
-	defer cancel()
-	resp, err := attempt(actx)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), ErrAttemptTimeout) {
-		err = &attemptTimeoutError{err: err}
+	sent := int(wrote.Load())
+	if resp != nil {
+		sent = max(sent, 1)
 	}
-	return resp, err
+	return resp, sent, err
 }
 
 // attemptTimeoutError is a transport error caused by the per-attempt

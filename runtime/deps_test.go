@@ -12,8 +12,10 @@ import (
 // which only runtime/redisstore imports, nor OpenTelemetry, which only
 // runtime/idemotel imports, nor a web framework (echo, gin), which only
 // runtime/idemecho and runtime/idemgin import, nor pgx, which only
-// runtime/pgstore imports. The same holds for a chi
-// server (the petstore's plain one).
+// runtime/pgstore imports. Of the runtime's packages it links only
+// runtime/internal/... and the store contract, runtime/idemstore, which
+// imports the standard library alone. The same holds for a chi server (the
+// petstore's plain one).
 func TestClientLinksNoDriver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -36,7 +38,31 @@ func TestClientLinksNoDriver(t *testing.T) {
 				strings.HasPrefix(dep, "go.opentelemetry.io/") ||
 				strings.HasPrefix(dep, "github.com/labstack/") || strings.HasPrefix(dep, "github.com/gin-gonic/") ||
 				strings.HasPrefix(dep, "github.com/jackc/") ||
-				(strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") && !strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/internal/")) {
+				(strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") && !strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/internal/") &&
+					dep != "github.com/idemgen/idemgen/runtime/idemstore") {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestStoreContractIsALeaf: runtime/idemstore, which every store imports,
+// imports the standard library alone; the stores import it and not the
+// engine.
+func TestStoreContractIsALeaf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for pkg, allowed := range map[string][]string{
+		"./idemstore":  {"github.com/idemgen/idemgen/runtime/idemstore"},
+		"./redisstore": {"github.com/idemgen/idemgen/runtime/idemstore", "github.com/idemgen/idemgen/lua", "github.com/idemgen/idemgen/runtime/redisstore"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/idemgen/") && !slices.Contains(allowed, dep) {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}

@@ -12,36 +12,79 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-func TestDo(t *testing.T) {
-	store := newMemStore()
-	op := &idem.Operation{ID: "ChargeCard"}
-	var runs atomic.Int64
-	charge := func(ctx context.Context) ([]byte, error) {
+// charger is a queue consumer's charge under Do: op ChargeCard on a store
+// of its own, counting its runs and checking the Info it runs with.
+type charger struct {
+	store *memStore
+	op    *idem.Operation
+	runs  atomic.Int64
+}
+
+func newCharger() *charger {
+	return &charger{store: newMemStore(), op: &idem.Operation{ID: "ChargeCard"}}
+}
+
+// do delivers the message key with payload.
+func (c *charger) do(t *testing.T, key, payload string) ([]byte, bool, error) {
+	return idem.Do(context.Background(), c.store, c.op, key, []byte(payload), func(ctx context.Context) ([]byte, error) {
 		info, ok := idem.FromContext(ctx)
-		if !ok || info.Key != "msg-1" || info.Fence != 1 || info.Operation != "ChargeCard" {
+		if !ok || info.Key != key || info.Fence != 1 || info.Operation != "ChargeCard" {
 			t.Errorf("info = %+v, %v", info, ok)
 		}
-		runs.Add(1)
+		c.runs.Add(1)
 		return []byte("charged"), nil
+	})
+}
+
+// wantRuns checks how many times the charge ran.
+func (c *charger) wantRuns(t *testing.T, n int64) {
+	t.Helper()
+	if got := c.runs.Load(); got != n {
+		t.Errorf("runs = %d, want %d", got, n)
 	}
-	ctx := context.Background()
-	res, replayed, err := idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+}
+
+// TestDoFirstDelivery: the first delivery of a key runs fn, with the key
+// and fence 1 in its context, and returns its result, not replayed.
+func TestDoFirstDelivery(t *testing.T) {
+	c := newCharger()
+	res, replayed, err := c.do(t, "msg-1", `{"amount":5}`)
 	if err != nil || replayed || string(res) != "charged" {
 		t.Fatalf("first = %q, %v, %v", res, replayed, err)
 	}
-	res, replayed, err = idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":5}`), charge)
+	c.wantRuns(t, 1)
+}
+
+// TestDoRedeliveryReplays: a redelivery returns the stored result,
+// replayed, without running fn.
+func TestDoRedeliveryReplays(t *testing.T) {
+	c := newCharger()
+	c.do(t, "msg-1", `{"amount":5}`)
+	res, replayed, err := c.do(t, "msg-1", `{"amount":5}`)
 	if err != nil || !replayed || string(res) != "charged" {
 		t.Fatalf("redelivery = %q, %v, %v", res, replayed, err)
 	}
-	if _, _, err = idem.Do(ctx, store, op, "msg-1", []byte(`{"amount":6}`), charge); !errors.Is(err, idem.ErrFingerprintMismatch) {
+	c.wantRuns(t, 1)
+}
+
+// TestDoOtherPayload: the key with another payload is ErrFingerprintMismatch,
+// and fn does not run.
+func TestDoOtherPayload(t *testing.T) {
+	c := newCharger()
+	c.do(t, "msg-1", `{"amount":5}`)
+	if _, _, err := c.do(t, "msg-1", `{"amount":6}`); !errors.Is(err, idem.ErrFingerprintMismatch) {
 		t.Fatalf("other payload: %v", err)
 	}
-	if _, _, err = idem.Do(ctx, store, op, "", nil, charge); !errors.Is(err, idem.ErrInvalidKey) {
+	c.wantRuns(t, 1)
+}
+
+// TestDoInvalidKey: an empty key is ErrInvalidKey, and fn does not run.
+func TestDoInvalidKey(t *testing.T) {
+	c := newCharger()
+	if _, _, err := c.do(t, "", ""); !errors.Is(err, idem.ErrInvalidKey) {
 		t.Fatalf("empty key: %v", err)
 	}
-	if runs.Load() != 1 {
-		t.Errorf("runs = %d", runs.Load())
-	}
+	c.wantRuns(t, 0)
 }
 
 func TestDoErrorReleases(t *testing.T) {

@@ -84,8 +84,9 @@ func isJSONContentType(ct string) bool {
 // and escaped path (which carries the path parameters), the query with its
 // keys sorted, the listed headers in order, and the body. A JSON body is
 // hashed in its canonical form (see jsonPayload); any other body is hashed
-// as is. r may be nil (for [Do]).
-func fingerprint(op *Operation, r *http.Request, body payload) string {
+// as is. r may be nil (for [Do]). The engine compares [apiFingerprint] of
+// it, which adds the API identity.
+func fingerprint(op *Operation, r *http.Request, body payload) [sha256.Size]byte {
 	if r == nil {
 		return fingerprintOf(op, nil, body)
 	}
@@ -100,7 +101,7 @@ type requestLine struct {
 }
 
 // fingerprintOf is fingerprint of a request's line (nil for [Do]) and body.
-func fingerprintOf(op *Operation, rl *requestLine, body payload) string {
+func fingerprintOf(op *Operation, rl *requestLine, body payload) [sha256.Size]byte {
 	var buf [512]byte
 	b := buf[:0]
 	b = field(b, "op", op.ID)
@@ -123,7 +124,29 @@ func fingerprintOf(op *Operation, rl *requestLine, body payload) string {
 	} else {
 		b = field(b, "raw", body.raw)
 	}
-	sum := sha256.Sum256(b)
+	return sha256.Sum256(b)
+}
+
+// apiFingerprint is the fingerprint the engine gives the store
+// ([idemstore.AcquireRequest.Fingerprint]), in hex: the SHA-256 of the API
+// identity, the operation's name in record keys (its ID, and its provider
+// for an event) and sum, a request's [fingerprint]. With the API identity
+// and the operation in what is compared, two operations whose record keys
+// collide ([idemstore.OperationToken] is 48 bits) refuse each other's keys
+// (422) instead of replaying each other's answers. hexSum (sum in hex) is
+// the fingerprint before it had them, which records stored then hold
+// ([idemstore.AcquireRequest.PreviousFingerprint]).
+func apiFingerprint(api, name string, sum [sha256.Size]byte) string {
+	var buf [192]byte
+	b := field(buf[:0], "fingerprint", "2")
+	b = field(b, "api", api)
+	b = field(b, "operation", name)
+	b = field(b, "request", sum[:])
+	return hexSum(sha256.Sum256(b))
+}
+
+// hexSum is sum in lowercase hex.
+func hexSum(sum [sha256.Size]byte) string {
 	var hx [2 * sha256.Size]byte
 	hex.Encode(hx[:], sum[:])
 	return string(hx[:])

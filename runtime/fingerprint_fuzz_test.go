@@ -58,7 +58,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 			t.Fatalf("isJSON %v, legacy decoder error %v", p.isJSON, err)
 		}
 		if !p.isJSON {
-			if fp := fingerprint(op, nil, p); len(fp) != 64 {
+			if fp := hexSum(fingerprint(op, nil, p)); len(fp) != 64 {
 				t.Fatalf("raw fingerprint %q", fp)
 			}
 			return

@@ -2,6 +2,8 @@ package idem
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -23,19 +25,22 @@ type keyedRequest struct {
 	op          *Operation
 	key         string // the client's key
 	storageKey  string
-	fingerprint string
-	name        *opName // the API identity and token in storageKey
-	scope       string  // the hashed scope in storageKey
+	fingerprint string            // apiFingerprint of sum
+	sum         [sha256.Size]byte // the request's fingerprint without the API identity
+	name        *opName           // the API identity and token in storageKey
+	scope       string            // the hashed scope in storageKey
 }
 
-// newKeyedRequest composes the storage key of a request.
-func (e *Engine) newKeyedRequest(op *Operation, scope, key, fingerprint string) *keyedRequest {
+// newKeyedRequest composes the storage key and the fingerprint of a
+// request whose [fingerprint] is sum.
+func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.Size]byte) *keyedRequest {
 	api := op.API
 	if e.cfg.apiSet {
 		api = e.cfg.api
 	}
-	n := e.opName(api, op.recordName())
-	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: fingerprint, name: n, scope: scope}
+	name := op.recordName()
+	n := e.opName(api, name)
+	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: apiFingerprint(api, name, sum), sum: sum, name: n, scope: scope}
 }
 
 // opName is an operation's API identity and token, as the engine keeps
@@ -78,16 +83,21 @@ func (e *Engine) nameOperation(token, api, op string) {
 	}
 }
 
-// previousKey returns the key of k's record in the previous key layout
-// while a record under it may live, else "".
-func (e *Engine) previousKey(k *keyedRequest) string {
-	if e.previous == nil {
-		return ""
+// acquireRequest is the store's request to acquire k's record for a new
+// owner. While records of the previous layout may live (a
+// [PreviousKeyStore]'s window), it names their key and fingerprint too;
+// other stores get the previous fingerprint always, as the records they
+// hold that predate it are found under the current key.
+func (e *Engine) acquireRequest(k *keyedRequest) idemstore.AcquireRequest {
+	req := idemstore.AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+	if e.previous != nil {
+		if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+idemstore.PreviousLayoutRollout) {
+			return req
+		}
+		req.PreviousKey = idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
 	}
-	if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+idemstore.PreviousLayoutRollout) {
-		return ""
-	}
-	return idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
+	req.PreviousFingerprint = hexSum(k.sum)
+	return req
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,

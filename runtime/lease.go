@@ -2,7 +2,6 @@ package idem
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -224,7 +223,7 @@ func (e *supersededError) Unwrap() error { return e.err }
 // under a lease of its own.
 func (l *lease) superseded(ctx context.Context) *supersededError {
 	e, k := l.e, l.k
-	req := idemstore.AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+	req := e.acquireRequest(k)
 	acq, err := e.storeAcquire(ctx, k, req)
 	if err != nil {
 		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")

@@ -12,7 +12,7 @@ import (
 // Option configures an [Engine] (and [Do]): key space (scope), hooks,
 // logger, fail-open, limits, replayed headers, heartbeat, reconciler. The
 // zero configuration is the documented default: fail closed, 1 MiB limits,
-// the standard replay allow-list, heartbeat on, nothing logged, and no
+// the standard replay allow-list, heartbeat on, logs through slog.Default(), and no
 // scope, which an engine for operations that declare security refuses (see
 // [NewEngineFor]).
 type Option func(*config)
@@ -43,6 +43,7 @@ type config struct {
 	scopes          *idemstore.ScopeHasher // WithScopeSecret's, or the default
 	hooks           Hooks
 	logger          *slog.Logger
+	loggerSet       bool // WithLogger was given, even with nil
 	failOpen        bool
 	bodyLimit       int64
 	storedBodyLimit int64
@@ -66,7 +67,10 @@ func newConfig(opts []Option) config {
 			opt(&c)
 		}
 	}
-	if c.logger == nil {
+	switch {
+	case !c.loggerSet:
+		c.logger = slog.Default()
+	case c.logger == nil:
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.scopes = idemstore.NewScopeHasher(c.scopeSecret)
@@ -86,10 +90,14 @@ func WithAPI(name string) Option {
 // WithHooks sets callbacks for the engine's events (metrics, tracing).
 func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
 
-// WithLogger sets the logger for store errors and lost leases. Keys are
-// never logged; a short hash of the storage key stands in for them.
-// nil logs nothing.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+// WithLogger sets the logger for store errors, a misconfigured store (what
+// to change) and lost leases. Keys are never logged; a short hash of the
+// storage key stands in for them. Without this option the engine logs
+// through slog.Default() as it is when the engine is built (stderr unless
+// the program set another); nil logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger, c.loggerSet = l, true }
+}
 
 // WithFailOpen makes an unreachable store run the handler unprotected, with
 // the response marked Idempotency-Degraded: true, instead of answering 503.

@@ -11,7 +11,8 @@ const (
 	// supports; idemgen generates for it. Bump it on any change that
 	// generated code calls.
 	// Version 4 added Operation.Provider and Operation.KeyPointers, which
-	// the receivers of webhooks and callbacks set; files without them
+	// the receivers of webhooks and callbacks set, and Operation.Final and
+	// Operation.Transient, which a storage policy sets; files without them
 	// still state 3.
 	MaxVersion = 4
 

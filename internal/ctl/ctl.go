@@ -149,17 +149,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		o := o
 		o.op = op
 		// The current layout's key, then the previous layout's, which
-		// holds records written before the upgrade for a retention.
+		// holds records written before the upgrade for a retention, and a
+		// copy of every record during the rollout: forget forgets both.
 		var err error
+		forgot := false
 		for _, key := range []string{idemstore.RecordKeyIn(o.api, op, scope, o.key), idemstore.PreviousRecordKey(o.api, op, scope, o.key)} {
 			if cmd == "inspect" {
 				err = inspect(ctx, store, key, o, stdout)
-			} else {
-				err = forget(ctx, store, key, o, stdout, stderr)
+			} else if err = forget(ctx, store, key, o, stdout, stderr); err == nil {
+				forgot = true
+				continue
 			}
 			if !errors.Is(err, redisstore.ErrNoRecord) {
 				return err
 			}
+		}
+		if forgot {
+			return nil
 		}
 		return err
 	}
@@ -192,7 +198,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // formatName describes the record formats of redisstore.RecordInfo.Format.
-var formatName = map[int]string{1: "text, written before the compact record", 2: "compact"}
+var formatName = map[int]string{1: "text, written before the compact record", 2: "compact, without its body's length", 3: "compact"}
 
 // inspect prints the record of key.
 func inspect(ctx context.Context, store *redisstore.Store, key string, o options, w io.Writer) error {

@@ -71,7 +71,7 @@ func TestInspectAndForget(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("inspect completed: exit %d, %s", code, errOut)
 		}
-		for _, want := range []string{"state     completed", "format    2 (compact)", "status    201", "headers   Location", "body      22 bytes", "retained  ", "more: replayed to every retry", "age       "} {
+		for _, want := range []string{"state     completed", "format    3 (compact)", "status    201", "headers   Location", "body      22 bytes", "retained  ", "more: replayed to every retry", "age       "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("inspect completed lacks %q:\n%s", want, out)
 			}

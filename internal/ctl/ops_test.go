@@ -85,6 +85,16 @@ func TestPreviousLayout(t *testing.T) {
 		if code, out, errOut := b.run(t, "forget", "-op", "CreatePet", "-key", "k-old"); code != ExitOK || !strings.Contains(out, "forgot operation CreatePet") {
 			t.Errorf("forget of a record of the previous layout: exit %d\n%s%s", code, out, errOut)
 		}
+		// During the rollout a record lives under both keys: forget
+		// forgets both, so that neither version replays it.
+		completeAt(t, b, nil, "CreatePet", "", "k-both", previous)
+		completeAt(t, b, nil, "CreatePet", "", "k-both", idemstore.RecordKey)
+		if code, out, errOut := b.run(t, "forget", "-op", "CreatePet", "-key", "k-both"); code != ExitOK {
+			t.Errorf("forget of a record under both keys: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, out, _ := b.run(t, "inspect", "-op", "CreatePet", "-key", "k-both"); code != ExitNoRecord {
+			t.Errorf("after forget, a record is left under one key: exit %d\n%s", code, out)
+		}
 	})
 }
 

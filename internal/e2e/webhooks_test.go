@@ -18,13 +18,18 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// The webhook receivers: hooks/webhooks.yaml's orderPaid webhook, keyed by
-// the Standard Webhooks header webhook-id, received through the generated
-// WithIdempotentWebhooks of every framework oapi-codegen generates
+// The webhook and callback receivers: hooks/webhooks.yaml's orderPaid
+// webhook and refundSettled callback, keyed by the Standard Webhooks header
+// webhook-id, received through the generated WithIdempotentWebhooks and
+// WithIdempotentCallbacks of every framework oapi-codegen generates
 // receivers for, over every backend.
 
-// hookPath is where the tests mount the receiver.
-const hookPath = "/hooks/payments"
+// hookPath and callbackPath are where the tests mount the webhook's and
+// the callback's receivers.
+const (
+	hookPath     = "/hooks/payments"
+	callbackPath = "/callbacks/refunds"
+)
 
 // payments is the user's receiver of orderPaid, whatever the framework: it
 // counts its runs, answers 500 while failing is above zero, and, when hold
@@ -54,6 +59,10 @@ func (p *payments) receive(_ context.Context, body []byte) (int, []byte) {
 // std-http, chi and gorilla (one shape: each package's interface has it).
 type netHTTPPayments struct{ *payments }
 
+func (p netHTTPPayments) HandleRefundSettledCallback(w http.ResponseWriter, r *http.Request) {
+	p.HandleOrderPaidWebhook(w, r)
+}
+
 func (p netHTTPPayments) HandleOrderPaidWebhook(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	status, out := p.receive(r.Context(), body)
@@ -62,7 +71,8 @@ func (p netHTTPPayments) HandleOrderPaidWebhook(w http.ResponseWriter, r *http.R
 	_, _ = w.Write(out)
 }
 
-// receiver is one generated receiver over a payments and a store.
+// receiver is one framework's generated receivers, of the webhook and of
+// the callback, over a payments and a store.
 type receiver struct {
 	name    string
 	handler func(p *payments, store idem.Store) http.Handler
@@ -81,16 +91,19 @@ func netHTTPReceivers() []receiver {
 		{"std-http", func(p *payments, store idem.Store) http.Handler {
 			m := http.NewServeMux()
 			m.Handle("POST "+hookPath, stdhooks.OrderPaidWebhookHandler(stdhooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil))
+			m.Handle("POST "+callbackPath, stdhooks.RefundSettledCallbackHandler(stdhooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil))
 			return recoverer(m)
 		}},
 		{"chi", func(p *payments, store idem.Store) http.Handler {
 			r := chi.NewRouter()
 			r.Method(http.MethodPost, hookPath, chihooks.OrderPaidWebhookHandler(chihooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil))
+			r.Method(http.MethodPost, callbackPath, chihooks.RefundSettledCallbackHandler(chihooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil))
 			return recoverer(r)
 		}},
 		{"gorilla", func(p *payments, store idem.Store) http.Handler {
 			r := mux.NewRouter()
 			r.Handle(hookPath, gorillahooks.OrderPaidWebhookHandler(gorillahooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil)).Methods(http.MethodPost)
+			r.Handle(callbackPath, gorillahooks.RefundSettledCallbackHandler(gorillahooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil)).Methods(http.MethodPost)
 			return recoverer(r)
 		}},
 	}
@@ -101,28 +114,31 @@ const (
 	paid2 = `{"type":"order.paid","order":"o_1","amount":9900}`
 )
 
-// deliver sends one delivery of body with the delivery id (none for "").
-func deliver(t *testing.T, h http.Handler, id, body string) answer {
-	t.Helper()
-	if id == "" {
-		return do(t, h, "POST", hookPath, body)
+// deliverTo returns a function that sends one delivery of a body with a
+// delivery id (none for "") to path of h.
+func deliverTo(t *testing.T, h http.Handler, path string) func(id, body string) answer {
+	return func(id, body string) answer {
+		t.Helper()
+		if id == "" {
+			return do(t, h, "POST", path, body)
+		}
+		return do(t, h, "POST", path, body, "webhook-id", id)
 	}
-	return do(t, h, "POST", hookPath, body, "webhook-id", id)
 }
 
 // TestWebhookReceivers is the behaviour every generated receiver promises,
-// one table of scenarios run against the receivers of every framework over
-// miniredis, real Redis and PostgreSQL.
+// one table of scenarios run against the webhook and the callback
+// receivers of every framework over miniredis, real Redis and PostgreSQL.
 func TestWebhookReceivers(t *testing.T) {
 	scenarios := []struct {
 		name string
-		run  func(t *testing.T, h http.Handler, p *payments)
+		run  func(t *testing.T, deliver func(id, body string) answer, p *payments)
 	}{
-		{"a redelivery runs once and is answered as the first delivery was", func(t *testing.T, h http.Handler, p *payments) {
-			first := deliver(t, h, "msg_1", paid1)
+		{"a redelivery runs once and is answered as the first delivery was", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
+			first := deliver("msg_1", paid1)
 			wantStatus(t, first, http.StatusOK)
 			for range 3 {
-				again := deliver(t, h, "msg_1", "{ \"amount\": 1200, \"order\": \"o_1\", \"type\": \"order.paid\" }")
+				again := deliver("msg_1", "{ \"amount\": 1200, \"order\": \"o_1\", \"type\": \"order.paid\" }")
 				wantStatus(t, again, http.StatusOK)
 				if again.body != first.body || again.header.Get("Idempotent-Replayed") != "true" {
 					t.Errorf("redelivery answered %q (replayed %q), want %q replayed", again.body, again.header.Get("Idempotent-Replayed"), first.body)
@@ -130,11 +146,11 @@ func TestWebhookReceivers(t *testing.T) {
 			}
 			wantCount(t, "the receiver", p.runs.Load(), 1)
 		}},
-		{"8 concurrent deliveries run once", func(t *testing.T, h http.Handler, p *payments) {
+		{"8 concurrent deliveries run once", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
 			p.entered, p.hold = make(chan struct{}, 8), make(chan struct{})
 			answers := make(chan answer, 8)
 			for range 8 {
-				go func() { answers <- deliver(t, h, "msg_1", paid1) }()
+				go func() { answers <- deliver("msg_1", paid1) }()
 			}
 			<-p.entered // one delivery runs and holds; the others must be answered meanwhile
 			for range 7 {
@@ -150,51 +166,53 @@ func TestWebhookReceivers(t *testing.T) {
 			wantStatus(t, <-answers, http.StatusOK)
 			wantCount(t, "the receiver", p.runs.Load(), 1)
 		}},
-		{"an id reused with another payload is 422 and does not run", func(t *testing.T, h http.Handler, p *payments) {
-			wantStatus(t, deliver(t, h, "msg_1", paid1), http.StatusOK)
-			a := deliver(t, h, "msg_1", paid2)
+		{"an id reused with another payload is 422 and does not run", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
+			wantStatus(t, deliver("msg_1", paid1), http.StatusOK)
+			a := deliver("msg_1", paid2)
 			wantStatus(t, a, http.StatusUnprocessableEntity)
 			if code := problemCode(t, a); code != "fingerprint-mismatch" {
 				t.Errorf("code = %q, want fingerprint-mismatch", code)
 			}
 			wantCount(t, "the receiver", p.runs.Load(), 1)
 		}},
-		{"a delivery without an id is 400 and does not run", func(t *testing.T, h http.Handler, p *payments) {
-			a := deliver(t, h, "", paid1)
+		{"a delivery without an id is 400 and does not run", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
+			a := deliver("", paid1)
 			wantStatus(t, a, http.StatusBadRequest)
 			if code := problemCode(t, a); code != "missing-key" {
 				t.Errorf("code = %q, want missing-key", code)
 			}
 			wantCount(t, "the receiver", p.runs.Load(), 0)
 		}},
-		{"a 500 is not stored: the redelivery runs again", func(t *testing.T, h http.Handler, p *payments) {
+		{"a 500 is not stored: the redelivery runs again", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
 			p.failing.Store(1)
-			wantStatus(t, deliver(t, h, "msg_1", paid1), http.StatusInternalServerError)
-			again := deliver(t, h, "msg_1", paid1)
+			wantStatus(t, deliver("msg_1", paid1), http.StatusInternalServerError)
+			again := deliver("msg_1", paid1)
 			wantStatus(t, again, http.StatusOK)
 			if again.header.Get("Idempotent-Replayed") != "" {
 				t.Errorf("the redelivery after a 500 was a replay")
 			}
-			wantStatus(t, deliver(t, h, "msg_1", paid1), http.StatusOK)
+			wantStatus(t, deliver("msg_1", paid1), http.StatusOK)
 			wantCount(t, "the receiver", p.runs.Load(), 2)
 		}},
-		{"two ids are two events", func(t *testing.T, h http.Handler, p *payments) {
-			wantStatus(t, deliver(t, h, "msg_1", paid1), http.StatusOK)
-			wantStatus(t, deliver(t, h, "msg_2", paid1), http.StatusOK)
+		{"two ids are two events", func(t *testing.T, deliver func(id, body string) answer, p *payments) {
+			wantStatus(t, deliver("msg_1", paid1), http.StatusOK)
+			wantStatus(t, deliver("msg_2", paid1), http.StatusOK)
 			wantCount(t, "the receiver", p.runs.Load(), 2)
 		}},
 	}
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			for _, rc := range receivers() {
-				t.Run(rc.name, func(t *testing.T) {
-					for _, sc := range scenarios {
-						t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) {
-							p := &payments{}
-							sc.run(t, rc.handler(p, b.store(t)), p)
-						})
-					}
-				})
+				for _, path := range []string{hookPath, callbackPath} {
+					t.Run(rc.name+path, func(t *testing.T) {
+						for _, sc := range scenarios {
+							t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) {
+								p := &payments{}
+								sc.run(t, deliverTo(t, rc.handler(p, b.store(t)), path), p)
+							})
+						}
+					})
+				}
 			}
 		})
 	}

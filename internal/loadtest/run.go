@@ -22,7 +22,7 @@ import (
 
 // Config is one run of the harness, as its flags set it.
 type Config struct {
-	Mode        string        // compare, memory, capacity or all
+	Mode        string        // compare, memory, capacity, large or all
 	Redis       string        // host:port of a loopback Redis; "" starts a child redis-server
 	RedisServer string        // redis-server binary for the child
 	RedisCPUs   string        // taskset -c list the child is pinned to; "" leaves it unpinned
@@ -45,6 +45,11 @@ type Config struct {
 	MemoryAPI     string // the API identity in memory mode's keys (idem.Operation.API); "" for none
 	MemorySizes   []int
 	CompressOver  int
+
+	// large mode
+	LargeRequests    int
+	LargeConcurrency int
+	LargeBody        int
 
 	// capacity mode
 	CapacityDuration    time.Duration
@@ -81,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		fs.PrintDefaults()
 	}
 	var variants, memSizes, capSizes string
-	fs.StringVar(&cfg.Mode, "mode", "compare", "compare (five variants: throughput, latency, duplicates), memory (bytes per record), capacity (acquire+complete pairs/s per shard) or all")
+	fs.StringVar(&cfg.Mode, "mode", "compare", "compare (five variants: throughput, latency, duplicates), memory (bytes per record), capacity (acquire+complete pairs/s per shard), large (heap per in-flight large response; not in all) or all")
 	fs.StringVar(&cfg.Redis, "redis", "", "host:port of a loopback Redis to use; empty starts a redis-server child on a free loopback port, persistence off, killed at exit")
 	fs.StringVar(&cfg.RedisServer, "redis-server", "redis-server", "redis-server binary for the child server")
 	fs.StringVar(&cfg.RedisCPUs, "redis-cpus", "", "pin the child redis-server to these CPUs (taskset -c list, e.g. 1); run the harness itself under taskset on the others to keep them apart")
@@ -100,6 +105,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idem.Operation.API); empty: none")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
 	fs.IntVar(&cfg.CompressOver, "compress-over", 1, "redisstore.WithCompression threshold of the compressed measurement (bytes)")
+	fs.IntVar(&cfg.LargeRequests, "large-requests", 2000, "first requests of large mode")
+	fs.IntVar(&cfg.LargeConcurrency, "large-concurrency", 200, "concurrent requests of large mode")
+	fs.IntVar(&cfg.LargeBody, "large-body", 1_000_000, "response body bytes of large mode")
 	fs.DurationVar(&cfg.CapacityDuration, "capacity-duration", 5*time.Second, "length of each capacity measurement")
 	fs.IntVar(&cfg.CapacityConcurrency, "capacity-concurrency", 64, "concurrent store callers in capacity mode")
 	fs.StringVar(&capSizes, "capacity-sizes", "200,2048", "response body sizes of capacity mode")
@@ -123,8 +131,10 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 // validate checks the bounds that keep a run finite and loopback-only.
 func (c Config) validate() error {
 	switch {
-	case c.Mode != "compare" && c.Mode != "memory" && c.Mode != "capacity" && c.Mode != "all":
-		return fmt.Errorf("-mode %q: want compare, memory, capacity or all", c.Mode)
+	case c.Mode != "compare" && c.Mode != "memory" && c.Mode != "capacity" && c.Mode != "large" && c.Mode != "all":
+		return fmt.Errorf("-mode %q: want compare, memory, capacity, large or all", c.Mode)
+	case c.LargeRequests <= 0 || c.LargeConcurrency <= 0 || c.LargeBody < minBodySize:
+		return fmt.Errorf("-large-requests and -large-concurrency must be positive, -large-body at least %d", minBodySize)
 	case c.Duration <= 0 || c.Requests <= 0 || c.Concurrency <= 0 || c.Rounds <= 0 || c.Timeout <= 0:
 		return errors.New("-duration, -requests, -concurrency, -rounds and -timeout must be positive")
 	case c.DupKeys < 0 || c.DupFanout <= 0 || c.MemoryRecords <= 0 || c.CapacityDuration <= 0 || c.CapacityConcurrency <= 0:
@@ -201,7 +211,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		defer srv.Stop()
 		addr = srv.Addr()
 	}
-	conns := max(cfg.Concurrency, cfg.CapacityConcurrency, min(cfg.DupFanout*max(cfg.Concurrency/cfg.DupFanout, 1), 4096)) + 8
+	conns := max(cfg.Concurrency, cfg.CapacityConcurrency, cfg.LargeConcurrency, min(cfg.DupFanout*max(cfg.Concurrency/cfg.DupFanout, 1), 4096)) + 8
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conns, MinIdleConns: min(conns, 64), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -226,6 +236,11 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	writeHeader(stdout, e, cfg)
 	if cfg.Mode == "compare" || cfg.Mode == "all" {
 		if err := compare(ctx, cfg, rdb, prefix, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if cfg.Mode == "large" {
+		if _, err := large(ctx, cfg, rdb, prefix, stdout, stderr); err != nil {
 			return err
 		}
 	}

@@ -17,14 +17,26 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // RuntimeVersion is the version of the runtime's API for generated code
 // that generated files check at compile time: the runtime's own constant,
 // so that the generator and the runtime it is built with cannot disagree,
-// for a file that wraps webhooks or callbacks (whose operations set
-// idem.Operation's Provider, new in version 4); 3 for one that does not,
-// so that such files did not change when version 4 came.
+// for a file that uses what version 4 added (the receivers of webhooks and
+// callbacks set idem.Operation's Provider; a storage policy sets its Final
+// and Transient); 3 for one that does not, so that such files did not
+// change when version 4 came.
 func (f File) RuntimeVersion() int {
-	if f.HasEvents() {
+	if f.HasEvents() || f.HasPolicy() {
 		return idem.MaxVersion
 	}
 	return pathsVersion
+}
+
+// HasPolicy reports whether an operation of f has a storage policy other
+// than the runtime's default (x-idempotent final or transient).
+func (f File) HasPolicy() bool {
+	for _, op := range f.Operations {
+		if op.Final != nil || op.Transient != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // pathsVersion is the version a file without webhooks or callbacks is

@@ -191,13 +191,18 @@ func TestOperationText(t *testing.T) {
 }
 
 // A file states the newest runtime version only when it wraps webhooks or
-// callbacks, whose operations set what that version added; files without
-// them stay on the version they had, and the runtime supports both.
+// callbacks, or has a storage policy, whose operations set what that
+// version added; files without them stay on the version they had, and the
+// runtime supports both.
 func TestRuntimeVersion(t *testing.T) {
 	plain := File{Server: true}
 	events := File{Receivers: true}
 	if v := events.RuntimeVersion(); v != idem.MaxVersion {
 		t.Errorf("a file with receivers states version %d, want the runtime's newest, %d", v, idem.MaxVersion)
+	}
+	policy := File{Server: true, Operations: []Operation{{Transient: []int{402}}}}
+	if v := policy.RuntimeVersion(); v != idem.MaxVersion {
+		t.Errorf("a file with a storage policy states version %d, want the runtime's newest, %d", v, idem.MaxVersion)
 	}
 	if v := plain.RuntimeVersion(); v >= idem.MaxVersion || v < idem.MinVersion {
 		t.Errorf("a file without webhooks states version %d, want one below %d that the runtime still supports (from %d)", v, idem.MaxVersion, idem.MinVersion)

@@ -15,6 +15,9 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
+// op is the benchmark's operation.
+var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+
 // replayStore answers every Acquire with the replay of one record and
 // takes no time: a benchmark over it measures the adapter, not a store.
 type replayStore struct{ rec *idemstore.Record }

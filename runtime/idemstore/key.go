@@ -49,9 +49,10 @@ const tokenLen = 1 + 8
 // record keys: "~" and the first 8 characters of the base64url form of the
 // SHA-256 of len(api) as a uvarint, api and op (48 bits). Two operations
 // sharing a Redis share a token by accident with odds of about n²/2^49 for n operations
-// (one in 5.6 million for 10,000), and even then a client key sent to both is
-// answered 422 rather than replayed, since the fingerprint covers the
-// operation. The "~" tells a key of this layout from the previous one
+// (one in 5.6 million for 10,000), or on purpose in under a minute of
+// search, and even then a client key sent to both is answered 422 rather
+// than replayed, since the engine's fingerprint covers the API identity
+// and the operation. The "~" tells a key of this layout from the previous one
 // ([PreviousRecordKey]), whose names never start with it as generated.
 func OperationToken(api, op string) string {
 	h := sha256.New()

@@ -40,9 +40,20 @@ type AcquireRequest struct {
 	// records written under it may live; "" otherwise. Such a store that
 	// creates the record at Key looks at PreviousKey too, and answers from
 	// a record there (replay, mismatch, conflict) as it would from one at
-	// Key, so that a retry across the upgrade runs nothing twice. Other
-	// stores ignore it.
+	// Key, so that a retry across the upgrade runs nothing twice; while
+	// processes of the previous version may still run (the rollout) it
+	// also writes the record there, as that version reads it, and a
+	// takeover's fence is above the fences under both keys. Other stores
+	// ignore it.
 	PreviousKey string
+	// PreviousFingerprint is the request's fingerprint as the engine
+	// computed it before fingerprints covered the API identity and the
+	// operation's API (hex SHA-256), set while records stored with it may
+	// live; "" otherwise. A store treats a record holding it as one holding
+	// Fingerprint, so that a retry of a request answered before the upgrade
+	// is still replayed. Records a store writes under Key hold Fingerprint;
+	// under PreviousKey, for the previous version, PreviousFingerprint.
+	PreviousFingerprint string
 }
 
 // PreviousKeyStore is a [Store] that kept records under the previous key
@@ -54,10 +65,12 @@ type PreviousKeyStore interface {
 	Store
 	// KeyLayoutSince returns when the first process of the current key
 	// layout checked the store's server, which is when processes of the
-	// previous one began to be replaced; the zero time when the server can
-	// hold no record of the previous layout (it was empty then). known is
-	// false until the store has asked its server (before its first
-	// acquire or check).
+	// previous one began to be replaced; the zero time when the server
+	// holds no record of the previous layout and no process of it runs (an
+	// operator said so: an empty server says nothing of the processes
+	// still to be replaced). known is false until the store has asked its
+	// server (before its first acquire or check), and while what it holds
+	// is malformed.
 	KeyLayoutSince() (since time.Time, known bool)
 }
 

@@ -13,25 +13,40 @@ import (
 // CreateSchema creates the store's table and its index unless they exist
 // ([Schema], under the store's table name), and the step journal's
 // ([StepsSchema], the table's name + "_steps"). It changes nothing that exists:
-// run [Store.Check] to verify an existing table.
+// run [Store.Check] to verify an existing table. Replicas may call it at
+// once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
 	if s.tableErr != nil {
 		return s.tableErr
 	}
-	// The statements run in one implicit transaction (simple protocol).
-	if _, err := s.pool.Exec(ctx, schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	// The statements run in one implicit transaction (simple protocol),
+	// behind a transaction-scoped advisory lock of the table's name: two
+	// CREATE TABLE IF NOT EXISTS that start together both find no table,
+	// and the second fails on the catalog's unique index of type names
+	// (23505 on pg_type). Under the lock the second waits for the first to
+	// commit and then finds the table.
+	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.table.quoted) + "));\n"
+	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil
 }
 
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // Check verifies what the store needs of the database: that it answers,
-// that the table exists with the expected columns and a unique key on key,
-// and that the current user may select, insert, update and delete in it.
-// Call it from a startup or readiness probe. It returns nil, an error
-// matching [idemstore.ErrStoreMisconfigured] that says what to change, or one
-// matching only [idemstore.ErrStoreUnavailable] when the database could not be
-// asked.
+// that the table exists with the expected columns and types and a unique
+// key on key, that every column the store does not write may be left out
+// (NULL or a DEFAULT), that nothing on the table can refuse the store's
+// statements once a handler has run (triggers, check and foreign-key
+// constraints, unique indexes other than the key's), and that the current
+// user may select, insert, update and delete in it. Call it from a startup
+// or readiness probe; the store also runs it before its first acquire and
+// every 30 s after (see [Store.Acquire]). It returns nil, an error matching
+// [idemstore.ErrStoreMisconfigured] that says what is wrong and what to change,
+// or one matching only [idemstore.ErrStoreUnavailable] when the database could
+// not be asked.
 func (s *Store) Check(ctx context.Context) error {
 	if s.tableErr != nil {
 		return s.tableErr
@@ -45,43 +60,109 @@ func (s *Store) Check(ctx context.Context) error {
 		return &idemstore.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
 			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t)}}
 	}
-	var problems []string
-	rows, err := s.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, s.table.quoted)
+	problems, err := s.columnProblems(ctx)
 	if err != nil {
 		return storeError("check", err)
 	}
-	have := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			rows.Close()
-			return storeError("check", err)
-		}
-		have[name] = typ
-	}
-	if err := rows.Err(); err != nil {
+	more, err := s.objectProblems(ctx)
+	if err != nil {
 		return storeError("check", err)
 	}
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
+	}
+	return nil
+}
+
+// column is what Check reads of one of the table's columns.
+type column struct {
+	typ      string // format_type
+	notNull  bool
+	hasDef   bool
+	position int16
+}
+
+// columnProblems compares the table's columns with the store's.
+func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull, atthasdef, attnum FROM pg_attribute
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.table.quoted)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]column{}
+	var names []string
+	for rows.Next() {
+		var name string
+		var c column
+		if err := rows.Scan(&name, &c.typ, &c.notNull, &c.hasDef, &c.position); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		have[name] = c
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	t := s.table.name
+	var problems []string
+	ours := map[string]bool{}
 	for _, c := range columns {
-		switch typ, ok := have[c[0]]; {
+		name, typ := c[0], c[1]
+		ours[name] = true
+		switch h, ok := have[name]; {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("add column %s %s", c[0], c[1]))
-		case typ != c[1]:
-			problems = append(problems, fmt.Sprintf("column %s is %s, want %s", c[0], typ, c[1]))
+			problems = append(problems, fmt.Sprintf("add column %s %s", name, typ))
+		case h.typ != typ:
+			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (ALTER TABLE %s ALTER COLUMN %s TYPE %s)", name, h.typ, typ, t, name, typ))
+		case nullable[name] && h.notNull:
+			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL)", name, t, name))
+		case defaulted[name] && !h.hasDef:
+			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false)", name, t, name))
 		}
 	}
+	for _, name := range names {
+		if h := have[name]; !ours[name] && h.notNull && !h.hasDef {
+			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column)", name, t, name))
+		}
+	}
+	return problems, nil
+}
+
+// objectProblems finds the key's unique index missing, things on the table
+// that can refuse the store's statements, and missing rights.
+func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
+	t := s.table.name
+	var problems []string
 	var unique, sel, ins, upd, del bool
-	err = s.pool.QueryRow(ctx, `SELECT
+	var triggers, constraints, indexes []string
+	err := s.pool.QueryRow(ctx, `SELECT
 	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND a.attname = 'key'),
 	has_table_privilege($1, 'SELECT'), has_table_privilege($1, 'INSERT'),
-	has_table_privilege($1, 'UPDATE'), has_table_privilege($1, 'DELETE')`, s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del)
+	has_table_privilege($1, 'UPDATE'), has_table_privilege($1, 'DELETE'),
+	ARRAY(SELECT tgname::text FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal AND tgenabled <> 'D' ORDER BY tgname),
+	ARRAY(SELECT conname::text FROM pg_constraint WHERE conrelid = $1::regclass AND contype IN ('c', 'f', 'x') ORDER BY conname),
+	ARRAY(SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = $1::regclass AND (i.indisunique OR i.indisexclusion) AND NOT (i.indnkeyatts = 1 AND i.indpred IS NULL
+			AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'key'))
+		ORDER BY c.relname)`,
+		s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes)
 	if err != nil {
-		return storeError("check", err)
+		return nil, err
 	}
-	if _, ok := have["key"]; ok && !unique {
+	if !unique {
 		problems = append(problems, "make key the primary key (ALTER TABLE "+t+" ADD PRIMARY KEY (key))")
+	}
+	for _, tg := range triggers {
+		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER %s ON %s)", tg, tg, t))
+	}
+	for _, c := range constraints {
+		problems = append(problems, fmt.Sprintf("constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP CONSTRAINT %s)", c, t, c))
+	}
+	for _, ix := range indexes {
+		problems = append(problems, fmt.Sprintf("unique index %s can refuse the store's writes after a handler has run: only key is unique (DROP INDEX %s)", ix, ix))
 	}
 	var missing []string
 	for _, p := range []struct {
@@ -95,8 +176,5 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, s.table.quot
 	if len(missing) > 0 {
 		problems = append(problems, fmt.Sprintf("GRANT %s ON %s TO the store's user", strings.Join(missing, ", "), t))
 	}
-	if len(problems) > 0 {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
-	}
-	return nil
+	return problems, nil
 }

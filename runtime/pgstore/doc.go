@@ -28,6 +28,13 @@
 // another system from the handler (an HTTP request, a message sent); the
 // fence (idem.FromContext) and that system's own idempotency key cover it.
 //
+// A records table the store cannot complete on (a column of another type,
+// a NOT NULL column it does not write, a trigger or constraint that can
+// refuse its writes) is misconfigured: [Store.Check] says what to change,
+// and the store refuses acquires with [idemstore.ErrStoreMisconfigured] (503
+// store-misconfigured, no handler runs) until the table is fixed, rather
+// than finding out at the completion, after the handler ran.
+//
 // Times are the database's (statement_timestamp()), never the application's.
 // An expired record counts for nothing at once and is deleted by [Store.Purge],
 // in bounded batches that every instance may run at once.

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"net"
 	"net/http"
@@ -19,14 +20,23 @@ import (
 // cutProxy forwards TCP connections to a PostgreSQL server; once armed, it
 // forwards the next COMMIT it sees (a simple-protocol Query message) and
 // then cuts that connection, so that the server commits but its answer
-// never reaches the client.
+// never reaches the client. With dropCancels, it closes every connection
+// that carries a CancelRequest instead of forwarding it, so that a
+// statement the client gave up on runs to its end, as a COMMIT past the
+// point where a cancel can stop it does.
 type cutProxy struct {
-	l      net.Listener
-	target string
-	armed  atomic.Bool
-	cut    atomic.Int64 // connections cut after a COMMIT
-	wg     sync.WaitGroup
+	l           net.Listener
+	target      string
+	armed       atomic.Bool
+	cut         atomic.Int64 // connections cut after a COMMIT
+	dropCancels atomic.Bool
+	dropped     atomic.Int64 // CancelRequests not forwarded
+	wg          sync.WaitGroup
 }
+
+// cancelRequestCode is the code of a CancelRequest, the first message of
+// its connection: length 16, then this.
+const cancelRequestCode = 80877102
 
 var commitMsg = []byte("Q\x00\x00\x00\x0bcommit\x00")
 
@@ -50,9 +60,24 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 }
 
 func (p *cutProxy) serve(client net.Conn) {
+	head := make([]byte, 8) // the first message's length and code
+	if _, err := io.ReadFull(client, head); err != nil {
+		_ = client.Close()
+		return
+	}
+	if p.dropCancels.Load() && binary.BigEndian.Uint32(head[4:]) == cancelRequestCode {
+		p.dropped.Add(1)
+		_ = client.Close()
+		return
+	}
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		_ = client.Close()
+		return
+	}
+	if _, err := server.Write(head); err != nil {
+		_ = client.Close()
+		_ = server.Close()
 		return
 	}
 	closeBoth := func() { _ = client.Close(); _ = server.Close() }

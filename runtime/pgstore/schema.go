@@ -49,6 +49,13 @@ var columns = [][2]string{
 	{"body_omitted", "boolean"},
 }
 
+// nullable are the columns an in-progress record leaves NULL, and
+// defaulted those the acquire's INSERT leaves to their DEFAULT.
+var (
+	nullable  = map[string]bool{"status": true, "header": true, "body": true}
+	defaulted = map[string]bool{"completed": true, "body_omitted": true}
+)
+
 // table is a table name, parsed and quoted.
 type table struct {
 	name   string // as given: "records" or "schema.records"

@@ -18,11 +18,12 @@ const ms = " * interval '1 millisecond'"
 
 func newStatements(t string) statements {
 	return statements{
-		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms.
+		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms,
+		// $6 the previous fingerprint ('' for none).
 		// Creates an absent or expired record (fence 1) or takes over an
-		// in-progress one with this fingerprint whose lease has lapsed
-		// (fence + 1), returning the fence; returns no row, but locks the
-		// row, otherwise.
+		// in-progress one with this fingerprint (or the previous one)
+		// whose lease has lapsed (fence + 1), returning the fence; returns
+		// no row, but locks the row, otherwise.
 		acquire: fmt.Sprintf(`INSERT INTO %[1]s AS r (key, fingerprint, token, fence, lease_until, expires_at)
 VALUES ($1, $2, $3, 1, statement_timestamp() + $4::bigint`+ms+`, statement_timestamp() + ($4::bigint + $5::bigint)`+ms+`)
 ON CONFLICT (key) DO UPDATE SET
@@ -31,7 +32,7 @@ ON CONFLICT (key) DO UPDATE SET
 	lease_until = excluded.lease_until, expires_at = excluded.expires_at,
 	status = NULL, header = NULL, body = NULL, body_omitted = false
 WHERE r.expires_at <= statement_timestamp()
-	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
+	OR (NOT r.completed AND r.fingerprint IN (excluded.fingerprint, $6) AND r.lease_until <= statement_timestamp())
 RETURNING r.fence`, t),
 
 		// $1 key. What a live record holds, with its remaining lease in ms

@@ -41,8 +41,9 @@ type Store struct {
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
 
-	sql   statements
-	steps stepStatements // the step journal's (steps.go)
+	sql    statements
+	steps  stepStatements // the step journal's (steps.go)
+	verify verifier
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -137,6 +138,15 @@ func (s *Store) Close() {
 
 // Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
+// A table the store cannot complete on is refused before anything runs:
+// the store runs [Store.Check] before its first acquire and every 30 s
+// after (every second while it fails), and a statement of its own that the
+// table refuses (a value too long, a NOT NULL or CHECK constraint, a
+// trigger that raised) counts as a failed Check. Meanwhile Acquire returns
+// the error matching [idemstore.ErrStoreMisconfigured] that says what to change,
+// which the engine answers 503 store-misconfigured without running the
+// handler.
+//
 // One round trip: an INSERT ... ON CONFLICT DO UPDATE creates an absent or
 // expired record (fence 1) or takes over an in-progress one whose lease has
 // lapsed (fence + 1), and otherwise leaves the row as it is but locked; a
@@ -153,24 +163,29 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if req.Fingerprint == "" {
 		return idemstore.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
 	}
+	if err := s.verified(ctx); err != nil {
+		return idemstore.Acquisition{}, err
+	}
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
-	acq, err := readAcquire(br, req.Fingerprint)
+	acq, err := readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return idemstore.Acquisition{}, storeError("acquire", err)
+		return idemstore.Acquisition{}, s.refused("acquire", storeError("acquire", err))
 	}
 	return acq, nil
 }
 
-// readAcquire decides the acquisition from the replies of the acquire batch.
-func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition, error) {
+// readAcquire decides the acquisition from the replies of the acquire
+// batch of a request with fingerprint and previous fingerprint prev ("" for
+// none).
+func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
@@ -201,7 +216,7 @@ func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
 	case err != nil:
 		return idemstore.Acquisition{}, err
-	case fp != fingerprint:
+	case fp != fingerprint && (prev == "" || fp != prev):
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
 	case !completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
@@ -247,7 +262,7 @@ func (s *Store) complete(ctx context.Context, q querier, key, token string, fenc
 	}
 	tag, err := q.Exec(ctx, s.sql.complete, key, token, fence, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
 	if err != nil {
-		return storeError("complete", err)
+		return s.refused("complete", storeError("complete", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idemstore.ErrNotOwner
@@ -262,7 +277,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	}
 	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
 	if err != nil {
-		return storeError("release", err)
+		return s.refused("release", storeError("release", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idemstore.ErrNotOwner
@@ -282,7 +297,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	abandoned := s.abandonedMS
 	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
 	if err != nil {
-		return storeError("extend", err)
+		return s.refused("extend", storeError("extend", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return idemstore.ErrNotOwner

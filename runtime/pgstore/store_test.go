@@ -284,3 +284,35 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviousFingerprint: a row holding the request's previous fingerprint
+// (stored before fingerprints covered the API identity) is the request's:
+// replayed when completed, taken over when lapsed; another is refused.
+func TestPreviousFingerprint(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	s, table := pgtest.Store(t, pool)
+	ctx := context.Background()
+	req := func(key, token, prev string) idemstore.AcquireRequest {
+		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", PreviousFingerprint: prev, Lease: time.Minute}
+	}
+	for _, k := range []string{"done", "lapsed"} {
+		if a := acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
+			t.Fatalf("%s: %+v", k, a)
+		}
+	}
+	if err := s.Complete(ctx, "done", "old", &idemstore.Record{Status: 201, Body: []byte("paid")}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Acquire(ctx, req("done", "t", "old")); err != nil || a.Outcome != idemstore.OutcomeReplay || string(a.Record.Body) != "paid" {
+		t.Errorf("completed with the previous fingerprint: %+v, %v; want its replay", a, err)
+	}
+	for _, prev := range []string{"", "other"} {
+		if a, err := s.Acquire(ctx, req("done", "t", prev)); err != nil || a.Outcome != idemstore.OutcomeMismatch {
+			t.Errorf("previous fingerprint %q: %+v, %v; want mismatch", prev, a, err)
+		}
+	}
+	lapse(t, table, pool, "lapsed", false)
+	if a, err := s.Acquire(ctx, req("lapsed", "t", "old")); err != nil || a.Outcome != idemstore.OutcomeRecovered || a.Fence != 2 {
+		t.Errorf("lapsed with the previous fingerprint: %+v, %v; want recovered fence 2", a, err)
+	}
+}

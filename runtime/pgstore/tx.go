@@ -11,6 +11,12 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
+// lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
+// waits for the committing transaction to end, which a slow COMMIT (a
+// synchronous replica, a deferred trigger) can make longer than the store
+// timeout the COMMIT itself had.
+const lookupTimeout = 10 * time.Second
+
 // txKey is the context key of a run's transaction.
 type txKey struct{}
 
@@ -59,9 +65,10 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // Commit implements [idemstore.RunTx]: the completion's UPDATE (owner and fence
 // checked under the row lock it takes), then COMMIT. A refused completion
 // rolls back. A COMMIT that fails without a server's answer (the
-// connection broke) is looked up on another connection: the lookup waits
-// for the row's lock, so it sees the transaction's end, and nil is returned
-// if it committed.
+// connection broke, or ctx ended while the server was still committing) is
+// looked up on another connection and a context of its own (at most 10 s):
+// the lookup waits for the row's lock, so it sees the transaction's end,
+// and nil is returned if it committed.
 //
 // A transaction that a failed statement of the handler's has aborted (a
 // unique violation the handler answered 422, say) can commit
@@ -88,7 +95,13 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		// deferred constraint of the handler's).
 		return storeError("commit", err)
 	}
-	committed, lerr := r.s.lookup(ctx, r.key, r.token)
+	// The lookup gets a context of its own: the COMMIT may have outlived
+	// ctx's deadline (that is often why its answer was lost), and a lookup
+	// on ctx would then fail at once without asking. It waits for the
+	// row's lock, so it ends when the committing transaction does.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+	defer cancel()
+	committed, lerr := r.s.lookup(lctx, r.key, r.token)
 	switch {
 	case lerr != nil:
 		return storeError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))

@@ -1,46 +1,113 @@
 package redisstore
 
 import (
-	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// encodeBody returns what to store for rec's body and the result's flags. A
-// body above threshold (> 0) is gzip-compressed when that makes it smaller.
-func encodeBody(rec *idemstore.Record, threshold int) ([]byte, int) {
+// encodeBody returns what to store for rec's body, the result's flags and
+// a function to call once the body is copied. A body above threshold (> 0)
+// is gzip-compressed when that makes it smaller and a compressor is free:
+// into the compressor's own scratch buffer, reused from one body to the
+// next, so that the record (encodeResult) is the only allocation of the
+// body's size, however large (issue 36: a 1 MB response took a
+// compression buffer grown twice, then the record). A compression that
+// would not be smaller stops as soon as its output reaches the body's size.
+func encodeBody(rec *idemstore.Record, threshold int) ([]byte, int, func()) {
 	if rec.BodyOmitted {
-		return nil, flagBodyOmitted
+		return nil, flagBodyOmitted, noRelease
 	}
 	if threshold <= 0 || len(rec.Body) <= threshold {
-		return rec.Body, 0
+		return rec.Body, 0, noRelease
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(rec.Body) / 2)
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	// Writes to a bytes.Buffer cannot fail.
-	_, _ = zw.Write(rec.Body)
-	_ = zw.Close()
-	zw.Reset(io.Discard) // drop the reference to buf
-	gzipWriters.Put(zw)
-	if buf.Len() >= len(rec.Body) {
-		return rec.Body, 0
+	c := getCompressor()
+	if c == nil { // every compressor is busy: stored as it is, not waited for
+		return rec.Body, 0, noRelease
 	}
-	return buf.Bytes(), flagGzip
+	out := boundedAppender{buf: c.scratch[:0], limit: len(rec.Body) - 1}
+	c.zw.Reset(&out)
+	_, err := c.zw.Write(rec.Body)
+	if err == nil {
+		err = c.zw.Close()
+	}
+	c.zw.Reset(io.Discard) // drop the reference to out
+	c.scratch = out.buf[:0]
+	if err != nil {
+		putCompressor(c)
+		return rec.Body, 0, noRelease
+	}
+	return out.buf, flagGzip, func() { putCompressor(c) }
 }
 
-// gzipWriters and gzipReaders are reused: a gzip.Writer holds about 800 KB
-// of compressor state, far more than the bodies it compresses.
+func noRelease() {}
+
+// boundedAppender appends to buf as long as it stays within limit bytes,
+// and refuses the write that would pass it.
+type boundedAppender struct {
+	buf   []byte
+	limit int
+}
+
+// errNoGain stops a compression whose output would not be smaller.
+var errNoGain = errors.New("compressed body not smaller")
+
+func (a *boundedAppender) Write(p []byte) (int, error) {
+	if len(a.buf)+len(p) > a.limit {
+		return 0, errNoGain
+	}
+	a.buf = append(a.buf, p...)
+	return len(p), nil
+}
+
+// compressor is a gzip.Writer with the scratch buffer it compresses into.
+type compressor struct {
+	zw      *gzip.Writer
+	scratch []byte
+}
+
+// At most maxCompressors compressors exist, kept for reuse: each holds
+// about 800 KB of gzip state plus a scratch buffer as large as the largest
+// body it compressed (200 concurrent large responses used to hold 200
+// gzip.Writers and as many growing buffers). Compression is bound by CPU,
+// so more of them than CPUs adds memory, not speed; and it runs inside the
+// completion's store timeout, so a body that finds them all busy is stored
+// as it is rather than wait (a busy process sheds the optional work, not
+// the completion).
 var (
-	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
-	gzipReaders sync.Pool // *gzip.Reader
+	maxCompressors = 2 * runtime.GOMAXPROCS(0)
+	compressors    = make(chan *compressor, maxCompressors) // idle ones
+	compressorsOut = make(chan struct{}, maxCompressors)    // one per compressor in use
+	gzipReaders    sync.Pool                                // *gzip.Reader
 )
+
+// getCompressor returns an idle compressor, a new one if fewer than
+// maxCompressors exist, or nil when they are all in use.
+func getCompressor() *compressor {
+	select {
+	case compressorsOut <- struct{}{}:
+	default:
+		return nil
+	}
+	select {
+	case c := <-compressors:
+		return c
+	default:
+		return &compressor{zw: gzip.NewWriter(io.Discard)}
+	}
+}
+
+// putCompressor makes c idle again.
+func putCompressor(c *compressor) {
+	compressors <- c // never blocks: at most maxCompressors exist
+	<-compressorsOut
+}
 
 // maxDecompressedBody bounds a decompressed body: the store never compresses
 // more than the engine's stored-body limit allows, so anything much larger is

@@ -217,9 +217,11 @@ func (s *Store) verify(ctx context.Context) error {
 	})
 	if err == nil {
 		s.checked(ctx, dur)
-		// Unread, the marker leaves every previous key looked up: safe,
-		// and read again at the next verification.
-		_ = s.readLayout(ctx)
+		// Unread, the marker leaves every previous key looked up and
+		// written: safe, and read again at the next verification.
+		if p, _ := s.readLayout(ctx); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	if err != nil && len(problems) == 0 {
 		return &idemstore.StoreError{Op: "verify configuration", Err: err}
@@ -309,7 +311,7 @@ func (s *Store) denied(op string, err error) error {
 
 // grantScripts says what to change when scripts are denied.
 const grantScripts = "grant the store's Redis user EVAL, EVALSHA, SCRIPT LOAD, and GET, SET, PTTL and DEL on its keys " +
-	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set +pttl +del +hset +dbsize +time +info ~<prefix>:*) and leave scripting enabled"
+	"(ACL SETUSER <user> +eval +evalsha +script|load +get +set +pttl +del +hset +hget +hgetall +pexpire +time +info ~<prefix>:*) and leave scripting enabled"
 
 // node is what checkNode needs of one Redis server; *redis.Client has it.
 type node interface {

@@ -38,9 +38,29 @@ const (
 	metaTypeShift = 2                  // meta bits 2-4: the Content-Type code
 	metaType      = 7 << metaTypeShift // mask of the Content-Type code
 	metaHeader    = 1 << 5             // a header block follows the meta byte
-	metaBase      = 1 << 6             // always set: the meta byte is printable ASCII
+	metaBase      = 1 << 6             // always set in a meta byte, so that it is printable ASCII
 	knownMeta     = knownFlags | metaType | metaHeader | metaBase
+
+	// A completed record that carries its body's length (format 3): the
+	// tag is tagSized | the meta bits 0-5, and the status and the body's
+	// length share one uvarint (length << statusBits | status).
+	tagSized   = 0x80
+	tagMeta    = 0x3f // the meta bits a sized tag carries
+	statusBits = 10   // a status (100..999) fits 10 bits
 )
+
+// isSizedTag reports whether b is the tag of a completed record of format
+// 3.
+func isSizedTag(b byte) bool { return b&^tagMeta == tagSized }
+
+// tagArgs are the tags as complete.lua's argument, boxed once: a string
+// in an interface would cost an allocation per completion.
+var tagArgs = func() (a [256]any) {
+	for i := range a {
+		a[i] = string([]byte{byte(i)})
+	}
+	return a
+}()
 
 // contentTypes are the Content-Type values a compact result stores as a
 // code (meta bits 2-4) instead of a header entry. The codes are part of the
@@ -97,19 +117,25 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// encodeResult encodes rec as the result part of a compact completed
-// record (see lua/lua.go), which complete.lua appends to the tag and the
-// fingerprint: the status in two bytes, the meta byte (flags, the
-// Content-Type code, whether header entries follow), the header entries
-// and the body, gzip-compressed when it is longer than threshold (> 0) and
-// that makes it smaller.
+// encodeResult encodes rec as the completed record's tag and the result
+// part that complete.lua appends to the tag and the fingerprint (see
+// lua/lua.go). Sized (format 3), the tag is tagSized with the meta bits
+// (flags, the Content-Type code, whether header entries follow), then the
+// status and the body's length in one uvarint, the header entries and the
+// body; such a record decodes only whole, and a record cut short anywhere
+// is an error, never a shorter body. Unsized (format 2, what the previous
+// version reads, for the rollout: see previous.go), the tag is 'c' and the
+// result the status in two bytes, the meta byte, the header entries and
+// the body. The body is gzip-compressed when it is longer than threshold
+// (> 0) and that makes it smaller.
 //
 // Header names net/http would not send (empty, or holding a byte that is
 // not a token character) are dropped, and CR and LF in values become spaces,
 // as net/http does when it writes a response: a replay carries what the
 // first client was sent.
-func encodeResult(rec *idemstore.Record, threshold int) []byte {
-	body, flags := encodeBody(rec, threshold)
+func encodeResult(rec *idemstore.Record, threshold int, sized bool) (tag byte, result []byte) {
+	body, flags, release := encodeBody(rec, threshold)
+	defer release() // body may be a compressor's scratch buffer until copied
 	meta := byte(metaBase | flags)
 	var nameBuf [8]string
 	names := nameBuf[:0]
@@ -133,8 +159,14 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 		meta |= metaHeader
 	}
 
-	dst := make([]byte, 0, 3+binary.MaxVarintLen64+hlen+len(body))
-	dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
+	dst := make([]byte, 0, 3+2*binary.MaxVarintLen64+hlen+len(body))
+	if sized {
+		tag = tagSized | meta&tagMeta
+		dst = binary.AppendUvarint(dst, uint64(len(body))<<statusBits|uint64(rec.Status))
+	} else {
+		tag = tagCompleted
+		dst = append(dst, byte('0'+rec.Status/100), byte(' '+rec.Status%100), meta)
+	}
 	if hlen > 0 {
 		dst = binary.AppendUvarint(dst, uint64(hlen))
 	}
@@ -156,7 +188,14 @@ func encodeResult(rec *idemstore.Record, threshold int) []byte {
 			}
 		}
 	}
-	return append(dst, body...)
+	return tag, append(dst, body...)
+}
+
+// completedRecord is the completed record of rec as complete.lua writes it
+// from an in-progress record holding fingerprint fp (16 bytes).
+func completedRecord(fp string, rec *idemstore.Record, threshold int, sized bool) string {
+	tag, result := encodeResult(rec, threshold, sized)
+	return string([]byte{tag}) + fp + string(result)
 }
 
 // contentTypeCode is the code of a header that is a Content-Type with one
@@ -199,7 +238,7 @@ func validHeaderName(name string) bool {
 
 // storedRecord is a record as Redis holds it (see lua/lua.go), decoded.
 type storedRecord struct {
-	format      int    // 2, the compact record; 1, the text record written before it
+	format      int    // 3, the compact record with its body's length; 2, the compact record; 1, the text record written before it
 	state       byte   // stateInProgress or stateCompleted
 	fingerprint string // as stored: storedFingerprint's 16 bytes (format 2), the string given (format 1)
 
@@ -217,22 +256,41 @@ type storedRecord struct {
 // parseRecord decodes a stored record of either format, checking every part
 // of it.
 func parseRecord(v string) (storedRecord, error) {
-	if v == "" || (v[0] != tagInProgress && v[0] != tagCompleted) {
+	if v == "" || (v[0] != tagInProgress && v[0] != tagCompleted && !isSizedTag(v[0])) {
 		return parseRecordV1(v)
 	}
 	r := storedRecord{format: 2, state: stateInProgress}
-	if v[0] == tagCompleted {
+	if v[0] != tagInProgress {
 		r.state = stateCompleted
 	}
 	if len(v) < 1+fpSize {
 		return r, errors.New("record has no fingerprint")
 	}
+	tag := v[0]
 	r.fingerprint, v = v[1:1+fpSize], v[1+fpSize:]
-	if r.state == stateCompleted {
-		err := r.parseCompactResult(v)
-		return r, err
+	switch {
+	case isSizedTag(tag):
+		r.format = 3
+		return r, r.parseSizedResult(tag&tagMeta|metaBase, v)
+	case r.state == stateCompleted:
+		return r, r.parseCompactResult(v)
 	}
 	return r, r.parseLease(v)
+}
+
+// parseSizedResult decodes the result part of a completed record of format
+// 3, whose tag carried meta, into r: it fails unless the body is exactly
+// as long as the record says.
+func (r *storedRecord) parseSizedResult(meta byte, v string) error {
+	n, size := binary.Uvarint([]byte(v[:min(len(v), binary.MaxVarintLen64)]))
+	if size <= 0 {
+		return errors.New("result has no status and body length")
+	}
+	status, bodyLen := int(n&(1<<statusBits-1)), n>>statusBits
+	if status < 100 || status > 999 {
+		return fmt.Errorf("result status %d is not in 100..999", status)
+	}
+	return r.parseResultRest(status, meta, v[size:], bodyLen)
 }
 
 // parseLease decodes the lease of an in-progress record, owner "\n" fence
@@ -266,12 +324,22 @@ func (r *storedRecord) parseCompactResult(v string) error {
 	if v[0] < '1' || v[0] > '9' || v[1] < ' ' || v[1] >= ' '+100 {
 		return fmt.Errorf("result status %q is not in 100..999", v[:2])
 	}
+	return r.parseResultRest(status, meta, v[3:], unsized)
+}
+
+// unsized is parseResultRest's body length of a record of format 2, which does
+// not say it.
+const unsized = ^uint64(0)
+
+// parseResultRest decodes the rest of a completed record's result (the header
+// entries and the body, v) into r, with its status and meta byte; bodyLen
+// is how long the stored body is, or unsized.
+func (r *storedRecord) parseResultRest(status int, meta byte, v string, bodyLen uint64) error {
 	if meta&^knownMeta != 0 || meta&metaBase == 0 {
 		return fmt.Errorf("result meta byte %#x has unknown bits", meta)
 	}
 	r.flags = int64(meta & knownFlags)
 	rec := &idemstore.Record{Status: status, BodyOmitted: meta&flagBodyOmitted != 0}
-	v = v[3:]
 	block := ""
 	if meta&metaHeader != 0 {
 		var err error
@@ -282,6 +350,9 @@ func (r *storedRecord) parseCompactResult(v string) error {
 	var err error
 	if rec.Header, err = parseHeaderEntries(block, meta&metaType>>metaTypeShift); err != nil {
 		return err
+	}
+	if bodyLen != unsized && bodyLen != uint64(len(v)) {
+		return fmt.Errorf("result body is %d bytes, not the %d its record says: the record is cut short or corrupt", len(v), bodyLen)
 	}
 	return r.setResult(rec, v)
 }

@@ -51,7 +51,7 @@ type RecordInfo struct {
 	RedisKey string        // the Redis key, with the store's prefix
 	State    State         // in progress or completed
 	TTL      time.Duration // until Redis deletes the record; < 0 if it never expires (not a record the store wrote)
-	Format   int           // 2: the compact record this version writes; 1: the text record of the versions before
+	Format   int           // 3: the compact record with its body's length, which this version writes; 2: the compact record without (of the versions before, and under a previous key during a rollout); 1: the text record of the versions before
 
 	// In progress.
 	Fence          int64         // fencing token of the current owner (1, +1 on each takeover)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,15 +15,29 @@ import (
 
 // Records were kept under the full names of their API and operation before
 // the current key layout ([idemstore.PreviousRecordKey]); they are kept under a
-// short token of both now ([idemstore.OperationToken]). So that a retry of a
-// request answered before the upgrade is still replayed, the store looks
-// for a record under the previous key whenever it creates one under the
-// current key (one more GET in Acquire's pipeline), for as long as such a
-// record may live. It learns when that is from a marker key that the first
-// process of the current layout writes to the server: the time it started,
-// or 0 when the server held no key at all then (a new Redis can hold no
-// previous record, so nothing is looked up). The engine adds the rollout
-// and the operation's retention to that time ([idemstore.PreviousKeyStore]).
+// short token of both now ([idemstore.OperationToken]), and their fingerprint
+// covers the API identity ([idemstore.AcquireRequest.PreviousFingerprint] is
+// the one before). During a rolling upgrade processes of both versions
+// serve one Redis, and each must find every record the other wrote:
+//
+//   - For [idemstore.PreviousLayoutRollout] (24 h) from when the first process of
+//     this version checked the server (the marker below), the store writes
+//     every record under both keys: under the current key as this version
+//     reads it, and under the previous key as the previous version does
+//     (the fingerprint it computes, a result it decodes). One owner holds
+//     both leases and completes, extends and releases both. An acquire
+//     reads both keys in its pipeline and answers from either.
+//   - After the rollout, for the operation's retention more (the engine's
+//     window, [idemstore.PreviousKeyStore]), the previous version is gone but
+//     its records may live: a record created at the current key defers to
+//     one at the previous key, as before.
+//
+// Fences only grow across the two keys: a creation or takeover that finds
+// a lease under either key gets a fence above both (acquire.lua's least
+// fence), and the keys an owner holds are raised to the fence of its run.
+// The marker is never 0 unless an operator sets it: a server that is empty
+// when the first process of this version starts may still get records
+// from processes of the previous one during the rollout.
 
 var (
 	_ idemstore.PreviousKeyStore = (*Store)(nil)
@@ -30,34 +45,32 @@ var (
 )
 
 // KeyLayoutMarker is the key, under the prefix, of the time the current
-// key layout started on the server (Unix ms as a decimal string), or 0 when
-// the server held nothing then: the store looks up previous keys only while
-// records written under them may live ([idemstore.PreviousKeyStore]). An
-// operator who knows that no process of the previous layout ran can SET it
-// to 0 to end the lookups (processes read it when they start). It has no
-// ':' after the prefix, so it is never a record's key of either layout.
-const KeyLayoutMarker = "key-layout-3"
+// record layout started on the server: Unix ms as a decimal string, which
+// the first process of this version writes (the server's time). An
+// operator who knows that no process of a previous version runs, and that
+// none ran within the retention, can SET it to 0 to end the rollout's
+// double writes and the lookups of previous keys (processes read it when
+// they start). Any other value is a misconfiguration that [Store.Check]
+// and every acquire report (503 store-misconfigured). It has no ':' after
+// the prefix, so it is never a record's key of either layout.
+const KeyLayoutMarker = "key-layout-4"
 
 // operationNames is the hash, under the prefix, from operation token to
 // the API identity and operation ID behind it ("api\nop"), which idemctl
 // reads to name the records it lists.
 const operationNames = "operations"
 
-// layoutScript reads the marker, writing it first when it is absent: the
-// server's time, or 0 when ARGV[1] is "1" and the server holds no key.
-// It returns the marker's value.
+// layoutScript reads the marker, writing the server's time first when it is
+// absent. It returns the marker's value and the server's time in ms.
 var layoutScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 local v = redis.call('GET', KEYS[1])
-if v then
-  return tonumber(v)
+if not v then
+  v = now
+  redis.call('SET', KEYS[1], v)
 end
-local since = 0
-if ARGV[1] ~= '1' or redis.call('DBSIZE') > 0 then
-  local t = redis.call('TIME')
-  since = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-redis.call('SET', KEYS[1], string.format('%d', since))
-return since
+return {v, now}
 `)
 
 // KeyLayoutSince implements [idemstore.PreviousKeyStore].
@@ -72,23 +85,48 @@ func (s *Store) KeyLayoutSince() (since time.Time, known bool) {
 	}
 }
 
+// rollout reports whether processes of the previous version may still write
+// records: the rollout after the marker's time, or the marker unread.
+func (s *Store) rollout() bool {
+	ms := s.layoutSince.Load()
+	return ms < 0 || ms > 0 && time.Since(time.UnixMilli(ms)) < idemstore.PreviousLayoutRollout
+}
+
 // readLayout reads (or writes) the layout marker once, after the store's
-// first successful verification. Only a single server's emptiness counts:
-// a key count of one Cluster or Ring node says nothing of the others.
-func (s *Store) readLayout(ctx context.Context) error {
+// first successful verification. It returns what is wrong with the marker
+// ("" if nothing) or the failure to read it.
+func (s *Store) readLayout(ctx context.Context) (string, error) {
 	if s.layoutSince.Load() >= 0 {
-		return nil
+		return "", nil
 	}
-	single := "0"
-	if _, ok := s.rdb.(*redis.Client); ok {
-		single = "1"
+	key := s.storageKey(KeyLayoutMarker)
+	v, err := layoutScript.Run(ctx, s.rdb, []string{key}).StringSlice()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("read the key layout marker: %w", err)
+	case len(v) != 2:
+		return "", fmt.Errorf("read the key layout marker: malformed reply %q", v)
 	}
-	ms, err := layoutScript.Run(ctx, s.rdb, []string{s.storageKey(KeyLayoutMarker)}, single).Int64()
+	// A day ahead of this server's clock at most: the first process may
+	// have read another node's (Cluster, Ring).
+	now, _ := strconv.ParseInt(v[1], 10, 64)
+	ms, err := parseDecimal(v[0], 0, now+idemstore.PreviousLayoutRollout.Milliseconds())
 	if err != nil {
-		return fmt.Errorf("read the key layout marker: %w", err)
+		return fmt.Sprintf("the key layout marker %s holds %q, which is neither 0 nor a Unix time in ms at most a day ahead of the server's clock (%v): "+
+			"DEL it to start the upgrade's window now, or SET it to 0 if no process of a previous version has run within the retention", key, v[0], err), nil
 	}
-	s.layoutSince.Store(max(ms, 0))
-	return nil
+	s.layoutSince.Store(ms)
+	return "", nil
+}
+
+// pair returns the previous key of the lease owned by token, if it holds
+// both keys of its record (the rollout).
+func (s *Store) pair(token string) (string, bool) {
+	v, ok := s.pairs.Load(token)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
 }
 
 // NameOperation implements [idemstore.OperationNamer]: HSET of the token in the
@@ -125,72 +163,159 @@ func OperationNames(ctx context.Context, rdb redis.Cmdable, prefix string) (map[
 	return out, nil
 }
 
-// created decides an acquire that created the record at key, owned by
-// req.Token, from v and err, its read of the previous key prevKey: nothing
-// there leaves the creation as it is (FirstRun, fence 1); a record there
-// decides (fromPrevious); a failed read releases the new record.
-func (s *Store) created(ctx context.Context, key, prevKey, v string, err error, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
-	switch {
-	case err == redis.Nil:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
-	case err != nil:
-		return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
-	default:
-		return s.fromPrevious(ctx, key, prevKey, v, req, lease)
-	}
+// keyResult is what acquiring one key of a record gave: a lease of it
+// (owned, with its fence) or an answer (replay, mismatch, conflict).
+type keyResult struct {
+	key       string
+	owned     bool
+	recovered bool // owned by taking over a lapsed lease
+	fence     int64
+	acq       idemstore.Acquisition // when not owned
 }
 
-// abandon releases the record an acquire created at key, owned by token,
-// when the acquire fails after all, and returns err.
-func (s *Store) abandon(ctx context.Context, key, token string, err error) error {
-	_ = s.run(ctx, "release", s.release, key, token)
-	return err
-}
-
-// fromPrevious decides an acquire that created the record at key (owned by
-// req.Token, fence 1) from prev, the record found at the previous key
-// prevKey: the new record is released and the answer is the previous
-// record's (replay, mismatch, or conflict while its lease lives); a lapsed
-// previous lease is taken over and deleted, and the new record kept. A
-// value that is not a record is none.
-func (s *Store) fromPrevious(ctx context.Context, key, prevKey, prev string, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
-	state, stored, format := recordHead(prev)
-	fp := storedFingerprint(req.Fingerprint)
-	if format == 1 {
-		fp = req.Fingerprint
+// acquireTwo acquires a record that may also live under its previous key,
+// prevKey. Both keys are read in one pipeline. With pair (the rollout), an
+// absent record is created under both keys, so that a process of the
+// previous version finds it, and the lease is of both keys. Without, the
+// previous key is read only when the record was created at the current
+// key, to defer to a record there (a lapsed one is taken over and
+// deleted).
+func (a *attempt) acquireTwo(ctx context.Context, prevKey string, pair bool) (idemstore.Acquisition, error) {
+	s := a.s
+	prevFP := a.fp // written under the previous key: what its version computes
+	if a.prevFP != "" {
+		prevFP = a.prevFP
 	}
-	var acq idemstore.Acquisition
-	switch {
-	case format == 0:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
-	case stored != fp:
-		acq = idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}
-	case state == stateCompleted:
-		r, err := parseRecord(prev)
-		if err != nil {
-			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay of the previous key: %v", errMalformedReply, err)})
+	fps := [2]string{a.fp, prevFP}
+	res := [2]keyResult{{key: a.key}, {key: prevKey}}
+	var pending [2]bool // keys that only the script can decide
+	least := int64(1)   // the least fence of a creation or takeover: above every lease read
+	if s.pipe == nil {
+		// A client that only runs scripts: the script creates or decides at
+		// the current key, then at the previous one.
+		pending = [2]bool{true, true}
+	} else {
+		c := newCall(ctx)
+		var sets [2]*redis.BoolCmd
+		var gets [2]*redis.StringCmd
+		for i, k := range []string{a.key, prevKey} {
+			if i == 0 || pair {
+				sets[i] = redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fps[i], a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
+				c.cmds = append(c.cmds, sets[i])
+			}
+			gets[i] = redis.NewStringCmd(ctx, "get", k)
+			c.cmds = append(c.cmds, gets[i])
 		}
-		acq = idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}
-	default: // in progress: live or lapsed, by its TTL, as acquire.lua decides
-		v, err := s.acquire.Run(ctx, s.rdb, []string{prevKey}, req.Token, fp, lease+s.abandonedMS, s.abandonedMS, req.Fingerprint).Result()
-		if err != nil {
-			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, s.denied("acquire", err))
+		s.lanes.of(ctx, s.rdb, a.key).do(c) // one pipeline, alone or with other calls' (batch.go)
+		c.free()
+		// What was created first, so that a failure releases it.
+		var err error
+		for i, set := range sets {
+			if set == nil {
+				continue
+			}
+			created, serr := set.Result()
+			switch {
+			case serr != nil && err == nil:
+				err = s.denied("acquire", serr)
+			case created:
+				res[i].owned, res[i].fence = true, 1
+			}
 		}
-		if acq, err = decodeAcquireReply(v); err != nil {
-			return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, &idemstore.StoreError{Op: "acquire", Err: err})
+		if err != nil {
+			return a.settle(ctx, res, pair, err)
+		}
+		for i := range res {
+			if res[i].owned {
+				continue
+			}
+			if i == 1 && !pair && !res[0].owned {
+				break // without pair, a record at the current key decides alone
+			}
+			acq, done, fence, err := a.decide(gets[i].Result())
+			switch {
+			case err != nil:
+				return a.settle(ctx, res, pair, err)
+			case done:
+				res[i].acq = acq
+			case i == 1 && !pair && fence == 0:
+				// Nothing under the previous key, or not a record: none.
+			default:
+				pending[i], least = true, max(least, fence+1)
+			}
+		}
+	}
+	for i := range res {
+		if !pending[i] || res[0].acq.Outcome != 0 || res[1].acq.Outcome != 0 {
+			continue
+		}
+		if i == 1 && !pair && !(res[0].owned && res[0].fence == 1 && !res[0].recovered) {
+			break // script only, without pair: the previous key counts after a creation only
+		}
+		acq, err := a.script(ctx, res[i].key, fps[i], least)
+		if err != nil {
+			return a.settle(ctx, res, pair, err)
 		}
 		switch acq.Outcome {
-		case idemstore.OutcomeRecovered, idemstore.OutcomeFirstRun:
-			// Taken over from a lapsed owner (or gone meanwhile, and
-			// created there by the script): the run goes on under key.
-			if err := s.run(ctx, "acquire", s.release, prevKey, req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-				return idemstore.Acquisition{}, s.abandon(ctx, key, req.Token, err)
-			}
-			return idemstore.Acquisition{Outcome: acq.Outcome, Fence: 1}, nil
+		case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
+			res[i].owned, res[i].recovered, res[i].fence = true, acq.Outcome == idemstore.OutcomeRecovered, acq.Fence
+			least = max(least, acq.Fence)
+		default:
+			res[i].acq = acq
 		}
 	}
-	if err := s.run(ctx, "acquire", s.release, key, req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-		return idemstore.Acquisition{}, err
+	return a.settle(ctx, res, pair, nil)
+}
+
+// settle ends acquireTwo from what each key gave (err: the failure that
+// ended it early). An answer of either key (mismatch first, then replay,
+// then conflict) or a failure releases every key owned; otherwise the run
+// owns its keys under the highest of their fences, raised to it in each
+// key, and without pair the previous key is released (its record lives on
+// under the current key).
+func (a *attempt) settle(ctx context.Context, res [2]keyResult, pair bool, err error) (idemstore.Acquisition, error) {
+	s := a.s
+	var answer idemstore.Acquisition
+	for _, o := range []idemstore.Outcome{idemstore.OutcomeMismatch, idemstore.OutcomeReplay, idemstore.OutcomeConflict} {
+		for _, r := range res {
+			if answer.Outcome == 0 && r.acq.Outcome == o {
+				answer = r.acq
+			}
+		}
+	}
+	if err != nil || answer.Outcome != 0 || !res[0].owned {
+		for _, r := range res {
+			if r.owned {
+				_ = s.run(ctx, "release", s.release, r.key, a.req.Token)
+			}
+		}
+		if err == nil && answer.Outcome == 0 {
+			err = &idemstore.StoreError{Op: "acquire", Err: errors.New("the current key was neither acquired nor answered")}
+		}
+		if err != nil {
+			return idemstore.Acquisition{}, err
+		}
+		return answer, nil
+	}
+	acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: max(res[0].fence, res[1].fence)}
+	if res[0].recovered || res[1].recovered {
+		acq.Outcome = idemstore.OutcomeRecovered
+	}
+	for i, r := range res {
+		switch {
+		case !r.owned:
+		case i == 1 && !pair:
+			if err := s.run(ctx, "acquire", s.release, r.key, a.req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+				return a.settle(ctx, [2]keyResult{res[0]}, pair, err)
+			}
+		case r.fence < acq.Fence:
+			if err := s.run(ctx, "acquire", s.extend, r.key, a.req.Token, a.lease+s.abandonedMS, s.abandonedMS, acq.Fence); err != nil {
+				return a.settle(ctx, res, pair, err)
+			}
+		}
+	}
+	if pair && res[1].owned {
+		s.pairs.Store(a.req.Token, res[1].key)
 	}
 	return acq, nil
 }

@@ -127,7 +127,7 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 // no replica to wait for, the script itself counts the master's replicas
 // as it writes, so that a replica that attached since the last check is
 // not missed (see sawReplicas).
-func (s *Store) completeAcked(ctx context.Context, skey, token string, result []byte, retention int64) error {
+func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) error {
 	n := 0
 	var node *redis.Client
 	var addr string
@@ -144,9 +144,9 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 		var stored int64
 		var err error
 		if node != nil && s.acks.fixed < 0 { // the default: no replica known, so count them
-			stored, err = s.script(ctx, s.complete, skey, token, result, retention, countReplicas).Int64()
+			stored, err = s.script(ctx, s.complete, skey, token, result, retention, countReplicas, tagArgs[tag]).Int64()
 		} else {
-			stored, err = s.script(ctx, s.complete, skey, token, result, retention).Int64()
+			stored, err = s.script(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]).Int64()
 		}
 		switch {
 		case err != nil:
@@ -169,9 +169,9 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 	}
 	ms := max(timeout.Milliseconds(), 1)
 	l := s.lanes.ackedLane(node)
-	script, wait := completeWait(ctx, l, evalsha(ctx, s.complete, skey, token, result, retention), n, ms)
+	script, wait := completeWait(ctx, l, evalsha(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
 	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
-		script, wait = completeWait(ctx, l, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention), n, ms)
+		script, wait = completeWait(ctx, l, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
 	}
 	stored, err := script.Int64()
 	switch {
@@ -193,6 +193,10 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, result []
 // countReplicas is complete.lua's ARGV[4] that has it count the master's
 // replicas.
 const countReplicas = "r"
+
+// countNone is complete.lua's ARGV[4] that counts no replicas, before its
+// ARGV[5] (the record's tag).
+const countNone = ""
 
 // completeWait sends script and WAIT n ms after it, in lane l, on one
 // connection; wait holds WAIT's reply (shared by the batch's calls).

@@ -55,6 +55,7 @@ type Store struct {
 
 	lastTTL     atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
 	layoutSince atomic.Int64            // the layout marker's time (Unix ms), 0: none, -1: not read yet (previous.go)
+	pairs       sync.Map                // owner token -> previous key, for leases of both keys of a record (previous.go)
 	verdict     atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
 	mu          sync.Mutex              // guards flight
 	flight      *flight                 // the verification acquires wait for, if one runs
@@ -100,7 +101,10 @@ func WithPrefix(prefix string) Option {
 // WithCompression gzips stored response bodies longer than threshold bytes
 // when that makes them smaller. Replays are decompressed transparently. The
 // default is [DefaultCompressOver]; a threshold <= 0 stores bodies as they
-// are.
+// are. At most 2 x GOMAXPROCS bodies are compressed at once (a compressor
+// holds about 800 KB and a buffer as large as the largest body it
+// compressed); a body that finds them all busy is stored as it is rather
+// than wait inside its completion's store timeout.
 func WithCompression(threshold int) Option {
 	// Memory, not Redis CPU, decides how many shards a deployment needs: a
 	// 2 KiB JSON record takes about half the memory compressed, for a few
@@ -195,16 +199,18 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
+	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 || strings.IndexByte(req.PreviousFingerprint, '\n') >= 0 {
 		return idemstore.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	if err := s.admit(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	key, fp := s.storageKey(req.Key), storedFingerprint(req.Fingerprint)
-	prevKey := ""
+	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint), given: req.Fingerprint}
+	if req.PreviousFingerprint != "" {
+		a.prevFP, a.given = storedFingerprint(req.PreviousFingerprint), req.PreviousFingerprint
+	}
 	if req.PreviousKey != "" && s.layoutSince.Load() != 0 {
-		prevKey = s.storageKey(req.PreviousKey)
+		return a.acquireTwo(ctx, s.storageKey(req.PreviousKey), s.rollout())
 	}
 	// Two commands rather than one SET NX GET: go-redis answers a created
 	// record's nil reply with the error redis.Nil and runs its retry
@@ -213,11 +219,45 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	// bool, without an error, and GET sees an absent key only in a race with
 	// a release or an expiry, which the script then decides.
 	if s.pipe != nil {
-		if acq, done, err := s.acquirePlain(ctx, key, prevKey, fp, req, lease); done {
+		if acq, done, err := a.acquirePlain(ctx); done {
 			return acq, err
 		}
 	}
-	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, req.Token, fp, lease+s.abandonedMS, s.abandonedMS, req.Fingerprint).Result()
+	return a.script(ctx, a.key, a.fp, 1)
+}
+
+// attempt is one Acquire: its request and what follows from it.
+type attempt struct {
+	s     *Store
+	req   idemstore.AcquireRequest
+	lease int64  // req.Lease in ms
+	key   string // the record's Redis key
+	fp    string // the stored form of req.Fingerprint, which records written at key hold
+	// prevFP is the stored form of req.PreviousFingerprint ("" for none),
+	// which records written before hold; a record holding it is this
+	// request's too.
+	prevFP string
+	given  string // the fingerprint a record of format 1 holds: req.PreviousFingerprint, else req.Fingerprint
+}
+
+// matches reports whether a record's stored fingerprint, of the given
+// format, is this request's.
+func (a *attempt) matches(stored string, format int) bool {
+	if format == 1 {
+		return stored == a.given
+	}
+	return stored == a.fp || (a.prevFP != "" && stored == a.prevFP)
+}
+
+// script runs acquire.lua on the record at key, writing fingerprint fp and
+// at least fence least in a record it creates or takes over.
+func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idemstore.Acquisition, error) {
+	s := a.s
+	other := a.prevFP
+	if fp == a.prevFP {
+		other = a.fp
+	}
+	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, a.req.Token, fp, a.lease+s.abandonedMS, s.abandonedMS, a.given, other, least).Result()
 	if err != nil {
 		return idemstore.Acquisition{}, s.denied("acquire", err)
 	}
@@ -225,15 +265,8 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if err != nil {
 		return idemstore.Acquisition{}, &idemstore.StoreError{Op: "acquire", Err: err}
 	}
-	if prevKey != "" && acq.Outcome == idemstore.OutcomeFirstRun {
-		v, err := getScript.Run(ctx, s.rdb, []string{prevKey}).Text()
-		return s.created(ctx, key, prevKey, v, err, req, lease)
-	}
 	return acq, nil
 }
-
-// getScript reads a key, for a client that can only run scripts.
-var getScript = redis.NewScript("return redis.call('GET', KEYS[1])")
 
 // acquirePlain is Acquire's first try: SET NX of the record acquire.lua
 // would create, and GET of the record there. It creates an absent record,
@@ -242,56 +275,55 @@ var getScript = redis.NewScript("return redis.call('GET', KEYS[1])")
 // with this fingerprint, whose TTL tells a live lease from an expired one, a
 // value that is not a record, or no record (released or expired between the
 // two commands).
-//
-// With prevKey set, a GET of the previous key goes in the same pipeline,
-// and a created record defers to a record found there (fromPrevious).
-func (s *Store) acquirePlain(ctx context.Context, key, prevKey, fp string, req idemstore.AcquireRequest, lease int64) (acq idemstore.Acquisition, done bool, err error) {
-	k := any(key) // boxed once for both commands
-	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(fp, req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(lease+s.abandonedMS))
+func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, done bool, err error) {
+	s := a.s
+	k := any(a.key) // boxed once for both commands
+	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
 	get := redis.NewStringCmd(ctx, "get", k)
 	c := newCall(ctx, set, get)
-	var prev *redis.StringCmd
-	if prevKey != "" {
-		prev = redis.NewStringCmd(ctx, "get", prevKey)
-		c.cmds = append(c.cmds, prev)
-	}
-	s.lanes.of(ctx, s.rdb, key).do(c) // one pipeline, alone or with other calls' (batch.go)
+	s.lanes.of(ctx, s.rdb, a.key).do(c) // one pipeline, alone or with other calls' (batch.go)
 	c.free()
 	created, err := set.Result()
 	switch {
 	case err != nil:
 		return idemstore.Acquisition{}, true, s.denied("acquire", err)
-	case created && prev != nil:
-		v, err := prev.Result()
-		acq, err := s.created(ctx, key, prevKey, v, err, req, lease)
-		return acq, true, err
 	case created:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, true, nil
 	}
-	v, err := get.Result()
+	acq, done, _, err = a.decide(get.Result())
+	return acq, done, err
+}
+
+// decide is what the record read at a key (v, err: a GET's reply) answers
+// without a script: a replay of a completed record with this fingerprint,
+// a mismatch for another fingerprint (done). done is false when the script
+// has to decide: an in-progress record with this fingerprint (whose fence
+// it returns), whose TTL tells a live lease from an expired one, a value
+// that is not a record, or no record.
+func (a *attempt) decide(v string, err error) (acq idemstore.Acquisition, done bool, fence int64, _ error) {
 	switch {
 	case err == redis.Nil:
-		return idemstore.Acquisition{}, false, nil
+		return idemstore.Acquisition{}, false, 0, nil
 	case err != nil:
-		return idemstore.Acquisition{}, true, s.denied("acquire", err)
+		return idemstore.Acquisition{}, true, 0, a.s.denied("acquire", err)
 	}
 	state, stored, format := recordHead(v)
-	if format == 1 {
-		fp = req.Fingerprint // a record of the previous format keeps it as given
-	}
 	switch {
 	case format == 0:
-		return idemstore.Acquisition{}, false, nil // not a record: the script answers IDEMCORRUPT
-	case stored != fp:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, true, nil
-	case state != stateCompleted:
-		return idemstore.Acquisition{}, false, nil // in progress: conflict or takeover, by its TTL
+		return idemstore.Acquisition{}, false, 0, nil // not a record: the script answers IDEMCORRUPT
+	case !a.matches(stored, format):
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, true, 0, nil
 	}
 	r, err := parseRecord(v)
-	if err != nil {
-		return idemstore.Acquisition{}, true, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
+	switch {
+	case err != nil && state == stateCompleted:
+		return idemstore.Acquisition{}, true, 0, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: replay: %v", errMalformedReply, err)}
+	case err != nil:
+		return idemstore.Acquisition{}, false, 0, nil // the script answers IDEMCORRUPT
+	case state != stateCompleted:
+		return idemstore.Acquisition{}, false, r.fence, nil // in progress: conflict or takeover, by its TTL
 	}
-	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}, true, nil
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: r.result}, true, 0, nil
 }
 
 // ttlArg returns ms as a command argument. Every acquire of an operation
@@ -315,8 +347,11 @@ type boxedMS struct {
 // either format without decoding the rest; format is 0 when v does not
 // start as a record does.
 func recordHead(v string) (state byte, fp string, format int) {
-	if len(v) > 1+fpSize && (v[0] == tagCompleted || v[0] == tagInProgress) {
-		return v[0] - 'a' + 'A', v[1 : 1+fpSize], 2
+	if len(v) > 1+fpSize && (v[0] == tagCompleted || v[0] == tagInProgress || isSizedTag(v[0])) {
+		if v[0] == tagInProgress {
+			return stateInProgress, v[1 : 1+fpSize], 2
+		}
+		return stateCompleted, v[1 : 1+fpSize], 2
 	}
 	st, rest, _ := strings.Cut(v, "\n")
 	fp, _, ok := strings.Cut(rest, "\n")
@@ -355,13 +390,37 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	return s.completeAcked(ctx, s.storageKey(key), token, encodeResult(rec, s.compressOver), ret)
+	prevKey, paired := s.pair(token)
+	if !paired {
+		tag, result := encodeResult(rec, s.compressOver, true)
+		return s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
+	}
+	// Both keys of the record (the rollout, previous.go), the previous
+	// one first, in the result its version decodes: a failure leaves the
+	// lease of both for the engine's next attempt, which finds the
+	// previous key completed (0) and goes on.
+	tag, result := encodeResult(rec, s.compressOver, false)
+	if err := s.run(ctx, "complete", s.complete, prevKey, token, result, ret, countNone, tagArgs[tag]); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+		return err
+	}
+	tag, result = encodeResult(rec, s.compressOver, true)
+	err = s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
+	if err == nil || errors.Is(err, idemstore.ErrNotOwner) || errors.Is(err, idemstore.ErrUnreplicated) {
+		s.pairs.Delete(token)
+	}
+	return err
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
+	}
+	if prevKey, paired := s.pair(token); paired {
+		if err := s.run(ctx, "release", s.release, prevKey, token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+			return err
+		}
+		s.pairs.Delete(token)
 	}
 	return s.run(ctx, "release", s.release, s.storageKey(key), token)
 }
@@ -376,7 +435,13 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
-	return s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
+	err = s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
+	if prevKey, paired := s.pair(token); paired && err == nil {
+		if err := s.run(ctx, "extend", s.extend, prevKey, token, ms+s.abandonedMS, s.abandonedMS); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+			return err
+		}
+	}
+	return err
 }
 
 // run runs one of the owner-only scripts on the record at skey, which

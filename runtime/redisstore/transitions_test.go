@@ -75,7 +75,7 @@ var redisTransitions = []struct {
 		if ttl := b.pttl(t, "k"); ttl <= 2*time.Hour-time.Minute || ttl > 2*time.Hour {
 			t.Errorf("completed TTL %v, want the retention", ttl)
 		}
-		if r := b.snapshot(t, "k"); r.format != 2 || r.state != stateCompleted || r.fingerprint != storedFingerprint("f") || r.owner != "" || r.fence != 0 {
+		if r := b.snapshot(t, "k"); r.format != 3 || r.state != stateCompleted || r.fingerprint != storedFingerprint("f") || r.owner != "" || r.fence != 0 {
 			t.Errorf("completed record %+v, want completed under fingerprint f, without its lease", r)
 		}
 		wantNotOwner(t, "second complete", s.Complete(context.Background(), "k", "a", &idemstore.Record{Status: 500}, time.Hour))

@@ -13,14 +13,14 @@ import (
 	"github.com/labstack/echo/v5"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 4 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(4 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 4)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).

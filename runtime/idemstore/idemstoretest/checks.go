@@ -33,6 +33,9 @@ var checks = []check{
 	{"TxCommit", txCommit},
 	{"TxRollback", txRollback},
 	{"TxStaleCommit", txStaleCommit},
+	{"StepJournal", stepJournal},
+	{"StepsAfterTakeover", stepsAfterTakeover},
+	{"StepsAfterRelease", stepsAfterRelease},
 }
 
 // created is the record most checks store: what a 201 leaves.

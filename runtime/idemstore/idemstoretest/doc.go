@@ -15,8 +15,12 @@
 // lease with the fence one higher), that only the lease's owner completes,
 // extends or releases it (ErrNotOwner otherwise, for a stale owner too),
 // the lapse of a lease and the retention of a result, many acquires of one
-// key at once with exactly one winner, and, for a [idemstore.TxStore], that
-// a run's writes commit with its record or not at all.
+// key at once with exactly one winner; for a [idemstore.TxStore], that a
+// run's writes commit with its record or not at all; and, for a
+// [idemstore.StepStore], that a run's journaled steps are loaded by the run
+// that takes its lapsed lease over (or runs the same request again after a
+// release), never by a request of another fingerprint, and that a stale
+// run journals nothing.
 //
 // A store whose clock the test controls (miniredis, a fake clock) passes
 // [Harness].Advance, and the suite then also checks the exact boundaries of

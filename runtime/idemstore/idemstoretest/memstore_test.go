@@ -9,13 +9,14 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// memStore is a TxStore in memory, written from idemstore's documentation
+// memStore is a TxStore and a StepStore in memory, written from idemstore's documentation
 // alone: the suite's reference for a store of one's own. Its clock is now.
 type memStore struct {
 	now   func() time.Time
 	mu    sync.Mutex            // guards the fields below
 	recs  map[string]*memRecord // by key
 	marks map[string]bool       // the marks committed runs wrote (TxWrite)
+	steps map[stepKey]map[string][]byte
 }
 
 // memRecord is one key's record.
@@ -28,7 +29,7 @@ type memRecord struct {
 }
 
 func newMemStore(now func() time.Time) *memStore {
-	return &memStore{now: now, recs: map[string]*memRecord{}, marks: map[string]bool{}}
+	return &memStore{now: now, recs: map[string]*memRecord{}, marks: map[string]bool{}, steps: map[stepKey]map[string][]byte{}}
 }
 
 // Acquire implements idemstore.Store.
@@ -179,3 +180,61 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// stepKey is the journal's key in a memStore: the record's key and its
+// request's fingerprint.
+type stepKey struct{ key, fp string }
+
+// LoadSteps implements idemstore.StepStore.
+func (s *memStore) LoadSteps(_ context.Context, key, token string) (map[string][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.owned(key, token)
+	if r == nil {
+		return nil, idemstore.ErrNotOwner
+	}
+	steps := map[string][]byte{}
+	for name, result := range s.steps[stepKey{key, r.fp}] {
+		steps[name] = bytes.Clone(result)
+	}
+	return steps, nil
+}
+
+// BeginStep implements idemstore.StepStore.
+func (s *memStore) BeginStep(_ context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
+	return &memStep{s: s, key: key, token: token, fence: fence}, nil
+}
+
+// memStep is one step of a run: its result is journaled by the run that
+// owns the lease, token and fence.
+type memStep struct {
+	s          *memStore
+	key, token string
+	fence      int64
+}
+
+// Context implements idemstore.StepTx.
+func (st *memStep) Context(ctx context.Context) context.Context { return ctx }
+
+// Commit implements idemstore.StepTx. The journal outlives the record (a
+// released run leaves it to the next); this reference store keeps it for
+// as long as it runs.
+func (st *memStep) Commit(_ context.Context, name string, result []byte, _ time.Duration) error {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.owned(st.key, st.token)
+	if r == nil || r.fence != st.fence {
+		return idemstore.ErrNotOwner
+	}
+	sk := stepKey{st.key, r.fp}
+	if s.steps[sk] == nil {
+		s.steps[sk] = map[string][]byte{}
+	}
+	s.steps[sk][name] = bytes.Clone(result)
+	return nil
+}
+
+// Rollback implements idemstore.StepTx: a memStep writes nothing before
+// Commit.
+func (st *memStep) Rollback(context.Context) error { return nil }

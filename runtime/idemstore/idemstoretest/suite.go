@@ -51,8 +51,8 @@ type Harness struct {
 }
 
 // Run runs every check of the suite against the store of h, each as a
-// subtest of t named after the check; the checks of a TxStore are skipped
-// for a store that is not one.
+// subtest of t named after the check; the checks of a TxStore, and of a
+// StepStore, are skipped for a store that is not one.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	h, err := h.withDefaults()

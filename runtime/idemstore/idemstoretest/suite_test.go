@@ -68,9 +68,42 @@ func (s staleCompletes) Complete(ctx context.Context, key, _ string, rec *idemst
 	return s.completeLocked(r, rec, retention)
 }
 
+// staleSteps is a store that journals any run's step, owner or not: a
+// stale run's step lands in the newer run's journal, which then skips a
+// step it never ran.
+type staleSteps struct{ *memStore }
+
+func (s staleSteps) BeginStep(_ context.Context, key, _ string, _ int64) (idemstore.StepTx, error) {
+	return staleStep{s.memStore, key}, nil
+}
+
+type staleStep struct {
+	s   *memStore
+	key string
+}
+
+func (st staleStep) Context(ctx context.Context) context.Context { return ctx }
+func (st staleStep) Rollback(context.Context) error              { return nil }
+
+func (st staleStep) Commit(_ context.Context, name string, result []byte, _ time.Duration) error {
+	st.s.mu.Lock()
+	defer st.s.mu.Unlock()
+	r := st.s.recs[st.key]
+	if r == nil {
+		return idemstore.ErrNotOwner
+	}
+	sk := stepKey{st.key, r.fp}
+	if st.s.steps[sk] == nil {
+		st.s.steps[sk] = map[string][]byte{}
+	}
+	st.s.steps[sk][name] = result
+	return nil
+}
+
 // TestCheckFailsBrokenStores: the suite fails a store whose fence never
-// increments and one that lets a stale owner complete, in the checks that
-// state what they break, and in no other.
+// increments, one that lets a stale owner complete and one that journals a
+// stale run's step, in the checks that state what they break, and in no
+// other.
 func TestCheckFailsBrokenStores(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -78,9 +111,11 @@ func TestCheckFailsBrokenStores(t *testing.T) {
 		want []string // the checks it fails
 	}{
 		{"fence never increments", func(s *memStore) idemstore.Store { return fenceStuck{s} },
-			[]string{"Takeover", "StaleOwner", "LeaseBoundary", "ConcurrentTakeover", "TxStaleCommit"}},
+			[]string{"Takeover", "StaleOwner", "LeaseBoundary", "ConcurrentTakeover", "TxStaleCommit", "StepsAfterTakeover"}},
 		{"stale owner completes", func(s *memStore) idemstore.Store { return staleCompletes{s} },
 			[]string{"NotOwner", "StaleOwner"}},
+		{"stale run journals a step", func(s *memStore) idemstore.Store { return staleSteps{s} },
+			[]string{"StepsAfterTakeover"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, s := memHarness()

@@ -17,16 +17,37 @@ type OrderPaidEvent struct {
 	Type   string `json:"type"`
 }
 
+// RequestRefundJSONBody defines parameters for RequestRefund.
+type RequestRefundJSONBody struct {
+	CallbackUrl string `json:"callbackUrl"`
+	Order       string `json:"order"`
+}
+
+// RequestRefundJSONRequestBody defines body for RequestRefund for application/json ContentType.
+type RequestRefundJSONRequestBody RequestRefundJSONBody
+
 // OrderPaidJSONRequestBody defines body for OrderPaid for application/json ContentType.
 type OrderPaidJSONRequestBody = OrderPaidEvent
 
+// RefundSettledJSONRequestBody defines body for RefundSettled for application/json ContentType.
+type RefundSettledJSONRequestBody = OrderPaidEvent
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// RequestRefund Request a refund; its result is called back.
+	// (POST /refunds)
+	RequestRefund(w http.ResponseWriter, r *http.Request)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// RequestRefund Request a refund; its result is called back.
+// (POST /refunds)
+func (_ Unimplemented) RequestRefund(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // ServerInterfaceWrapper converts contexts to parameters.
 type ServerInterfaceWrapper struct {
@@ -36,6 +57,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// RequestRefund operation middleware
+func (siw *ServerInterfaceWrapper) RequestRefund(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RequestRefund(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 type UnescapedCookieParamError struct {
 	ParamName string
@@ -144,6 +179,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 			http.Error(w, err.Error(), http.StatusBadRequest)
 		}
 	}
+	wrapper := ServerInterfaceWrapper{
+		Handler:            si,
+		HandlerMiddlewares: options.Middlewares,
+		ErrorHandlerFunc:   options.ErrorHandlerFunc,
+	}
+
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/refunds", wrapper.RequestRefund)
+	})
 
 	return r
 }
@@ -176,6 +220,41 @@ func OrderPaidWebhookHandler(si WebhookReceiverInterface, errHandler func(w http
 	}
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		si.HandleOrderPaidWebhook(w, r)
+	})
+	for _, mw := range middlewares {
+		h = mw(h)
+	}
+	return h
+}
+
+// CallbackReceiverInterface represents handlers for receiving inbound
+// callback requests. Each callback becomes a Handle*Callback
+// method that the implementation fills in. The caller mounts the per-
+// callback http.Handler returned by {Op}CallbackHandler at
+// whatever URL path they advertise to senders.
+type CallbackReceiverInterface interface {
+	// A refund was settled.
+	// HandleRefundSettledCallback handles the POST callback for refundSettled.
+	HandleRefundSettledCallback(w http.ResponseWriter, r *http.Request)
+}
+
+// CallbackReceiverMiddlewareFunc wraps an http.Handler with cross-
+// cutting behavior (signature verification, logging, rate limiting, ...).
+type CallbackReceiverMiddlewareFunc func(http.Handler) http.Handler
+
+// RefundSettledCallbackHandler returns the http.Handler for the refundSettled callback.
+// Mount this at the URL path advertised to callback senders. errHandler
+// may be nil; if so, parameter-binding errors return 400 with the error
+// message. Middlewares are applied in the order provided -- the last
+// argument becomes the outermost wrapper.
+func RefundSettledCallbackHandler(si CallbackReceiverInterface, errHandler func(w http.ResponseWriter, r *http.Request, err error), middlewares ...CallbackReceiverMiddlewareFunc) http.Handler {
+	if errHandler == nil {
+		errHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	}
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		si.HandleRefundSettledCallback(w, r)
 	})
 	for _, mw := range middlewares {
 		h = mw(h)

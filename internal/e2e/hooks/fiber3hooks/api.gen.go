@@ -14,11 +14,26 @@ type OrderPaidEvent struct {
 	Type   string `json:"type"`
 }
 
+// RequestRefundJSONBody defines parameters for RequestRefund.
+type RequestRefundJSONBody struct {
+	CallbackUrl string `json:"callbackUrl"`
+	Order       string `json:"order"`
+}
+
+// RequestRefundJSONRequestBody defines body for RequestRefund for application/json ContentType.
+type RequestRefundJSONRequestBody RequestRefundJSONBody
+
 // OrderPaidJSONRequestBody defines body for OrderPaid for application/json ContentType.
 type OrderPaidJSONRequestBody = OrderPaidEvent
 
+// RefundSettledJSONRequestBody defines body for RefundSettled for application/json ContentType.
+type RefundSettledJSONRequestBody = OrderPaidEvent
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// RequestRefund Request a refund; its result is called back.
+	// (POST /refunds)
+	RequestRefund(c fiber.Ctx) error
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -29,6 +44,24 @@ type ServerInterfaceWrapper struct {
 
 type MiddlewareFunc fiber.Handler
 type HandlerMiddlewareFunc func(c fiber.Ctx, next fiber.Handler) error
+
+// RequestRefund operation middleware
+func (siw *ServerInterfaceWrapper) RequestRefund(c fiber.Ctx) error {
+
+	handler := func(c fiber.Ctx) error {
+		return siw.Handler.RequestRefund(c)
+	}
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		m := siw.HandlerMiddlewares[i]
+		next := handler
+		handler = func(c fiber.Ctx) error {
+			return m(c, next)
+		}
+	}
+
+	return handler(c)
+}
 
 // FiberServerOptions provides options for the Fiber server.
 type FiberServerOptions struct {
@@ -44,6 +77,16 @@ func RegisterHandlers(router fiber.Router, si ServerInterface) {
 
 // RegisterHandlersWithOptions creates http.Handler with additional options
 func RegisterHandlersWithOptions(router fiber.Router, si ServerInterface, options FiberServerOptions) {
+	wrapper := ServerInterfaceWrapper{
+		Handler:            si,
+		HandlerMiddlewares: options.HandlerMiddlewares,
+	}
+
+	for _, m := range options.Middlewares {
+		router.Use(fiber.Handler(m))
+	}
+
+	router.Post(options.BaseURL+"/refunds", wrapper.RequestRefund)
 
 }
 
@@ -66,5 +109,27 @@ type WebhookReceiverInterface interface {
 func OrderPaidWebhookHandler(si WebhookReceiverInterface) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		return si.HandleOrderPaidWebhook(c)
+	}
+}
+
+// CallbackReceiverInterface represents handlers for receiving inbound
+// callback requests. Each callback becomes a Handle*Callback
+// method that the implementation fills in. The caller mounts the per-
+// callback fiber.Handler returned by {Op}CallbackHandler at
+// whatever URL path they advertise to senders.
+type CallbackReceiverInterface interface {
+	// A refund was settled.
+	// HandleRefundSettledCallback handles the POST callback for refundSettled.
+	HandleRefundSettledCallback(c fiber.Ctx) error
+}
+
+// RefundSettledCallbackHandler returns the fiber.Handler for the refundSettled callback.
+// Mount this at the URL path advertised to callback senders. Errors
+// during parameter binding are returned via fiber.NewError so fiber's
+// error chain reports them as 400. Per-handler middleware is not
+// generated here; use fiber.App.Use() for engine-level middleware.
+func RefundSettledCallbackHandler(si CallbackReceiverInterface) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		return si.HandleRefundSettledCallback(c)
 	}
 }

@@ -14,11 +14,26 @@ type OrderPaidEvent struct {
 	Type   string `json:"type"`
 }
 
+// RequestRefundJSONBody defines parameters for RequestRefund.
+type RequestRefundJSONBody struct {
+	CallbackUrl string `json:"callbackUrl"`
+	Order       string `json:"order"`
+}
+
+// RequestRefundJSONRequestBody defines body for RequestRefund for application/json ContentType.
+type RequestRefundJSONRequestBody RequestRefundJSONBody
+
 // OrderPaidJSONRequestBody defines body for OrderPaid for application/json ContentType.
 type OrderPaidJSONRequestBody = OrderPaidEvent
 
+// RefundSettledJSONRequestBody defines body for RefundSettled for application/json ContentType.
+type RefundSettledJSONRequestBody = OrderPaidEvent
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// RequestRefund Request a refund; its result is called back.
+	// (POST /refunds)
+	RequestRefund(c *gin.Context)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -29,6 +44,19 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(c *gin.Context)
+
+// RequestRefund operation middleware
+func (siw *ServerInterfaceWrapper) RequestRefund(c *gin.Context) {
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		middleware(c)
+		if c.IsAborted() {
+			return
+		}
+	}
+
+	siw.Handler.RequestRefund(c)
+}
 
 // GinServerOptions provides options for the Gin server.
 type GinServerOptions struct {
@@ -44,7 +72,20 @@ func RegisterHandlers(router gin.IRouter, si ServerInterface) {
 
 // RegisterHandlersWithOptions creates http.Handler with additional options
 func RegisterHandlersWithOptions(router gin.IRouter, si ServerInterface, options GinServerOptions) {
+	errorHandler := options.ErrorHandler
+	if errorHandler == nil {
+		errorHandler = func(c *gin.Context, err error, statusCode int) {
+			c.JSON(statusCode, gin.H{"msg": err.Error()})
+		}
+	}
 
+	wrapper := ServerInterfaceWrapper{
+		Handler:            si,
+		HandlerMiddlewares: options.Middlewares,
+		ErrorHandler:       errorHandler,
+	}
+
+	router.POST(options.BaseURL+"/refunds", wrapper.RequestRefund)
 }
 
 // WebhookReceiverInterface represents handlers for receiving inbound
@@ -67,5 +108,28 @@ type WebhookReceiverInterface interface {
 func OrderPaidWebhookHandler(si WebhookReceiverInterface) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		si.HandleOrderPaidWebhook(c)
+	}
+}
+
+// CallbackReceiverInterface represents handlers for receiving inbound
+// callback requests. Each callback becomes a Handle*Callback
+// method that the implementation fills in. The caller mounts the per-
+// callback gin.HandlerFunc returned by {Op}CallbackHandler at
+// whatever URL path they advertise to senders.
+type CallbackReceiverInterface interface {
+	// A refund was settled.
+	// HandleRefundSettledCallback handles the POST callback for refundSettled.
+	HandleRefundSettledCallback(c *gin.Context)
+}
+
+// RefundSettledCallbackHandler returns the gin.HandlerFunc for the refundSettled callback.
+// Mount this at the URL path advertised to callback senders.
+// Parameter-binding errors abort the request with 400 and a JSON body
+// of the form {"error": "..."}. Engine-level middleware can be applied
+// via gin.Engine.Use(); per-handler middleware is not generated here
+// (gin's idiom prefers route-group / engine .Use composition).
+func RefundSettledCallbackHandler(si CallbackReceiverInterface) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		si.HandleRefundSettledCallback(c)
 	}
 }

@@ -65,3 +65,49 @@ var orderPaidIdempotencyOp = idem.Operation{
 	Retention: 24 * time.Hour,
 	Lock:      30 * time.Second,
 }
+
+// WithIdempotentCallbacks returns si with its idempotent callbacks (those marked
+// x-idempotent in the spec) run at most once per delivery id: a redelivery
+// is answered as the first delivery was, a concurrent one gets 409 (the
+// sender retries), an id reused with another payload 422; a 5xx is not
+// stored, so the sender's redelivery runs again. The other callbacks go
+// to si unchanged.
+//
+// Verify the sender's signature first: give the verifying middleware to
+// the callback handler functions (their middlewares run before si), so that a
+// forged delivery never occupies a real event's id.
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+		&refundSettledIdempotencyOp,
+	}, store, opts...)}
+}
+
+// idempotentCallbackReceiver embeds the user's receiver and overrides exactly the
+// idempotent callbacks.
+type idempotentCallbackReceiver struct {
+	CallbackReceiverInterface
+	engine *idem.Engine
+}
+
+var _ CallbackReceiverInterface = (*idempotentCallbackReceiver)(nil)
+
+// HandleRefundSettledCallback receives the POST refundSettled callback: A refund was settled.
+// It runs the embedded receiver at most once per delivery id.
+func (s *idempotentCallbackReceiver) HandleRefundSettledCallback(w http.ResponseWriter, r *http.Request) {
+	s.engine.Serve(w, r, &refundSettledIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.CallbackReceiverInterface.HandleRefundSettledCallback(w, r)
+	})
+}
+
+// refundSettledIdempotencyOp is the idempotency configuration of HandleRefundSettledCallback,
+// the POST refundSettled callback.
+var refundSettledIdempotencyOp = idem.Operation{
+	API:       "shop-webhooks",
+	ID:        "RefundSettled",
+	Method:    "POST",
+	Path:      "",
+	KeyHeader: "webhook-id",
+	Provider:  "refundSettled",
+	Retention: 24 * time.Hour,
+	Lock:      30 * time.Second,
+}

@@ -14,11 +14,26 @@ type OrderPaidEvent struct {
 	Type   string `json:"type"`
 }
 
+// RequestRefundJSONBody defines parameters for RequestRefund.
+type RequestRefundJSONBody struct {
+	CallbackUrl string `json:"callbackUrl"`
+	Order       string `json:"order"`
+}
+
+// RequestRefundJSONRequestBody defines body for RequestRefund for application/json ContentType.
+type RequestRefundJSONRequestBody RequestRefundJSONBody
+
 // OrderPaidJSONRequestBody defines body for OrderPaid for application/json ContentType.
 type OrderPaidJSONRequestBody = OrderPaidEvent
 
+// RefundSettledJSONRequestBody defines body for RefundSettled for application/json ContentType.
+type RefundSettledJSONRequestBody = OrderPaidEvent
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// RequestRefund Request a refund; its result is called back.
+	// (POST /refunds)
+	RequestRefund(ctx iris.Context)
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -27,6 +42,13 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc iris.Handler
+
+// RequestRefund converts iris context to params.
+func (w *ServerInterfaceWrapper) RequestRefund(ctx iris.Context) {
+
+	// Invoke the callback with all the unmarshaled arguments
+	w.Handler.RequestRefund(ctx)
+}
 
 // IrisServerOption is the option for iris server
 type IrisServerOptions struct {
@@ -44,6 +66,12 @@ func RegisterHandlersWithOptions(router *iris.Application, si ServerInterface, o
 	for _, m := range options.Middlewares {
 		router.Use(m)
 	}
+
+	wrapper := ServerInterfaceWrapper{
+		Handler: si,
+	}
+
+	router.Post(options.BaseURL+"/refunds", wrapper.RequestRefund)
 
 	router.Build()
 }
@@ -67,5 +95,27 @@ type WebhookReceiverInterface interface {
 func OrderPaidWebhookHandler(si WebhookReceiverInterface) iris.Handler {
 	return func(ctx iris.Context) {
 		si.HandleOrderPaidWebhook(ctx)
+	}
+}
+
+// CallbackReceiverInterface represents handlers for receiving inbound
+// callback requests. Each callback becomes a Handle*Callback
+// method that the implementation fills in. The caller mounts the per-
+// callback iris.Handler returned by {Op}CallbackHandler at
+// whatever URL path they advertise to senders.
+type CallbackReceiverInterface interface {
+	// A refund was settled.
+	// HandleRefundSettledCallback handles the POST callback for refundSettled.
+	HandleRefundSettledCallback(ctx iris.Context)
+}
+
+// RefundSettledCallbackHandler returns the iris.Handler for the refundSettled callback.
+// Mount this at the URL path advertised to callback senders.
+// Parameter-binding errors set status 400 with a plain-text reason.
+// Per-handler middleware is not generated; iris's idiom prefers
+// app.Use() / Party-level middleware.
+func RefundSettledCallbackHandler(si CallbackReceiverInterface) iris.Handler {
+	return func(ctx iris.Context) {
+		si.HandleRefundSettledCallback(ctx)
 	}
 }

@@ -68,6 +68,52 @@ var orderPaidIdempotencyOp = idem.Operation{
 	Lock:      30 * time.Second,
 }
 
+// WithIdempotentCallbacks returns si with its idempotent callbacks (those marked
+// x-idempotent in the spec) run at most once per delivery id: a redelivery
+// is answered as the first delivery was, a concurrent one gets 409 (the
+// sender retries), an id reused with another payload 422; a 5xx is not
+// stored, so the sender's redelivery runs again. The other callbacks go
+// to si unchanged.
+//
+// Verify the sender's signature first: give the verifying middleware to
+// the callback handler functions (their middlewares run before si), so that a
+// forged delivery never occupies a real event's id.
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+		&refundSettledIdempotencyOp,
+	}, store, opts...)}
+}
+
+// idempotentCallbackReceiver embeds the user's receiver and overrides exactly the
+// idempotent callbacks.
+type idempotentCallbackReceiver struct {
+	CallbackReceiverInterface
+	engine *idem.Engine
+}
+
+var _ CallbackReceiverInterface = (*idempotentCallbackReceiver)(nil)
+
+// HandleRefundSettledCallback receives the POST refundSettled callback: A refund was settled.
+// It runs the embedded receiver at most once per delivery id.
+func (s *idempotentCallbackReceiver) HandleRefundSettledCallback(w http.ResponseWriter, r *http.Request) {
+	s.engine.Serve(w, r, &refundSettledIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+		s.CallbackReceiverInterface.HandleRefundSettledCallback(w, r)
+	})
+}
+
+// refundSettledIdempotencyOp is the idempotency configuration of HandleRefundSettledCallback,
+// the POST refundSettled callback.
+var refundSettledIdempotencyOp = idem.Operation{
+	API:       "shop-webhooks",
+	ID:        "RefundSettled",
+	Method:    "POST",
+	Path:      "",
+	KeyHeader: "webhook-id",
+	Provider:  "refundSettled",
+	Retention: 24 * time.Hour,
+	Lock:      30 * time.Second,
+}
+
 // IdempotentWebhookInitiator delivers the idempotent webhooks (those marked
 // x-idempotent in the spec) through oapi-codegen's WebhookInitiator: one
 // delivery id per event, sent on every attempt, the body marshalled once
@@ -110,6 +156,59 @@ func (c *IdempotentWebhookInitiator) OrderPaid(ctx context.Context, targetURL st
 // orderPaidIdempotencyClientOp is the initiator configuration of the POST orderPaid webhook.
 var orderPaidIdempotencyClientOp = idem.ClientOperation{
 	ID:        "OrderPaid",
+	KeyHeader: "webhook-id",
+	Policy: idem.RetryPolicy{
+		MaxAttempts:     5,
+		InitialInterval: 200 * time.Millisecond,
+		MaxInterval:     5 * time.Second,
+		Multiplier:      2.0,
+		MaxElapsed:      30 * time.Second,
+		RetryOn:         []int{408, 409, 425, 429, 500, 502, 503, 504},
+	},
+}
+
+// IdempotentCallbackInitiator delivers the idempotent callbacks (those marked
+// x-idempotent in the spec) through oapi-codegen's CallbackInitiator: one
+// delivery id per event, sent on every attempt, the body marshalled once
+// and the same bytes sent on every attempt, and full-jitter backoff on
+// transport errors and on the statuses the receiver does not store,
+// honouring Retry-After; a final 4xx is not retried. idem.WithResult
+// reports the id and the attempts made, idem.WithAttemptHook each attempt.
+type IdempotentCallbackInitiator struct {
+	initiator CallbackInitiatorInterface
+	caller    *idem.Caller
+}
+
+// NewIdempotentCallbackInitiator returns an IdempotentCallbackInitiator over in
+// (oapi-codegen's NewCallbackInitiator). opts override the retry policies
+// from the spec and set hooks.
+func NewIdempotentCallbackInitiator(in CallbackInitiatorInterface, opts ...idem.ClientOption) *IdempotentCallbackInitiator {
+	return &IdempotentCallbackInitiator{initiator: in, caller: idem.NewCaller(opts...)}
+}
+
+// RefundSettled delivers the POST refundSettled callback to targetURL: A refund was settled.
+//
+// The delivery id is the one given with idem.WithKey (pass the event's own
+// id, so that a sender restarted mid-delivery sends it again), else a fresh
+// random one; every attempt sends it in the webhook-id header.
+func (c *IdempotentCallbackInitiator) RefundSettled(ctx context.Context, targetURL string, body RefundSettledJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
+	call := c.caller.Begin(&refundSettledIdempotencyClientOp, opts...)
+	buf, err := call.MarshalBody(body)
+	if err != nil {
+		return nil, err
+	}
+	var resp *http.Response
+	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
+		r, err := c.initiator.RefundSettledWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		resp = r
+		return r, err
+	})
+	return resp, err
+}
+
+// refundSettledIdempotencyClientOp is the initiator configuration of the POST refundSettled callback.
+var refundSettledIdempotencyClientOp = idem.ClientOperation{
+	ID:        "RefundSettled",
 	KeyHeader: "webhook-id",
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
