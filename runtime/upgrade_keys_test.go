@@ -215,3 +215,67 @@ func TestKeyLayoutOfANewServer(t *testing.T) {
 		t.Errorf("marker %q, %v; want %d", v, err, since.UnixMilli())
 	}
 }
+
+// TestNewDeploymentWithoutPreviousLayout: a store told that no process of
+// the previous layout serves its Redis (redisstore.WithoutPreviousLayout)
+// writes a first request's record under the current key alone, reads and
+// writes no layout marker, and replays the retry from it; without the
+// option, the same request on a new server writes both layouts (the
+// rollout window).
+func TestNewDeploymentWithoutPreviousLayout(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		rdb  func(t *testing.T) *redis.Client
+	}{
+		{"redis", func(t *testing.T) *redis.Client { return redistest.Real(t) }},
+		{"miniredis", func(t *testing.T) *redis.Client { _, rdb := embedredis.StartTB(t); return rdb }},
+	} {
+		for _, without := range []bool{true, false} {
+			name := b.name + map[bool]string{true: "/without previous layout", false: "/default"}[without]
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				rdb := b.rdb(t)
+				prefix := redistest.Prefix(t)
+				opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)}
+				if without {
+					opts = append(opts, redisstore.WithoutPreviousLayout())
+				}
+				store := redisstore.New(rdb, opts...)
+				if since, known := store.KeyLayoutSince(); without && (!known || !since.IsZero()) {
+					t.Errorf("KeyLayoutSince = %v, %v; want the zero time, known, before any request", since, known)
+				}
+				op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
+				runs := 0
+				e := idem.NewEngine(store)
+				serve := func() *httptest.ResponseRecorder {
+					w := httptest.NewRecorder()
+					e.Serve(w, engineReq(http.MethodPost, "/orders", `{"n":1}`, "Idempotency-Key", "k-1"), &op, func(w http.ResponseWriter, _ *http.Request) {
+						runs++
+						w.WriteHeader(http.StatusCreated)
+					})
+					return w
+				}
+				if w := serve(); w.Code != http.StatusCreated {
+					t.Fatalf("first request: %d %s", w.Code, w.Body)
+				}
+				if w := serve(); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" {
+					t.Errorf("retry: %d, replayed %q; want the replay", w.Code, w.Header().Get(idem.HeaderReplayed))
+				}
+				if runs != 1 {
+					t.Errorf("the handler ran %d times, want 1", runs)
+				}
+				cur := prefix + ":" + idemstore.RecordKeyIn("shop", "CreateOrder", "", "k-1")
+				prev := prefix + ":" + idemstore.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
+				marker := prefix + ":" + redisstore.KeyLayoutMarker
+				for _, k := range []struct {
+					key  string
+					want bool
+				}{{cur, true}, {prev, !without}, {marker, !without}} {
+					if n, err := rdb.Exists(ctx, k.key).Result(); err != nil || (n == 1) != k.want {
+						t.Errorf("%s exists: %d, %v; want %v", k.key, n, err, k.want)
+					}
+				}
+			})
+		}
+	}
+}

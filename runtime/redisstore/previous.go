@@ -73,6 +73,21 @@ end
 return {v, now}
 `)
 
+// WithoutPreviousLayout declares that no process of a version before the
+// current key layout (records under the API's and operation's full names)
+// serves this Redis, and that none did within the operations' retention:
+// a new deployment, or an upgrade that is over. The store then neither
+// writes records under both layouts nor looks for records under the
+// previous one, from its first request on, whatever [KeyLayoutMarker]
+// holds (it does not read or write the marker). Without it, the first
+// [idemstore.PreviousLayoutRollout] of a server under this version pays the
+// rollout: a second key per record, one more round trip per first request,
+// and on a Cluster a lookup that may go to another master. Setting the
+// marker to 0 says the same to every process that starts afterwards.
+func WithoutPreviousLayout() Option {
+	return func(s *Store) { s.layoutSince.Store(0) }
+}
+
 // KeyLayoutSince implements [idemstore.PreviousKeyStore].
 func (s *Store) KeyLayoutSince() (since time.Time, known bool) {
 	switch ms := s.layoutSince.Load(); {
