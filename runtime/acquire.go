@@ -22,7 +22,7 @@ const (
 // the record (FirstRun or Recovered), and an error wrapping
 // ErrStoreUnavailable when the store fails.
 func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstore.Acquisition, error) {
-	req := e.acquireRequest(k)
+	req := e.acquireRequest(k, k.token)
 	var ev Event
 	var deadline time.Time
 	if k.op.Wait > 0 {

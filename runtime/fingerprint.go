@@ -3,7 +3,6 @@ package idem
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"mime"
 	"net/http"
 	"net/url"
@@ -127,29 +126,22 @@ func fingerprintOf(op *Operation, rl *requestLine, body payload) [sha256.Size]by
 	return sha256.Sum256(b)
 }
 
-// apiFingerprint is the fingerprint the engine gives the store
-// ([idemstore.AcquireRequest.Fingerprint]), in hex: the SHA-256 of the API
+// apiFingerprint is the fingerprint the engine gives the store, in hex
+// ([idemstore.AcquireRequest.Fingerprint]): the SHA-256 of the API
 // identity, the operation's name in record keys (its ID, and its provider
 // for an event) and sum, a request's [fingerprint]. With the API identity
 // and the operation in what is compared, two operations whose record keys
 // collide ([idemstore.OperationToken] is 48 bits) refuse each other's keys
-// (422) instead of replaying each other's answers. hexSum (sum in hex) is
-// the fingerprint before it had them, which records stored then hold
+// (422) instead of replaying each other's answers. sum in hex is the
+// fingerprint before it had them, which records stored then hold
 // ([idemstore.AcquireRequest.PreviousFingerprint]).
-func apiFingerprint(api, name string, sum [sha256.Size]byte) string {
+func apiFingerprint(api, name string, sum [sha256.Size]byte) [sha256.Size]byte {
 	var buf [192]byte
 	b := field(buf[:0], "fingerprint", "2")
 	b = field(b, "api", api)
 	b = field(b, "operation", name)
 	b = field(b, "request", sum[:])
-	return hexSum(sha256.Sum256(b))
-}
-
-// hexSum is sum in lowercase hex.
-func hexSum(sum [sha256.Size]byte) string {
-	var hx [2 * sha256.Size]byte
-	hex.Encode(hx[:], sum[:])
-	return string(hx[:])
+	return sha256.Sum256(b)
 }
 
 // field appends a tagged, length-prefixed field, so that no two different

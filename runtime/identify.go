@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,9 @@ type keyedRequest struct {
 	op          *Operation
 	key         string // the client's key
 	storageKey  string
-	fingerprint string            // apiFingerprint of sum
+	fingerprint string            // apiFingerprint of sum, in hex
+	previous    string            // sum in hex: the fingerprint before it had the API identity
+	token       string            // the owner token of the first acquire (acquireRequest)
 	sum         [sha256.Size]byte // the request's fingerprint without the API identity
 	name        *opName           // the API identity and token in storageKey
 	scope       string            // the hashed scope in storageKey
@@ -40,7 +43,33 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.S
 	}
 	name := op.recordName()
 	n := e.opName(api, name)
-	return &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), fingerprint: apiFingerprint(api, name, sum), sum: sum, name: n, scope: scope}
+	k := &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), sum: sum, name: n, scope: scope}
+	// The two fingerprints and the first owner token, every acquire's
+	// strings but the key, in one allocation.
+	var b [2*hexLen + tokenLen]byte
+	fp := apiFingerprint(api, name, sum)
+	hex.Encode(b[:hexLen], fp[:])
+	hex.Encode(b[hexLen:2*hexLen], sum[:])
+	randomToken(b[2*hexLen:])
+	s := string(b[:])
+	k.fingerprint, k.previous, k.token = s[:hexLen], s[hexLen:2*hexLen], s[2*hexLen:]
+	return k
+}
+
+// hexLen is the length of a fingerprint in hex.
+const hexLen = 2 * sha256.Size
+
+// tokenLen is the length of an owner token: [rand.Text]'s.
+const tokenLen = 26
+
+// randomToken fills b with random characters of [rand.Text]'s alphabet,
+// as rand.Text does: with len(b) == tokenLen, its 128 random bits.
+func randomToken(b []byte) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" // base32, as rand.Text's
+	rand.Read(b)
+	for i, c := range b {
+		b[i] = alphabet[c%32]
+	}
 }
 
 // opName is an operation's API identity and token, as the engine keeps
@@ -88,15 +117,17 @@ func (e *Engine) nameOperation(token, api, op string) {
 // [PreviousKeyStore]'s window), it names their key and fingerprint too;
 // other stores get the previous fingerprint always, as the records they
 // hold that predate it are found under the current key.
-func (e *Engine) acquireRequest(k *keyedRequest) idemstore.AcquireRequest {
-	req := idemstore.AcquireRequest{Key: k.storageKey, Token: rand.Text(), Fingerprint: k.fingerprint, Lease: k.op.lock()}
+// token is the new owner's: k.token for the first acquire, a fresh one for
+// any later.
+func (e *Engine) acquireRequest(k *keyedRequest, token string) idemstore.AcquireRequest {
+	req := idemstore.AcquireRequest{Key: k.storageKey, Token: token, Fingerprint: k.fingerprint, Lease: k.op.lock()}
 	if e.previous != nil {
 		if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= k.op.retention()+idemstore.PreviousLayoutRollout) {
 			return req
 		}
 		req.PreviousKey = idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
 	}
-	req.PreviousFingerprint = hexSum(k.sum)
+	req.PreviousFingerprint = k.previous
 	return req
 }
 

@@ -2,6 +2,7 @@ package idem
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -223,7 +224,7 @@ func (e *supersededError) Unwrap() error { return e.err }
 // under a lease of its own.
 func (l *lease) superseded(ctx context.Context) *supersededError {
 	e, k := l.e, l.k
-	req := e.acquireRequest(k)
+	req := e.acquireRequest(k, rand.Text()) // a new owner: a token of its own
 	acq, err := e.storeAcquire(ctx, k, req)
 	if err != nil {
 		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
