@@ -106,7 +106,7 @@ func (e *Engine) logMisconfigured(ctx context.Context, err error) {
 // its done channel and child set.)
 func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
-	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.Context(sctx), req))
+	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.ContextIn(&k.acquireCtx, sctx), req))
 	s.done(Event{Outcome: acq.Outcome, Fence: acq.Fence, Err: err})
 	return acq, err
 }

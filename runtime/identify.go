@@ -17,6 +17,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/deadline"
 	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
@@ -32,6 +33,8 @@ type keyedRequest struct {
 	sum         [sha256.Size]byte // the request's fingerprint without the API identity
 	name        *opName           // the API identity and token in storageKey
 	scope       string            // the hashed scope in storageKey
+
+	acquireCtx deadline.Ctx // the first acquire's context, kept here to save an allocation
 }
 
 // newKeyedRequest composes the storage key and the fingerprint of a
