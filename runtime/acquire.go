@@ -56,7 +56,9 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 			}
 			e.named(k)
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
-			return &lease{e: e, k: k, token: req.Token, info: info, extended: time.Now()}, acq, nil
+			l := k.newLease()
+			l.e, l.k, l.token, l.info, l.extended = e, k, req.Token, info, time.Now()
+			return l, acq, nil
 		case idemstore.OutcomeReplay:
 			ev.Status = acq.Record.Status
 			e.report(ctx, k, e.cfg.hooks.Replayed, ev, 0, "")

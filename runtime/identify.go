@@ -35,6 +35,29 @@ type keyedRequest struct {
 	scope       string            // the hashed scope in storageKey
 
 	acquireCtx deadline.Ctx // the first acquire's context, kept here to save an allocation
+
+	// withRecorder asks acquire to allocate the lease together with the
+	// recorder its handler writes to (Engine.Serve), then kept in rec.
+	withRecorder bool
+	rec          *recorder
+}
+
+// recordedLease is a lease and the recorder its handler writes to, in one
+// allocation.
+type recordedLease struct {
+	lease
+	rec recorder
+}
+
+// newLease returns a zero lease for k's new owner and, when k asks for
+// one, sets k.rec to a zero recorder allocated with it.
+func (k *keyedRequest) newLease() *lease {
+	if !k.withRecorder {
+		return new(lease)
+	}
+	rl := new(recordedLease)
+	k.rec = &rl.rec
+	return &rl.lease
 }
 
 // newKeyedRequest composes the storage key and the fingerprint of a

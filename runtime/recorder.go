@@ -35,7 +35,17 @@ type recorder struct {
 }
 
 func newRecorder(under http.ResponseWriter) *recorder {
-	return &recorder{under: under, header: http.Header{}}
+	return (*recorder)(nil).open(under)
+}
+
+// open readies rec, which must be zero (nil: a new one), to record for
+// under, and returns it.
+func (rec *recorder) open(under http.ResponseWriter) *recorder {
+	if rec == nil {
+		rec = new(recorder)
+	}
+	rec.under, rec.header = under, http.Header{}
+	return rec
 }
 
 // streamPast makes the recorder stream the body past limit bytes to its
