@@ -33,10 +33,33 @@ func (r *Response) Write(w http.ResponseWriter) error {
 }
 
 // copyHeader sets every header of src in dst, with values of its own.
-func copyHeader(dst, src http.Header) {
+func copyHeader(dst, src http.Header) { copyHeaderMore(dst, src, 0) }
+
+// copyHeaderMore is copyHeader that also returns extra strings for the
+// caller's own values, all of them usually in one allocation: the values
+// of each name are a slice of one array, capped at its end so that an
+// append to one never writes into the next (a name with more values than
+// its share gets a copy of its own).
+func copyHeaderMore(dst, src http.Header, extra int) (more []string) {
+	vals := make([]string, 0, len(src)+extra) // one value a name, as usual
 	for k, v := range src {
-		dst[k] = slices.Clone(v)
+		switch n := len(vals); {
+		case v == nil:
+			dst[k] = nil
+		case n+len(v) > cap(vals)-extra:
+			dst[k] = slices.Clone(v)
+		default:
+			vals = append(vals, v...)
+			dst[k] = vals[n:len(vals):len(vals)]
+		}
 	}
+	return vals[len(vals) : len(vals)+extra]
+}
+
+// oneValue is more[i] set to v, as a header's only value.
+func oneValue(more []string, i int, v string) []string {
+	more[i] = v
+	return more[i : i+1 : i+1]
 }
 
 // writeBody writes status (200 when zero) and body to w.
@@ -175,10 +198,10 @@ func writeReplay(w http.ResponseWriter, rec *idemstore.Record) error {
 // replayHeader sets the replay answer's headers of rec in h: the stored
 // ones and the replay markers. It returns the body to answer.
 func replayHeader(h http.Header, rec *idemstore.Record) []byte {
-	copyHeader(h, rec.Header)
-	h.Set(HeaderReplayed, "true")
+	more := copyHeaderMore(h, rec.Header, 2) // the markers' values, with the stored ones
+	h[HeaderReplayed] = oneValue(more, 0, "true")
 	if rec.BodyOmitted {
-		h.Set(HeaderBodyOmitted, "true")
+		h[HeaderBodyOmitted] = oneValue(more, 1, "true")
 		return nil
 	}
 	return rec.Body

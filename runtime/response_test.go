@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -51,5 +52,39 @@ func TestCredentialHeadersNeverStored(t *testing.T) {
 	}
 	if rec.Header.Get("X-Request-Id") != "r1" || rec.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("allow-listed headers lost: %v", rec.Header)
+	}
+}
+
+// TestCopyHeaderValuesOfTheirOwn: copyHeader's values, one array for all
+// of them, are the source's, nil and empty kept apart, and each name's
+// are its own: appending to or changing one name's values reaches
+// neither another name's nor the source's.
+func TestCopyHeaderValuesOfTheirOwn(t *testing.T) {
+	src := http.Header{"A": {"a1"}, "B": {"b1", "b2", "b3"}, "C": {"c1"}, "Date": nil, "E": {}}
+	want := src.Clone()
+	dst := http.Header{"A": {"old"}, "Z": {"z"}}
+	copyHeader(dst, src)
+	if got := dst.Clone(); !reflect.DeepEqual(got, http.Header{"A": {"a1"}, "B": {"b1", "b2", "b3"}, "C": {"c1"}, "Date": nil, "E": {}, "Z": {"z"}}) {
+		t.Fatalf("copied %#v", got)
+	}
+	if dst["Date"] != nil || dst["E"] == nil {
+		t.Fatalf("nil and empty values not kept apart: Date %#v, E %#v", dst["Date"], dst["E"])
+	}
+	for k := range src {
+		dst[k] = append(dst[k], "added")
+		if len(dst[k]) > 1 {
+			dst[k][0] = "changed"
+		}
+	}
+	if !reflect.DeepEqual(src, want) {
+		t.Errorf("changing the copies changed the source: %#v, want %#v", src, want)
+	}
+	for k, v := range dst {
+		if k == "Z" {
+			continue
+		}
+		if v[len(v)-1] != "added" || strings.Count(strings.Join(v, ","), "added") != 1 {
+			t.Errorf("%s: %q, want its own values and one added", k, v)
+		}
 	}
 }
