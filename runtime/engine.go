@@ -124,6 +124,11 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 		_ = o.problem().Write(w)
 	case o.err != nil || o.resp == nil:
 		_ = cancelledProblem().Response().Write(w)
+	case e.cfg.hooks.Unstored == nil && e.cfg.hooks.Unreplicated == nil:
+		// The recorder's response, which only a hook given Event.Response
+		// could keep (and the store copies what it keeps): w's header may
+		// take its values as they are, without a copy.
+		_ = o.resp.write(w, moveHeader)
 	default:
 		_ = o.resp.Write(w)
 	}

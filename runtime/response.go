@@ -24,12 +24,23 @@ type Response struct {
 // has under the same names), its status (200 when zero) and its body. A
 // response the client already has, streamed past the stored-body limit
 // (see [CaptureContext]), is not written again.
-func (r *Response) Write(w http.ResponseWriter) error {
+func (r *Response) Write(w http.ResponseWriter) error { return r.write(w, copyHeader) }
+
+// write is Write with set setting r's headers in w's.
+func (r *Response) write(w http.ResponseWriter, set func(dst, src http.Header)) error {
 	if r.streamed {
 		return nil
 	}
-	copyHeader(w.Header(), r.Header)
+	set(w.Header(), r.Header)
 	return writeBody(w, r.Status, r.Body)
+}
+
+// moveHeader sets every header of src in dst, with src's values: for a
+// src that nobody uses afterwards.
+func moveHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
 }
 
 // copyHeader sets every header of src in dst, with values of its own.
