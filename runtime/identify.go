@@ -231,7 +231,16 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 	if name == "" {
 		return "", false, nil
 	}
-	return e.keyFromValues(op, name, r.Header[http.CanonicalHeaderKey(name)])
+	return e.keyFromValues(op, name, r.Header[canonicalKeyHeader(name)])
+}
+
+// canonicalKeyHeader is http.CanonicalHeaderKey(name) for a key header's
+// name, without the work for the default one, canonical already.
+func canonicalKeyHeader(name string) string {
+	if name == DefaultKeyHeader {
+		return name
+	}
+	return http.CanonicalHeaderKey(name)
 }
 
 // keyFromValues is headerKey for the values vals of the key header name,

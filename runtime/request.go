@@ -78,7 +78,7 @@ func (e *Engine) CheckRequest(q *Request, op *Operation) *Response {
 // bounded here.
 func (e *Engine) checkRequest(q *Request, op *Operation) (key string, protect bool, prob *Problem) {
 	if name := op.keyHeader(); name != "" {
-		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(http.CanonicalHeaderKey(name)))
+		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(canonicalKeyHeader(name)))
 		if prob != nil || !hasKey {
 			return "", false, prob
 		}

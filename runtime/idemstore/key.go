@@ -148,11 +148,16 @@ func splitEscaped(k string) (parts [4]string, n int) {
 	return parts, n + 1
 }
 
+// writeEscaped writes s to b with each '\' and ':' preceded by a '\', in
+// the runs between them (a key usually has none: one write).
 func writeEscaped(b *strings.Builder, s string) {
+	run := 0 // the start of the run not written yet
 	for i := 0; i < len(s); i++ {
 		if s[i] == ':' || s[i] == '\\' {
+			b.WriteString(s[run:i])
 			b.WriteByte('\\')
+			run = i // s[i] begins the next run
 		}
-		b.WriteByte(s[i])
 	}
+	b.WriteString(s[run:])
 }

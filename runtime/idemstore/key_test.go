@@ -20,6 +20,9 @@ func TestStorageKeyIsUnambiguous(t *testing.T) {
 	if got, want := RecordKey("CreatePet", "tenant-1", "k:1"), OperationToken("", "CreatePet")+`:tenant-1:k\:1`; got != want {
 		t.Errorf("RecordKey = %q, want %q", got, want)
 	}
+	if got, want := RecordKey("CreatePet", `:s\`, `\:k::`), OperationToken("", "CreatePet")+`:\:s\\:\\\:k\:\:`; got != want {
+		t.Errorf("RecordKey = %q, want %q", got, want)
+	}
 }
 
 // TestRecordKeyIn: API and operation become one short token, so no API,
