@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
@@ -18,19 +19,43 @@ type payload struct {
 	isJSON bool   // raw is exactly one JSON value
 	canon  []byte // when isJSON: its canonical form, without ignored members and body key
 	key    []byte // when isJSON and the operation has a body key: the JSON value at its pointer, nil if none
+
+	buf *[]byte // canon's buffer, from canonBufs
 }
+
+// canonBufs holds the buffers of canonical forms between requests: one
+// lives from jsonPayload to the fingerprint (payload.free).
+var canonBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxCanonBuf is the largest buffer canonBufs keeps.
+const maxCanonBuf = 64 << 10
 
 // jsonPayload canonicalises raw for op (see canonjson.AppendCanonical); if raw is
 // not exactly one JSON value the payload is kept raw. For an operation
 // whose key is in the body, the same pass locates the key's value.
 func jsonPayload(op *Operation, raw []byte) payload {
 	drop, key := op.dropPointers()
-	// The canonical form is about as long as raw: one allocation, usually.
-	canon, at, ok := canonjson.Walk(make([]byte, 0, len(raw)), raw, drop, key)
+	buf := canonBufs.Get().(*[]byte)
+	if cap(*buf) < len(raw) {
+		*buf = make([]byte, 0, len(raw)) // the canonical form is about as long as raw
+	}
+	canon, at, ok := canonjson.Walk((*buf)[:0], raw, drop, key)
 	if !ok {
+		canonBufs.Put(buf)
 		return payload{raw: raw}
 	}
-	return payload{raw: raw, isJSON: true, canon: canon, key: at.Value.In(raw)}
+	*buf = canon
+	return payload{raw: raw, isJSON: true, canon: canon, key: at.Value.In(raw), buf: buf}
+}
+
+// free gives the canonical form's buffer back for another request's, once
+// p's fingerprint is computed: p.canon is not used afterwards. A payload
+// that is not freed leaves its buffer to the garbage collector.
+func (p *payload) free() {
+	if p.buf != nil && cap(*p.buf) <= maxCanonBuf {
+		canonBufs.Put(p.buf)
+	}
+	p.buf, p.canon = nil, nil
 }
 
 // dropPointers returns the parsed pointers left out of the body

@@ -352,7 +352,9 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 			return nil, prob
 		}
 	}
-	return e.newKeyedRequest(op, scope, key, fingerprint(op, r, body)), nil
+	sum := fingerprint(op, r, body)
+	body.free()
+	return e.newKeyedRequest(op, scope, key, sum), nil
 }
 
 // scopeKey is the storage form of the scope s the scope function

@@ -113,7 +113,9 @@ func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation)
 		}
 	}
 	rl := requestLine{method: q.Method, path: q.Path, query: q.Query, header: q.Header}
-	return e.newKeyedRequest(op, scope, key, fingerprintOf(op, &rl, body)), nil
+	sum := fingerprintOf(op, &rl, body)
+	body.free()
+	return e.newKeyedRequest(op, scope, key, sum), nil
 }
 
 // requestScope is the scope function's answer for q: WithScopeFromHeader's
