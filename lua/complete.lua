@@ -13,7 +13,11 @@
 -- ARGV[3]  retention in ms (> 0): the record expires this long from now
 -- ARGV[4]  optional: "r" to count the master's connected replicas when it
 --          stores (INFO replication, read in the same atomic step as the
---          write); absent or anything else counts none
+--          write); absent or anything else counts none. Package redisstore
+--          asks for it only where it cannot send one INFO replication after
+--          a batch of completions on their connection (a Cluster's or a
+--          Ring's pipelines route by key): INFO costs Redis more than the
+--          rest of the script.
 -- ARGV[5]  optional: the completed record's tag, one byte ('c' when absent;
 --          a record that carries its body's length has a tag of its own,
 --          see lua.go)

@@ -16,7 +16,8 @@ import (
 // Redis, whose store merges concurrent calls into shared pipelines. Every
 // key runs its handler exactly once (runs counted by the handler); every
 // other answer is the identical replay or a 409; and the store sent fewer
-// pipelines than it made calls, so the calls were batched.
+// pipelines than it made calls, so the calls were batched, and fewer
+// replica counts than completions.
 func TestBatchedDuplicates(t *testing.T) {
 	rdb := redistest.Real(t)
 	counter := redistest.CountCommands(rdb)
@@ -83,5 +84,10 @@ func TestBatchedDuplicates(t *testing.T) {
 		t.Errorf("%d pipelines for %d store calls (%v): the calls were not batched", trips, sent, calls)
 	} else {
 		t.Logf("%d pipelines for %d store calls (%v)", trips, sent, calls)
+	}
+	// The server has no replica the store knows of, so each completion
+	// counts them: one INFO replication per batch of completions.
+	if calls["info"] == 0 || calls["info"] >= keys {
+		t.Errorf("%d INFO replication for %d completions: want at least one, shared by a batch's completions", calls["info"], keys)
 	}
 }

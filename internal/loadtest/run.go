@@ -39,6 +39,7 @@ type Config struct {
 	DupKeys     int
 	DupFanout   int
 	CPUProfile  string
+	NoReplays   bool // measure first requests only
 
 	// memory mode
 	MemoryRecords int
@@ -91,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.RedisServer, "redis-server", "redis-server", "redis-server binary for the child server")
 	fs.StringVar(&cfg.RedisCPUs, "redis-cpus", "", "pin the child redis-server to these CPUs (taskset -c list, e.g. 1); run the harness itself under taskset on the others to keep them apart")
 	fs.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound of the whole run")
-	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire+", "+VariantFloorAutoPipeline)
+	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire+", "+VariantFloorAutoPipeline+", "+VariantFloorStoreAutoPipe)
 	fs.DurationVar(&cfg.Duration, "duration", 2*time.Second, "length of each measured phase (per variant, per round)")
 	fs.IntVar(&cfg.Requests, "requests", 200_000, "most requests of each measured phase (per variant, per round)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured first requests per variant before the rounds")
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.DupKeys, "dup-keys", 200, "keys of the concurrent-duplicate workload")
 	fs.IntVar(&cfg.DupFanout, "dup-fanout", 16, "goroutines firing each key at once in the duplicate workload")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the compare mode to this file")
+	fs.BoolVar(&cfg.NoReplays, "no-replays", false, "measure first requests only (a CPU profile then holds no replay)")
 	fs.IntVar(&cfg.MemoryRecords, "memory-records", 10000, "records stored per size in memory mode")
 	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idem.Operation.API); empty: none")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
@@ -326,6 +328,9 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 				return err
 			}
 			first[v.name].add(res)
+			if cfg.NoReplays {
+				continue
+			}
 			n := res.requests
 			spec.key = func(i int) string { return keys(i % n) }
 			res, err = measure(ctx, rdb, trips, v, func() phaseResult { return runLoad(ctx, client, spec) })

@@ -37,6 +37,7 @@ const (
 	VariantFloorStore            = "floor-store"                   // the floor plus the Redis writes and capture every stored result needs
 	VariantIdemgenScriptAcquire  = "idemgen-script-acquire"        // acquire.lua alone, no SET NX and GET first (a client that cannot pipeline)
 	VariantFloorAutoPipeline     = "floor-autopipeline"            // the floor on go-redis's batching client (Client.AutoPipeline, v9.22+)
+	VariantFloorStoreAutoPipe    = "floor-store-autopipeline"      // floor-store on go-redis's batching client: the least any store that batches writes
 )
 
 const (
@@ -182,6 +183,16 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 		case VariantFloorStore:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA SET PX)", "2 (EVALSHA SET PX)"
 			v.wrap = floorStore(rdb, prefix+":floor-store:")
+		case VariantFloorStoreAutoPipe:
+			// floor-store's two writes on the batching client: what a
+			// first request costs any store that batches, before it
+			// checks anything.
+			ap, err := rdb.AutoPipeline()
+			if err != nil {
+				return nil, err
+			}
+			v.redisFirst, v.redisReplay = "2 (EVALSHA SET PX, batched)", "2 (EVALSHA SET PX, batched)"
+			v.wrap = floorStore(ap, prefix+":floor-store-autopipeline:")
 		default:
 			return nil, errors.New("loadtest: unknown variant " + strconv.Quote(name))
 		}
@@ -306,7 +317,7 @@ func floor(rdb redis.Scripter, prefix string) func(http.Handler) http.Handler {
 // captured to be stored. It checks nothing and replays nothing (every
 // request runs the handler), so it bounds from below what a first request
 // of any store-backed idempotency layer costs.
-func floorStore(rdb *redis.Client, prefix string) func(http.Handler) http.Handler {
+func floorStore(rdb redis.Scripter, prefix string) func(http.Handler) http.Handler {
 	set := redis.NewScript("return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -54,6 +54,7 @@ type Store struct {
 	log              *slog.Logger  // WithLogger
 
 	lastTTL     atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
+	noSetGet    atomic.Bool             // the server refused SET NX GET (before Redis 7.0): acquire sends SET NX and GET
 	layoutSince atomic.Int64            // the layout marker's time (Unix ms), 0: none, -1: not read yet (previous.go)
 	pairs       sync.Map                // owner token -> previous key, for leases of both keys of a record (previous.go)
 	verdict     atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
@@ -153,7 +154,7 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	}
 	s.pipe, _ = rdb.(pipeliner)
 	if s.pipe != nil {
-		s.lanes.plain = &lane{pipe: s.pipe}
+		s.lanes.plain = newLane(s.pipe)
 	}
 	s.layoutSince.Store(-1)
 	s.proc, _ = rdb.(processor)
@@ -183,11 +184,11 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 
 // Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
-// It first sends, in one pipelined round trip, SET key in-progress-record
-// NX PX ttl and GET key: the SET creates an absent record (fence 1)
-// atomically and without Lua, and when the key exists the GET returns its
-// record, from which a completed record is replayed or another fingerprint
-// refused. Only an in-progress record with the same fingerprint (a conflict
+// It first sends, in one round trip, SET key in-progress-record NX PX ttl
+// GET: it creates an absent record (fence 1) atomically and without Lua,
+// and when the key exists it returns the record there, from which a
+// completed record is replayed or another fingerprint refused (before
+// Redis 7.0, SET NX and GET pipelined do the same). Only an in-progress record with the same fingerprint (a conflict
 // or a takeover) costs a second round trip, through acquire.lua, which
 // reads the record's TTL. With a client that cannot pipeline, Acquire runs
 // acquire.lua alone.
@@ -212,12 +213,10 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if req.PreviousKey != "" && s.layoutSince.Load() != 0 {
 		return a.acquireTwo(ctx, s.storageKey(req.PreviousKey), s.rollout())
 	}
-	// Two commands rather than one SET NX GET: go-redis answers a created
-	// record's nil reply with the error redis.Nil and runs its retry
-	// classifier over it, which costs the client more than the script saves
-	// Redis (BENCHMARKS.md, "Redis work per request"). SET NX answers as a
-	// bool, without an error, and GET sees an absent key only in a race with
-	// a release or an expiry, which the script then decides.
+	// One SET NX GET rather than the script: a plain command costs Redis a
+	// third of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
+	// rather than SET NX and GET, a command less to send, parse and answer
+	// in every batch (BENCHMARKS.md, "Issue 39").
 	if s.pipe != nil {
 		if acq, done, err := a.acquirePlain(ctx); done {
 			return acq, err
@@ -268,20 +267,40 @@ func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idem
 	return acq, nil
 }
 
-// acquirePlain is Acquire's first try: SET NX of the record acquire.lua
-// would create, and GET of the record there. It creates an absent record,
-// replays a completed one and refuses another fingerprint's, as the script
-// would; done is false when the script has to decide: an in-progress record
-// with this fingerprint, whose TTL tells a live lease from an expired one, a
-// value that is not a record, or no record (released or expired between the
-// two commands).
+// acquirePlain is Acquire's first try: one SET key <the record acquire.lua
+// would create> NX PX ttl GET, which creates an absent record and
+// otherwise returns the record there, leaving it as it is. It creates an
+// absent record, replays a completed one and refuses another fingerprint's,
+// as the script would; done is false when the script has to decide: an
+// in-progress record with this fingerprint, whose TTL tells a live lease
+// from an expired one, or a value that is not a record. A server before
+// Redis 7.0 refuses NX with GET; the store then sends SET NX and GET, two
+// commands in one pipeline, from then on.
 func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, done bool, err error) {
 	s := a.s
 	k := any(a.key) // boxed once for both commands
-	set := redis.NewBoolCmd(ctx, "set", k, inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS), "nx", "px", s.ttlArg(a.lease+s.abandonedMS))
+	record := inProgressRecord(a.fp, a.req.Token, 1, s.abandonedMS)
+	ttl := s.ttlArg(a.lease + s.abandonedMS)
+	l := s.lanes.of(ctx, s.rdb, a.key)
+	if !s.noSetGet.Load() {
+		setGet := redis.NewCmd(ctx, "set", k, record, "nx", "px", ttl, "get")
+		c := newCall(ctx, setGet)
+		l.do(c) // one pipeline, alone or with other calls' (batch.go)
+		c.free()
+		v, err := setGet.Text()
+		switch {
+		case err == redis.Nil:
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, true, nil
+		case !redis.HasErrorPrefix(err, "syntax error"): // "ERR syntax error"; HasErrorPrefix drops "ERR "
+			acq, done, _, err = a.decide(v, err)
+			return acq, done, err
+		}
+		s.noSetGet.Store(true)
+	}
+	set := redis.NewBoolCmd(ctx, "set", k, record, "nx", "px", ttl)
 	get := redis.NewStringCmd(ctx, "get", k)
 	c := newCall(ctx, set, get)
-	s.lanes.of(ctx, s.rdb, a.key).do(c) // one pipeline, alone or with other calls' (batch.go)
+	l.do(c)
 	c.free()
 	created, err := set.Result()
 	switch {

@@ -28,7 +28,8 @@ type redisBackend struct {
 	now    time.Time            // miniredis clock
 	prefix string
 
-	scriptOnly bool // stores run acquire.lua alone, without SET NX and GET first
+	scriptOnly  bool // stores run acquire.lua alone, without SET NX GET first
+	twoCommands bool // stores send SET NX and GET, as to a server before Redis 7.0
 }
 
 // eachRedisBackend runs fn against real Redis (skipped without REDIS_URL,
@@ -53,6 +54,7 @@ func (b *redisBackend) store(opts ...Option) *Store {
 	if b.scriptOnly {
 		s.pipe = nil
 	}
+	s.noSetGet.Store(b.twoCommands)
 	// Verified up front, so that the tests see the transitions' commands
 	// alone; a failure shows again at the first acquire.
 	_ = s.verify(context.Background())

@@ -15,6 +15,7 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 
+	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/redistest"
@@ -454,10 +455,12 @@ func (h *vanishAfterSet) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 	}
 }
 
-// TestRedisStoreRecordGoneBeforeGet: when the record acquire's SET NX found
-// is gone by its GET, acquire.lua decides, and creates the record afresh.
+// TestRedisStoreRecordGoneBeforeGet: on a server before Redis 7.0, when
+// the record acquire's SET NX found is gone by its GET, acquire.lua
+// decides, and creates the record afresh.
 func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 	eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
+		b.twoCommands = true
 		s := b.store()
 		wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f"}), idemstore.OutcomeFirstRun, 1)
 		hook := &vanishAfterSet{rdb: redis.NewClient(b.rdb.Options())}
@@ -478,13 +481,20 @@ func TestRedisStoreRecordGoneBeforeGet(t *testing.T) {
 	})
 }
 
-// TestRedisStoreTransitions runs the table against every backend twice:
-// with acquire's SET NX and GET first, and with acquire.lua alone, as with
-// a client that cannot pipeline.
+// TestRedisStoreTransitions runs the table against every backend three
+// times: with acquire's SET NX GET first, with SET NX and GET first (a
+// server before Redis 7.0), and with acquire.lua alone, as with a client
+// that cannot pipeline.
 func TestRedisStoreTransitions(t *testing.T) {
 	for _, tc := range redisTransitions {
 		t.Run(tc.name, func(t *testing.T) {
 			eachRedisBackend(t, tc.run)
+			t.Run("two-commands", func(t *testing.T) {
+				eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
+					b.twoCommands = true
+					tc.run(t, b)
+				})
+			})
 			t.Run("script-only", func(t *testing.T) {
 				eachRedisBackend(t, func(t *testing.T, b *redisBackend) {
 					b.scriptOnly = true
@@ -492,5 +502,46 @@ func TestRedisStoreTransitions(t *testing.T) {
 				})
 			})
 		})
+	}
+}
+
+// TestAcquireBeforeRedis7: a server before Redis 7.0 answers SET with both
+// NX and GET "ERR syntax error"; acquire then sends SET NX and GET, at
+// once and from then on. miniredis plays that server (a pre-hook refuses
+// the combination as Redis 6.2 does): none older than 7.0 is installable
+// here.
+func TestAcquireBeforeRedis7(t *testing.T) {
+	m, rdb := redistest.Mini(t)
+	var refused atomic.Int64
+	m.Server().SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
+		if !strings.EqualFold(cmd, "set") {
+			return false
+		}
+		var nx, get bool
+		for _, a := range args[2:] {
+			nx = nx || strings.EqualFold(a, "nx")
+			get = get || strings.EqualFold(a, "get")
+		}
+		if nx && get {
+			refused.Add(1)
+			c.WriteError("ERR syntax error")
+			return true
+		}
+		return false
+	})
+	s := New(rdb)
+	_ = s.verify(context.Background())
+	calls := redistest.CountCommands(rdb)
+	wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "a", Fingerprint: "f", Lease: time.Minute}), idemstore.OutcomeFirstRun, 1)
+	if got := calls.Calls(); refused.Load() != 1 || got["set"] != 2 || got["get"] != 1 {
+		t.Errorf("refused %d times, commands %v; want SET NX GET refused, then SET NX and GET", refused.Load(), got)
+	}
+	calls.Reset()
+	rec := &idemstore.Record{Status: 201, Body: []byte("created")}
+	mustComplete(t, s, "k", "a", rec)
+	wantReplay(t, s, "k", "f", rec)
+	wantOutcome(t, mustAcquire(t, s, idemstore.AcquireRequest{Key: "k", Token: "b", Fingerprint: "g", Lease: time.Minute}), idemstore.OutcomeMismatch, 0)
+	if got := calls.Calls(); refused.Load() != 1 || got["set"] != 2 || got["get"] != 2 {
+		t.Errorf("refused %d times, then commands %v; want SET NX and GET alone after the first refusal", refused.Load(), got)
 	}
 }
