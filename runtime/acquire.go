@@ -30,7 +30,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 	}
 	backoff := waitMinBackoff
 	for {
-		acq, err := e.storeAcquire(ctx, k, req)
+		acq, sent, err := e.storeAcquire(ctx, k, req)
 		if err != nil {
 			ev.Err = err
 			switch {
@@ -57,7 +57,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 			e.named(k)
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
 			l := k.newLease()
-			l.e, l.k, l.token, l.info, l.extended = e, k, req.Token, info, time.Now()
+			l.e, l.k, l.token, l.info, l.extended = e, k, req.Token, info, sent
 			return l, acq, nil
 		case idemstore.OutcomeReplay:
 			ev.Status = acq.Record.Status
@@ -105,12 +105,14 @@ func (e *Engine) logMisconfigured(ctx context.Context, err error) {
 // script cut off once sent may still have created the record, which would
 // then have no owner to complete or release it until its lease ran out.
 // (It also spares the request's context a child: the first child allocates
-// its done channel and child set.)
-func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+// its done channel and child set.) sent is when the call began: a lease
+// the store grants is taken after it.
+func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (acq idemstore.Acquisition, sent time.Time, err error) {
 	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
-	acq, err := checkAcquisition(e.store.Acquire(e.deadlines.ContextIn(&k.acquireCtx, sctx), req))
+	cctx, sent := e.deadlines.ContextNow(&k.acquireCtx, sctx)
+	acq, err = checkAcquisition(e.store.Acquire(cctx, req))
 	s.done(Event{Outcome: acq.Outcome, Fence: acq.Fence, Err: err})
-	return acq, err
+	return acq, sent, err
 }
 
 // checkAcquisition wraps a failed acquire's error in ErrStoreUnavailable,

@@ -62,7 +62,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		l.release(ctx, err)
 		return outcome{kind: cancelled, err: err}
 	}
-	began := l.extended // read just after the acquire: one clock reading less
+	began := l.extended // read as the acquire began: one clock reading less
 	if l.info.Recovered && e.cfg.reconciler != nil {
 		if r != nil && raw != nil {
 			r = withBody(ctx, r, raw)

@@ -32,12 +32,12 @@ type lease struct {
 	state runState
 	scope runScope
 
-	// extended is when the lease was last taken or extended: read just
-	// after the acquire (so a replay or a conflict reads no clock), and
-	// just before each extension. The lease may have begun up to one round
-	// trip before it; completeAgain's bound is that approximate, and safe
-	// either way, since complete checks the owner. The heartbeat writes it
-	// while fn runs; stopHeartbeat waits for that.
+	// extended is when the lease was last taken or extended, read just
+	// before each: the acquire's reading (of its store call's deadline,
+	// so a first run reads no clock for it), each extension's. The lease
+	// begins after it, up to one round trip, so the bounds computed from
+	// it (completeAgain's, the heartbeat's) are early, on the safe side.
+	// The heartbeat writes it while fn runs; stopHeartbeat waits for that.
 	extended time.Time
 }
 
@@ -225,7 +225,7 @@ func (e *supersededError) Unwrap() error { return e.err }
 func (l *lease) superseded(ctx context.Context) *supersededError {
 	e, k := l.e, l.k
 	req := e.acquireRequest(k, rand.Text()) // a new owner: a token of its own
-	acq, err := e.storeAcquire(ctx, k, req)
+	acq, _, err := e.storeAcquire(ctx, k, req)
 	if err != nil {
 		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
 		return &supersededError{err: err}

@@ -45,7 +45,7 @@ func New(timeout time.Duration) *Shared {
 // Context returns the context of a store call made for the request whose
 // context is values.
 func (d *Shared) Context(values context.Context) context.Context {
-	return &Ctx{Context: d.current(), values: values}
+	return &Ctx{Context: d.current(time.Since(d.epoch)), values: values}
 }
 
 // ContextIn is Context in c, a call context kept by the caller (a lease
@@ -53,16 +53,30 @@ func (d *Shared) Context(values context.Context) context.Context {
 // is used, it is Context. (A store may keep a call's context past the call:
 // c does not change once used.)
 func (d *Shared) ContextIn(c *Ctx, values context.Context) context.Context {
-	if c.Context != nil {
-		return d.Context(values)
-	}
-	*c = Ctx{Context: d.current(), values: values}
-	return c
+	ctx, _ := d.ContextNow(c, values)
+	return ctx
 }
 
-// current returns the deadline context of the current step.
-func (d *Shared) current() context.Context {
-	step := int64(time.Since(d.epoch) / d.step)
+// ContextNow is ContextIn that also returns the time it read to choose
+// the step: when the call begins, for a caller that would read the clock
+// for it again. Like time.Now's, the time carries the monotonic clock's
+// reading, which comparisons and durations with other such times use;
+// its wall clock reading is the epoch's, advanced by the monotonic clock
+// (it misses changes of the wall clock since, so it is not for display).
+func (d *Shared) ContextNow(c *Ctx, values context.Context) (context.Context, time.Time) {
+	elapsed := time.Since(d.epoch)
+	now := d.epoch.Add(elapsed)
+	if c.Context != nil {
+		return &Ctx{Context: d.current(elapsed), values: values}, now
+	}
+	*c = Ctx{Context: d.current(elapsed), values: values}
+	return c, now
+}
+
+// current returns the deadline context of the step elapsed (since the
+// epoch) falls in.
+func (d *Shared) current(elapsed time.Duration) context.Context {
+	step := int64(elapsed / d.step)
 	cur := d.cur.Load()
 	if cur == nil || cur.step != step {
 		next := &stepDeadline{step: step}

@@ -69,9 +69,9 @@ func TestStoreDeadlinesIn(t *testing.T) {
 	d := New(time.Hour)
 	req := context.WithValue(context.Background(), testKey{}, "request value")
 	var kept Ctx
-	early, _ := d.current().Deadline()
+	early, _ := d.current(time.Since(d.epoch)).Deadline()
 	first := d.ContextIn(&kept, req)
-	late, _ := d.current().Deadline() // the same unless a step began meanwhile
+	late, _ := d.current(time.Since(d.epoch)).Deadline() // the same unless a step began meanwhile
 	if first != context.Context(&kept) {
 		t.Fatalf("first call's context %p, want the kept one %p", first, &kept)
 	}
@@ -83,5 +83,25 @@ func TestStoreDeadlinesIn(t *testing.T) {
 	second := d.ContextIn(&kept, other)
 	if second == first || kept != before || second.Value(testKey{}) != "another request" {
 		t.Errorf("second call: context %p (first %p), value %v; kept %+v, was %+v", second, first, second.Value(testKey{}), kept, before)
+	}
+}
+
+// TestContextNow: ContextNow is ContextIn, and the time it returns is when
+// it was called, to the monotonic clock.
+func TestContextNow(t *testing.T) {
+	d := New(time.Hour)
+	req := context.WithValue(context.Background(), testKey{}, "request value")
+	var kept Ctx
+	before := time.Now()
+	ctx, now := d.ContextNow(&kept, req)
+	after := time.Now()
+	if ctx != context.Context(&kept) || ctx.Value(testKey{}) != "request value" {
+		t.Errorf("context %p, value %v; want the kept one %p and the request's value", ctx, ctx.Value(testKey{}), &kept)
+	}
+	if now.Before(before) || now.After(after) || time.Since(now) < 0 {
+		t.Errorf("now %v, not between %v and %v", now, before, after)
+	}
+	if again, later := d.ContextNow(&kept, req); again == ctx || later.Before(now) {
+		t.Errorf("second call: context %p (first %p), time %v before the first's %v", again, ctx, later, now)
 	}
 }
