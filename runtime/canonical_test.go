@@ -108,10 +108,30 @@ func TestCanonicalJSON(t *testing.T) {
 		{`[]`, `[]`},
 		{`{}`, `{}`},
 		{"\t[true ,false,null]\r\n", `[true,false,null]`},
+		{`{"ab":1,"a":2,"b":3,"a":4}`, `{"a":4,"ab":1,"b":3}`},
+		{`{"<":1,"&":2,"\u003e":3}`, `{"\u0026":2,"\u003c":1,"\u003e":3}`},
 	} {
 		got, ok := canonical(plain, tc.in)
 		if !ok || got != tc.want {
 			t.Errorf("canonical(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+	// Objects of more members than are sorted by insertion, and of fewer,
+	// in reverse order and with duplicates (the last wins), ordered as
+	// encoding/json orders them.
+	for _, n := range []int{5, 20, 21, 40} {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := n; i > 0; i-- {
+			fmt.Fprintf(&b, `"k%02d":%d,`, i%(n*2/3), i)
+		}
+		b.WriteString(`"a":0}`)
+		doc, err := decodeJSON([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := canonical(plain, b.String()); !ok || got != string(legacyCanonicalJSON(doc, plain)) {
+			t.Errorf("canonical(%s) = %s, %v; want %s", b.String(), got, ok, legacyCanonicalJSON(doc, plain))
 		}
 	}
 	deep := strings.Repeat("[", canonjson.MaxDepth) + strings.Repeat("]", canonjson.MaxDepth)

@@ -127,6 +127,10 @@ type member struct {
 	out0, out1 int
 }
 
+// insertionSortMax is the most members sortMembers sorts by insertion
+// (SortStableFunc does so too, in blocks of 20).
+const insertionSortMax = 20
+
 var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 
 // free returns c to the pool unless it grew unusually large.
@@ -374,7 +378,16 @@ func (c *canonicalizer) sortMembers(open int, ms []member) {
 	if sorted {
 		return
 	}
-	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
+	if len(ms) <= insertionSortMax {
+		// Stable, as SortStableFunc, without a call per comparison.
+		for i := 1; i < len(ms); i++ {
+			for j := i; j > 0 && bytes.Compare(key(ms[j-1]), key(ms[j])) > 0; j-- {
+				ms[j-1], ms[j] = ms[j], ms[j-1]
+			}
+		}
+	} else {
+		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
+	}
 	c.scratch = append(c.scratch[:0], c.out[open+1:]...)
 	base := open + 1
 	c.out = c.out[:base]
@@ -461,16 +474,24 @@ func (c *canonicalizer) stringValue() bool {
 // escapes: its canonical form is itself. It returns 0 for any other string.
 func (c *canonicalizer) plainString() int {
 	s := c.src
-	for i := c.pos + 1; i < len(s); i++ {
-		switch b := s[i]; {
-		case b == '"':
-			return i + 1
-		case b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '<' || b == '>' || b == '&':
-			return 0
-		}
+	i := c.pos + 1
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	if i < len(s) && s[i] == '"' {
+		return i + 1
 	}
 	return 0
 }
+
+// plainByte tells the bytes a plain string (plainString) holds as they
+// are: printable ASCII but for '"', '\\', '<', '>' and '&'.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
 
 // decodeString checks the string at pos and appends its decoded value to
 // dst as encoding/json decodes it: invalid UTF-8 and unpaired surrogate
