@@ -12,7 +12,8 @@ import (
 )
 
 // TestServeAllocations: a first request and a replay through
-// Engine.Serve, over a store that allocates nothing, allocate no more than
+// Engine.Serve, and through the strict server (ServeBody and ServeStrict),
+// over a store that allocates nothing, allocate no more than
 // they do now (issue 39: under load the garbage collector's share of the
 // CPU is a visible part of a request's cost), so that a change which adds
 // an allocation to every request fails here instead of going unnoticed.
@@ -30,17 +31,36 @@ func TestServeAllocations(t *testing.T) {
 	// The body read, the keyed request, its storage key, its fingerprints
 	// and owner token, and the replay's header values (1 each).
 	const maxReplay = 5
+	// The strict server's first request: the body read (1), ServeBody's
+	// state, with the decoder's context and body reader (1), the decoder's
+	// request (1), the keyed request and its two strings (3), the lease
+	// with its recorder (1), the recorder's header map and first group
+	// (2), the handler's header value (1), the recorded body (1) and the
+	// header values the generated code writes (Response.Write, 1).
+	const maxStrictFirst = 12
+	// The strict server's replay: the body read, ServeBody's state and
+	// the decoder's request, the keyed request and its two strings, the
+	// replay Response, its header map, first group and values (4), and
+	// the values written (1).
+	const maxStrictReplay = 11
 	for _, c := range []struct {
-		name string
-		keep bool // replay the stored record, instead of forgetting it at completion
-		max  float64
+		name   string
+		strict bool // the strict server's two steps, as generated code runs them
+		keep   bool // replay the stored record, instead of forgetting it at completion
+		max    float64
 	}{
-		{"first", false, maxFirst},
-		{"replay", true, maxReplay},
+		{"first", false, false, maxFirst},
+		{"replay", false, true, maxReplay},
+		{"strict-first", true, false, maxStrictFirst},
+		{"strict-replay", true, true, maxStrictReplay},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &oneKeyStore{keep: c.keep}
-			h := idem.NewEngine(s, idem.WithLogger(nil)).Middleware(benchOp)(benchHandler)
+			e := idem.NewEngine(s, idem.WithLogger(nil))
+			h := e.Middleware(benchOp)(benchHandler)
+			if c.strict {
+				h = strictAllocHandler(e)
+			}
 			serve := requestServer(h, "application/json")
 			run := func() {
 				if status := serve(benchOneKey(0)); status != http.StatusCreated {
@@ -54,6 +74,29 @@ func TestServeAllocations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// strictAllocHandler serves benchOp through e's strict server as the
+// generated code does (ServeBody in front of the decoder, ServeStrict in
+// the strict middleware, CaptureContext of the response object's visit),
+// with a visit that answers as benchHandler does.
+func strictAllocHandler(e *idem.Engine) http.Handler {
+	op := benchOp
+	visit := func(w http.ResponseWriter) error {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, err := w.Write(benchRespBody)
+		return err
+	}
+	run := func(ctx context.Context) (*idem.Response, error) { return idem.CaptureContext(ctx, visit) }
+	strict := func(w http.ResponseWriter, r *http.Request) {
+		resp, err := e.ServeStrict(r.Context(), r, &op, run)
+		if err != nil {
+			panic(err)
+		}
+		_ = resp.Write(w)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.ServeBody(w, r, &op, strict) })
 }
 
 // oneKeyStore is a Store of one record that allocates nothing once it

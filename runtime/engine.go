@@ -97,7 +97,7 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 	var rec *recorder
 	k.withRecorder = true
 	o := e.protect(r.Context(), k, r, raw, func(ctx context.Context) (*Response, error) {
-		rec = k.rec.open(w) // allocated with the lease
+		rec = k.takeRecorder().open(w) // allocated with the lease
 		rec.streamPast(e.cfg.storedBodyLimit)
 		next(rec, withBodyIn(ctx, r, raw, &rec.reqBody))
 		if rec.hijacked {

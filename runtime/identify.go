@@ -37,9 +37,10 @@ type keyedRequest struct {
 	acquireCtx deadline.Ctx // the first acquire's context, kept here to save an allocation
 
 	// withRecorder asks acquire to allocate the lease together with the
-	// recorder its handler writes to (Engine.Serve), then kept in rec.
+	// recorder its handler writes to (Engine.Serve, and CaptureContext under
+	// Engine.ServeStrict), then kept in rec until taken (takeRecorder).
 	withRecorder bool
-	rec          *recorder
+	rec          atomic.Pointer[recorder]
 }
 
 // recordedLease is a lease and the recorder its handler writes to, in one
@@ -56,9 +57,13 @@ func (k *keyedRequest) newLease() *lease {
 		return new(lease)
 	}
 	rl := new(recordedLease)
-	k.rec = &rl.rec
+	k.rec.Store(&rl.rec)
 	return &rl.lease
 }
+
+// takeRecorder returns the zero recorder allocated with k's lease, the
+// first time it is called; nil afterwards, or when there is none.
+func (k *keyedRequest) takeRecorder() *recorder { return k.rec.Swap(nil) }
 
 // newKeyedRequest composes the storage key and the fingerprint of a
 // request whose [fingerprint] is sum.

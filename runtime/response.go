@@ -101,7 +101,7 @@ func Capture(visit func(w http.ResponseWriter) error) (*Response, error) {
 // returned is marked so: stored without its body, and not written again.
 // Without ServeBody's context it is Capture.
 func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error) (*Response, error) {
-	rec := newRecorder(nil)
+	rec := leaseRecorder(ctx).open(nil)
 	sb, _ := ctx.Value(strictBodyKey{}).(*strictBody)
 	if sb != nil {
 		rec.under = sb.w
@@ -118,6 +118,16 @@ func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error
 		return nil, errHijacked
 	}
 	return rec.response(), nil
+}
+
+// leaseRecorder returns the recorder allocated with the lease of the run
+// whose context ctx is, the first time it is asked for (see
+// keyedRequest.takeRecorder); nil otherwise.
+func leaseRecorder(ctx context.Context) *recorder {
+	if s := scopeFrom(ctx); s != nil && s.run != nil && s.run.l != nil {
+		return s.run.l.k.takeRecorder()
+	}
+	return nil
 }
 
 // neverStored are response headers that are not stored even when the

@@ -30,6 +30,28 @@ type strictBody struct {
 	limit    int64               // the stored-body limit
 	wrote    bool                // CaptureContext wrote to w: nothing more may be
 	hijacked bool                // ... because the handler hijacked the connection
+
+	// ctx and body are the context and the request body ServeBody gives
+	// next, kept here to save their allocations.
+	ctx  strictCtx
+	body bodyReader
+}
+
+// strictCtx is what context.WithValue(parent, strictBodyKey{}, sb) would
+// be, in a form a strictBody keeps for itself. Like a context.WithValue,
+// it answers every other key, and Deadline, Done and Err, from its parent,
+// so the context package finds the parent's cancellation through it.
+type strictCtx struct {
+	context.Context
+	sb *strictBody
+}
+
+// Value implements context.Context.
+func (c *strictCtx) Value(key any) any {
+	if _, ok := key.(strictBodyKey); ok {
+		return c.sb
+	}
+	return c.Context.Value(key)
 }
 
 // ServeBody is the first step of the strict server for op, in front of
@@ -45,8 +67,9 @@ func (e *Engine) ServeBody(w http.ResponseWriter, r *http.Request, op *Operation
 		_ = prob.Response().Write(w)
 		return
 	}
-	ctx := context.WithValue(r.Context(), strictBodyKey{}, &strictBody{op: op, protect: protect, key: key, raw: raw, w: w, limit: e.cfg.storedBodyLimit})
-	next(w, withBody(ctx, r, raw))
+	sb := &strictBody{op: op, protect: protect, key: key, raw: raw, w: w, limit: e.cfg.storedBodyLimit}
+	sb.ctx = strictCtx{Context: r.Context(), sb: sb}
+	next(w, withBodyIn(&sb.ctx, r, raw, &sb.body))
 }
 
 // ServeStrict is Serve for oapi-codegen's strict server, in its middleware.
@@ -81,6 +104,7 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	case k == nil:
 		return run(ctx)
 	}
+	k.withRecorder = true // for CaptureContext
 	o := e.protect(ctx, k, r, sb.raw, run)
 	switch {
 	case sb.hijacked && o.err != nil:
