@@ -41,7 +41,7 @@ func jsonPayload(op *Operation, raw []byte) payload {
 	}
 	canon, at, ok := canonjson.Walk((*buf)[:0], raw, drop, key)
 	if !ok {
-		canonBufs.Put(buf)
+		putCanonBuf(buf)
 		return payload{raw: raw}
 	}
 	*buf = canon
@@ -52,10 +52,17 @@ func jsonPayload(op *Operation, raw []byte) payload {
 // p's fingerprint is computed: p.canon is not used afterwards. A payload
 // that is not freed leaves its buffer to the garbage collector.
 func (p *payload) free() {
-	if p.buf != nil && cap(*p.buf) <= maxCanonBuf {
-		canonBufs.Put(p.buf)
+	if p.buf != nil {
+		putCanonBuf(p.buf)
 	}
 	p.buf, p.canon = nil, nil
+}
+
+// putCanonBuf puts buf back in canonBufs, unless it grew past maxCanonBuf.
+func putCanonBuf(buf *[]byte) {
+	if cap(*buf) <= maxCanonBuf {
+		canonBufs.Put(buf)
+	}
 }
 
 // dropPointers returns the parsed pointers left out of the body
