@@ -60,7 +60,7 @@ func capacity(ctx context.Context, cfg Config, rdb *redis.Client, prefix string,
 		diagnostic    bool
 	}
 	paths := []acquirePath{
-		{"", rdb, "first request: SET NX + GET, EVALSHA complete", "replay: SET NX + GET", false},
+		{"", rdb, "first request: SET NX GET, EVALSHA complete", "replay: SET NX GET", false},
 		{"-script", scriptsOnly{rdb}, "first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete", "replay, acquire.lua alone: EVALSHA acquire", true},
 	}
 	for i, size := range cfg.CapacitySizes {

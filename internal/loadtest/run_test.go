@@ -48,7 +48,7 @@ func TestRunAllModes(t *testing.T) {
 		"| idemgen | 10 | 80 | 10 | 0 | 0 | 1 | 0 |", "| idemgen-strict | 10 | 80 | 10 | 0 | 0 | 1 | 0 |",
 		"## Redis memory per completed record",
 		"## Operations per Redis shard", "## Capacity plan",
-		"| first request: SET NX + GET, EVALSHA complete | 200 |", "| replay: SET NX + GET | 200 |",
+		"| first request: SET NX GET, EVALSHA complete | 200 |", "| replay: SET NX GET | 200 |",
 		"| first request, acquire.lua alone: EVALSHA acquire + EVALSHA complete | 200 |",
 	} {
 		if !strings.Contains(report, want) {
@@ -64,8 +64,8 @@ func TestPlanIgnoresDiagnosticRows(t *testing.T) {
 	mem := []memResult{{bodySize: 200, location: true, usedPerRecord: 500}, {bodySize: 200, usedPerRecord: 400}}
 	caps := []capResult{
 		{workload: "first request, acquire.lua alone", bodySize: 200, ops: 100, elapsed: time.Second, cpu: 100, diagnostic: true},
-		{workload: "first request: SET NX + GET, EVALSHA complete", bodySize: 200, ops: 40000, elapsed: time.Second, cpu: 1},
-		{workload: "replay: SET NX + GET", bodySize: 200, ops: 90000, elapsed: time.Second, cpu: 1},
+		{workload: "first request: SET NX GET, EVALSHA complete", bodySize: 200, ops: 40000, elapsed: time.Second, cpu: 1},
+		{workload: "replay: SET NX GET", bodySize: 200, ops: 90000, elapsed: time.Second, cpu: 1},
 	}
 	var out bytes.Buffer
 	writePlan(&out, mem, caps)

@@ -150,7 +150,7 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX, SET)", "2 (SET NX, GET)", true
 			v.wrap = setNXLock(rdb, prefix+":nx:")
 		case VariantIdemgen:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete; batched)", "1 (SET NX + GET pipelined; batched)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch; batched)", "1 (SET NX GET; batched)", true
 			eng := idem.NewEngine(steadyStore(rdb, rdb, prefix+":idem"))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
@@ -160,11 +160,11 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 			eng := idem.NewEngine(steadyStore(rdb, scriptsOnly{rdb}, prefix+":"+name))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenNoHeartbeat, VariantIdemgenRawBody, VariantIdemgenRawNoHeartbeat:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch)", "1 (SET NX GET)", true
 			v.wrap = diagnosticEngine(rdb, prefix+":"+name,
 				name != VariantIdemgenRawBody, name != VariantIdemgenNoHeartbeat)
 		case VariantStrict:
-			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX + GET pipelined, EVALSHA complete)", "1 (SET NX + GET pipelined)", true
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch)", "1 (SET NX GET)", true
 			v.serve = strictServer(steadyStore(rdb, rdb, prefix+":"+name))
 		case VariantFloor:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1)", "2 (EVALSHA return 1)"

@@ -170,7 +170,7 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 	ms := max(timeout.Milliseconds(), 1)
 	l := s.lanes.ackedLane(node)
 	script, wait := completeWait(ctx, l, evalsha(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
-	if redis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
+	if noScript(script.Err()) {
 		script, wait = completeWait(ctx, l, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
 	}
 	stored, err := script.Int64()
@@ -213,7 +213,7 @@ func (s *Store) completeCounted(ctx context.Context, skey, token string, tag byt
 	c.free()
 	stored, err := cmd.Int64()
 	switch {
-	case redis.HasErrorPrefix(err, "NOSCRIPT"): // the script counts them, as EVAL loads it
+	case noScript(err): // the script counts them, as EVAL loads it
 		return s.complete.Eval(ctx, s.rdb, []string{skey}, token, result, retention, countReplicas, tagArgs[tag]).Int64()
 	case err != nil || stored != 1:
 		return stored, err

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
+	"github.com/idemgen/idemgen/lua"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
@@ -102,4 +103,112 @@ func BenchmarkReplicaAck(b *testing.B) {
 			b.ReportMetric(float64(unacked.Load()), "unacked")
 		})
 	}
+}
+
+// BenchmarkCompleteReplicaCount measures, on a private redis-server, what
+// counting the master's replicas costs Redis per completion (issue 39):
+// complete.lua counting them itself (ARGV[4] "r": INFO replication inside
+// the script, as a Cluster's or a Ring's completions still do), against the
+// script counting none and one INFO replication after each batch of 8
+// completions on their connection (what the store's lanes send on one
+// server's client). Each iteration creates an in-progress record (SET) and
+// completes it; a batch of 8 goes in one pipeline. It reports Redis's CPU
+// per completion (INFO used_cpu_user + used_cpu_sys) and the time inside
+// the commands (INFO commandstats usec of evalsha, which includes the
+// commands a script calls, and of the INFO sent after a batch).
+func BenchmarkCompleteReplicaCount(b *testing.B) {
+	ctx := context.Background()
+	srv, err := redisproc.Start(ctx, redisproc.Options{})
+	if errors.Is(err, redisproc.ErrNotFound) {
+		b.Skip(err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Stop)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	complete := redis.NewScript(lua.Complete)
+	if err := complete.Load(ctx, rdb).Err(); err != nil {
+		b.Fatal(err)
+	}
+	const batch = 8
+	inProgress := "i0123456789abcdef" + "tok-0123456789abcdefghij\n1\n86400000"
+	result := strings.Repeat("r", 300)
+	var n atomic.Int64
+	for _, bc := range []struct {
+		name     string
+		inScript bool
+	}{{"in-script", true}, {"per-batch", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			// An empty keyspace for each run: a dict that doubles in
+			// the middle of one would charge its rehashing to it.
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				b.Fatal(err)
+			}
+			cpu0, eval0, info0 := redisCost(b, rdb)
+			for i := 0; i < b.N; i += batch {
+				p := rdb.Pipeline()
+				var scripts []*redis.Cmd
+				for range min(batch, b.N-i) {
+					key := "c:" + strconv.FormatInt(n.Add(1), 10)
+					p.Set(ctx, key, inProgress, 0)
+					count := ""
+					if bc.inScript {
+						count = "r"
+					}
+					scripts = append(scripts, p.EvalSha(ctx, complete.Hash(), []string{key}, "tok-0123456789abcdefghij", result, 86400000, count, "c"))
+				}
+				if !bc.inScript {
+					p.Info(ctx, "replication")
+				}
+				if _, err := p.Exec(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range scripts {
+					if v, err := s.Int64(); err != nil || v != 1 {
+						b.Fatalf("complete.lua: %v, %v; want 1 (stored, no replica)", v, err)
+					}
+				}
+			}
+			cpu1, eval1, info1 := redisCost(b, rdb)
+			us := eval1 - eval0 // a script's INFO is in its EVALSHA's time
+			if !bc.inScript {
+				us += info1 - info0
+			}
+			b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-cpu-µs/op")
+			b.ReportMetric(us/float64(b.N), "redis-cmd-µs/op")
+		})
+	}
+}
+
+// redisCost reads Redis's CPU seconds so far and the µs spent inside
+// EVALSHA and inside INFO.
+func redisCost(b *testing.B, rdb *redis.Client) (cpu, evalsha, info float64) {
+	b.Helper()
+	stats, err := rdb.Info(context.Background(), "cpu", "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(stats) {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f
+		}
+		for stat, us := range map[string]*float64{"cmdstat_evalsha:": &evalsha, "cmdstat_info:": &info} {
+			if rest, ok := strings.CutPrefix(line, stat); ok {
+				for f := range strings.SplitSeq(rest, ",") {
+					if v, ok := strings.CutPrefix(f, "usec="); ok {
+						*us, _ = strconv.ParseFloat(v, 64)
+					}
+				}
+			}
+		}
+	}
+	return cpu, evalsha, info
 }

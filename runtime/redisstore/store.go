@@ -291,7 +291,7 @@ func (a *attempt) acquirePlain(ctx context.Context) (acq idemstore.Acquisition, 
 		switch {
 		case err == redis.Nil:
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, true, nil
-		case !redis.HasErrorPrefix(err, "syntax error"): // "ERR syntax error"; HasErrorPrefix drops "ERR "
+		case err == nil || !redis.HasErrorPrefix(err, "syntax error"): // "ERR syntax error"; HasErrorPrefix drops "ERR "
 			acq, done, _, err = a.decide(v, err)
 			return acq, done, err
 		}
@@ -488,7 +488,7 @@ func (s *Store) script(ctx context.Context, script *redis.Script, skey string, a
 		return script.Run(ctx, s.rdb, []string{skey}, args...)
 	case s.lanes.plain == nil:
 		cmd := evalsha(ctx, script, skey, args...)
-		if s.proc.Process(ctx, cmd) == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		if s.proc.Process(ctx, cmd) == nil || !noScript(cmd.Err()) {
 			return cmd
 		}
 	default:
@@ -496,11 +496,17 @@ func (s *Store) script(ctx context.Context, script *redis.Script, skey string, a
 		c := newCall(ctx, cmd)
 		s.lanes.of(ctx, s.rdb, skey).do(c)
 		c.free()
-		if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		if !noScript(cmd.Err()) {
 			return cmd
 		}
 	}
 	return script.Eval(ctx, s.rdb, []string{skey}, args...)
+}
+
+// noScript reports whether err is Redis's NOSCRIPT: the script is not in
+// its cache. (redis.HasErrorPrefix allocates even for a nil error.)
+func noScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
 // evalsha is the EVALSHA command of script on the record at skey with
