@@ -1,6 +1,7 @@
 package idem_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"sync"
@@ -45,14 +46,17 @@ func TestServeAllocations(t *testing.T) {
 	const maxStrictReplay = 11
 	for _, c := range []struct {
 		name   string
-		strict bool // the strict server's two steps, as generated code runs them
-		keep   bool // replay the stored record, instead of forgetting it at completion
+		strict bool   // the strict server's two steps, as generated code runs them
+		keep   bool   // replay the stored record, instead of forgetting it at completion
+		typ    string // the request's Content-Type; JSON if empty
 		max    float64
 	}{
-		{"first", false, false, maxFirst},
-		{"replay", false, true, maxReplay},
-		{"strict-first", true, false, maxStrictFirst},
-		{"strict-replay", true, true, maxStrictReplay},
+		{"first", false, false, "", maxFirst},
+		{"replay", false, true, "", maxReplay},
+		{"first-raw-body", false, false, "application/octet-stream", maxFirst}, // fingerprinted as sent
+		{"replay-raw-body", false, true, "application/octet-stream", maxReplay},
+		{"strict-first", true, false, "", maxStrictFirst},
+		{"strict-replay", true, true, "", maxStrictReplay},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &oneKeyStore{keep: c.keep}
@@ -61,7 +65,8 @@ func TestServeAllocations(t *testing.T) {
 			if c.strict {
 				h = strictAllocHandler(e)
 			}
-			serve := requestServer(h, "application/json")
+			typ := cmp.Or(c.typ, "application/json")
+			serve := requestServer(h, typ)
 			run := func() {
 				if status := serve(benchOneKey(0)); status != http.StatusCreated {
 					t.Fatalf("status %d, want 201", status)

@@ -104,11 +104,24 @@ func isJSONContentType(ct string) bool {
 	case "application/json", "application/json; charset=utf-8", "application/json; charset=UTF-8":
 		return true // the common cases, without parsing
 	}
+	if !containsJSONFold(ct) {
+		return false // the media type of neither names JSON: no need to parse (which allocates)
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
 	}
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// containsJSONFold reports whether s contains "json" in any case.
+func containsJSONFold(s string) bool {
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i]|0x20 == 'j' && s[i+1]|0x20 == 's' && s[i+2]|0x20 == 'o' && s[i+3]|0x20 == 'n' {
+			return true
+		}
+	}
+	return false
 }
 
 // fingerprint hashes what identifies a request: the operation, the method

@@ -34,16 +34,19 @@ func withHeader(r *http.Request, name, value string) *http.Request {
 
 func TestIsJSONContentType(t *testing.T) {
 	for ct, want := range map[string]bool{
-		"":                                 false,
-		"application/json":                 true,
-		"application/json; charset=utf-8":  true,
-		"application/json; charset=UTF-8":  true,
-		"Application/JSON":                 true,
-		"application/json ; charset=utf-8": true,
-		"application/merge-patch+json":     true,
-		"application/json; charset":        false, // malformed parameter
-		"text/json":                        false,
-		"application/octet-stream":         false,
+		"":                                  false,
+		"application/json":                  true,
+		"application/json; charset=utf-8":   true,
+		"application/json; charset=UTF-8":   true,
+		"Application/JSON":                  true,
+		"application/json ; charset=utf-8":  true,
+		"application/merge-patch+json":      true,
+		"application/json; charset":         false, // malformed parameter
+		"text/json":                         false,
+		"application/octet-stream":          false,
+		"APPLICATION/PROBLEM+JSON; q=1":     true,
+		"application/x-www-form-urlencoded": false,
+		"text/plain; format=json":           false,
 	} {
 		if got := isJSONContentType(ct); got != want {
 			t.Errorf("isJSONContentType(%q) = %v, want %v", ct, got, want)
