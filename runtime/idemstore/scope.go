@@ -20,7 +20,7 @@ var defaultScopeSecret = []byte("idemgen scope v1")
 // by tenant, such as idemctl, compute it; the engine does so itself, with a
 // [ScopeHasher].
 func ScopeKey(secret []byte, scope string) string {
-	return scopeKey(hmac.New(sha256.New, orDefaultSecret(secret)), scope)
+	return newScopeHMAC(secret).key(scope)
 }
 
 // ScopeHasher computes [ScopeKey] for one secret, reusing its HMACs (keying
@@ -31,16 +31,44 @@ type ScopeHasher struct{ pool sync.Pool }
 // NewScopeHasher returns the ScopeHasher of secret (nil: the default, as
 // for [ScopeKey]).
 func NewScopeHasher(secret []byte) *ScopeHasher {
-	secret = orDefaultSecret(secret)
-	return &ScopeHasher{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+	return &ScopeHasher{pool: sync.Pool{New: func() any { return newScopeHMAC(secret) }}}
 }
 
 // Key returns [ScopeKey] of scope under h's secret.
 func (h *ScopeHasher) Key(scope string) string {
-	m := h.pool.Get().(hash.Hash)
-	out := scopeKey(m, scope)
+	m := h.pool.Get().(*scopeHMAC)
+	out := m.key(scope)
 	h.pool.Put(m)
 	return out
+}
+
+// scopeHMAC is an HMAC of scopes with the buffers of its input and sum,
+// which a call through the hash.Hash interface would otherwise allocate
+// each time.
+type scopeHMAC struct {
+	m   hash.Hash
+	in  []byte
+	sum [sha256.Size]byte
+}
+
+// newScopeHMAC returns the scopeHMAC of secret (nil: the default).
+func newScopeHMAC(secret []byte) *scopeHMAC {
+	return &scopeHMAC{m: hmac.New(sha256.New, orDefaultSecret(secret))}
+}
+
+// key returns [ScopeKey] of scope, which never holds a ':' or a '\',
+// allocating only the result.
+func (h *scopeHMAC) key(scope string) string {
+	h.in = append(h.in[:0], scope...)
+	h.m.Reset()
+	h.m.Write(h.in)
+	sum := h.m.Sum(h.sum[:0])
+	if cap(h.in) > 1024 {
+		h.in = nil // a long scope's buffer is not kept
+	}
+	var out [22]byte // base64.RawURLEncoding.EncodedLen(16)
+	base64.RawURLEncoding.Encode(out[:], sum[:16])
+	return string(out[:])
 }
 
 // orDefaultSecret returns secret, or the default secret when it is nil.
@@ -49,13 +77,4 @@ func orDefaultSecret(secret []byte) []byte {
 		return defaultScopeSecret
 	}
 	return secret
-}
-
-// scopeKey hashes scope with the HMAC m, which it resets first; the result
-// never holds a ':' or a '\'.
-func scopeKey(m hash.Hash, scope string) string {
-	m.Reset()
-	m.Write([]byte(scope))
-	var sum [sha256.Size]byte
-	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:16])
 }
