@@ -7,13 +7,14 @@
 -- in-progress records and reads records of every format, so that a record
 -- written before the upgrade is replayed, refused or taken over as before.
 --
--- Package redisstore first pipelines the plain commands SET KEYS[1] <the record
--- this script's first SET writes> NX PX ARGV[3] and GET KEYS[1], which create
--- an absent record or return the one there, and decides proceed, replay and
--- mismatch from their replies; it runs this script only for an in-progress
--- record with the same fingerprint, for a record gone by the GET, and with a
--- client that cannot pipeline. Both must write byte-identical records
--- (TestRedisStoreTransitions checks it).
+-- Package redisstore first sends the plain command SET KEYS[1] <the record
+-- this script's first SET writes> NX PX ARGV[3] GET (before Redis 7.0, SET NX
+-- and GET pipelined), which creates an absent record or returns the one
+-- there, and decides proceed, replay and mismatch from its reply; it runs
+-- this script only for an in-progress record with the same fingerprint, for
+-- a record gone by the GET (the two commands), and with a client that cannot
+-- pipeline. Both must write byte-identical records (TestRedisStoreTransitions
+-- checks it).
 --
 -- KEYS[1]  the record
 -- ARGV[1]  owner token of this attempt (non-empty, no newline)
