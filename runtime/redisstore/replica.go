@@ -124,9 +124,9 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 // master has replicas to wait for, WAIT after it on the same connection, in
 // the lane of that master's acknowledged completions (batch.go): one WAIT
 // after a batch's scripts acknowledges all of them. When the store knows of
-// no replica to wait for, the script itself counts the master's replicas
-// as it writes, so that a replica that attached since the last check is
-// not missed (see sawReplicas).
+// no replica to wait for, it counts the master's replicas as the
+// completion leaves them (completeCounted), so that a replica that attached
+// since the last check is not missed (see sawReplicas).
 func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) error {
 	n := 0
 	var node *redis.Client
@@ -201,8 +201,11 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 // left just before the script. Elsewhere (a ClusterClient's or a Ring's
 // lanes, whose pipelines route by key) the script counts them itself.
 func (s *Store) completeCounted(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) (int64, error) {
-	l := s.lanes.of(ctx, s.rdb, skey)
-	if l == nil || !l.direct || s.proc == nil {
+	// Only a store on one server's client has a direct lane, its plain one
+	// (lanes.of returns it for every key): a Cluster's or a Ring's lanes
+	// pipe through a client that routes by key.
+	l := s.lanes.plain
+	if l == nil || !l.direct {
 		return s.script(ctx, s.complete, skey, token, result, retention, countReplicas, tagArgs[tag]).Int64()
 	}
 	cmd := evalsha(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag])
