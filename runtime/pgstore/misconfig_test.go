@@ -57,6 +57,9 @@ func TestSchemaTheStoreCannotCompleteOn(t *testing.T) {
 			return fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no updates'; END$$;
 				CREATE TRIGGER refuse BEFORE UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, tb, fn)
 		}, []string{"trigger refuse", "DROP TRIGGER refuse"}},
+		{"rule that does nothing", func(tb string) string {
+			return "CREATE RULE ignore_updates AS ON UPDATE TO " + tb + " DO INSTEAD NOTHING"
+		}, []string{"rule ignore_updates", "DROP RULE ignore_updates ON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, table := pgtest.Store(t, pool)
