@@ -19,16 +19,26 @@ import (
 // loopback port. As root it runs as an unprivileged user (PG_USER, set by
 // scripts/test.sh, else postgres), since PostgreSQL refuses root.
 type Server struct {
-	bin  string // directory of initdb, pg_ctl
-	dir  string // the cluster's directory: data/, the socket, server.log
-	port int
-	cred *syscall.Credential // nil: run as the current user
+	bin      string // directory of initdb, pg_ctl
+	dir      string // the cluster's directory: data/, the socket, server.log
+	port     int
+	cred     *syscall.Credential // nil: run as the current user
+	settings []string            // "name=value", given to the server with -c
 }
 
 // StartServer creates and starts a private cluster, stopped and removed
 // when the test ends. Without PostgreSQL's binaries (PG_BIN, or
 // /usr/lib/postgresql/*/bin) it skips the test, or fails it when CI=true.
 func StartServer(t testing.TB) *Server {
+	t.Helper()
+	return StartServerWith(t, "fsync=off")
+}
+
+// StartServerWith is [StartServer] with settings, each "name=value" (for
+// example "synchronous_commit=off"), given to the server on the command
+// line; without "fsync=off" among them the server flushes to disk, as in
+// production.
+func StartServerWith(t testing.TB, settings ...string) *Server {
 	t.Helper()
 	bin := binDir()
 	if bin == "" {
@@ -45,7 +55,7 @@ func StartServer(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	s := &Server{bin: bin, dir: dir}
+	s := &Server{bin: bin, dir: dir, settings: settings}
 	if os.Getuid() == 0 {
 		name := os.Getenv("PG_USER")
 		if name == "" {
@@ -85,7 +95,10 @@ func (s *Server) URL() string {
 
 // Start starts the server and waits until it accepts connections.
 func (s *Server) Start() error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", s.port, s.dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", s.port, s.dir)
+	for _, set := range s.settings {
+		opts += " -c " + set
+	}
 	if out, err := s.run("pg_ctl", "-D", s.data(), "-l", filepath.Join(s.dir, "server.log"), "-w", "-t", "30", "-o", opts, "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
 		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
@@ -98,6 +111,16 @@ func (s *Server) Start() error {
 func (s *Server) Stop() error {
 	if out, err := s.run("pg_ctl", "-D", s.data(), "-m", "fast", "-w", "stop"); err != nil {
 		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Crash stops the server at once (immediate shutdown: no checkpoint, as
+// after a power loss of the server's process; what the disk had is what
+// recovery finds) and waits until it is down.
+func (s *Server) Crash() error {
+	if out, err := s.run("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %v\n%s", err, out)
 	}
 	return nil
 }
