@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,8 @@ type Store struct {
 	abandonedMS  int64         // abandonedTTL in whole ms, rounded up
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
+	maxClaiming  int64        // AcquireRun calls under way at once; one more is refused (busy)
+	claiming     atomic.Int64 // AcquireRun calls under way
 
 	sql    statements
 	steps  stepStatements // the step journal's (steps.go)
@@ -102,6 +105,25 @@ func WithPurgeInterval(d time.Duration) Option {
 	}
 }
 
+// WithMaxClaiming sets how many acquires (AcquireRun: the read, and the
+// claim, which waits for a connection of the pool) may be under way at
+// once; one more is refused at once with an error matching
+// [idemstore.ErrStoreUnavailable] (the engine answers 503 with
+// Retry-After), rather than queueing for a connection until the store
+// timeout. The default is 32 times the pool's MaxConns: a burst of 20 times
+// the pool's size queues for connections (the queue drains at the pool's
+// rate, each waiter holding nothing meanwhile), and what is beyond it is
+// refused without delay. Set it to about the store timeout times the
+// pool's rate of first requests, so that what is admitted is served in
+// time. n <= 0 keeps the default.
+func WithMaxClaiming(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxClaiming = int64(n)
+		}
+	}
+}
+
 // WithPurgeBatch sets how many expired records one purge statement deletes
 // (default [DefaultPurgeBatch]); n <= 0 keeps the default.
 func WithPurgeBatch(n int) Option {
@@ -125,6 +147,9 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 		stop:         make(chan struct{}),
 	}
 	s.table, _ = parseTable(DefaultTable)
+	if pool != nil {
+		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
+	}
 	for _, opt := range opts {
 		opt(s)
 	}

@@ -31,6 +31,10 @@ const conflictHint = time.Second
 // claim, and the next read answers from it.
 const claimTries = 3
 
+// errBusy refuses an acquire while as many as the store allows are under
+// way (WithMaxClaiming).
+var errBusy = errors.New("busy: as many acquires as the store allows are waiting for a connection of the pool; retry later")
+
 // txKey is the context key of a run's transaction.
 type txKey struct{}
 
@@ -79,6 +83,11 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 		return idemstore.Acquisition{}, nil, err
 	}
 	s.purgeOnce.Do(s.startPurge)
+	if n := s.claiming.Add(1); s.maxClaiming > 0 && n > s.maxClaiming {
+		s.claiming.Add(-1)
+		return idemstore.Acquisition{}, nil, &idemstore.StoreError{Op: "acquire", Err: errBusy}
+	}
+	defer s.claiming.Add(-1)
 	for try := 1; ; try++ {
 		acq, lapsed, found, err := s.read(ctx, req)
 		switch {
