@@ -104,18 +104,9 @@ func BenchmarkStores(b *testing.B) {
 	}
 }
 
-func send(b *testing.B, h http.HandlerFunc, key string) { sendAs(b, h, key, false) }
-
-// sendReplay is send of a key answered before (the floor reads its stored
-// answer for it).
-func sendReplay(b *testing.B, h http.HandlerFunc, key string) { sendAs(b, h, key, true) }
-
-func sendAs(b *testing.B, h http.HandlerFunc, key string, replay bool) {
+func send(b *testing.B, h http.HandlerFunc, key string) {
 	req := httptest.NewRequest(http.MethodPost, "/payments", strings.NewReader(`{"amount":5}`))
 	req.Header.Set("Idempotency-Key", key)
-	if replay {
-		req.Header.Set("X-Replay", "1")
-	}
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h(rec, req)

@@ -1,0 +1,236 @@
+package storebench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemgen/idemgen/internal/pgtest"
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore"
+)
+
+// The harness of BenchmarkPostgresFloor, exported so that a benchmark of
+// another idempotency layer (a peer's, built outside the repository) runs
+// in the same harness: the same handler, server, pool and callers.
+
+// PoolSize is the connections of the harness's PostgreSQL pool: above the
+// parallel callers, so that none waits for a connection.
+const PoolSize = 40
+
+// Senders is the parallel callers per GOMAXPROCS: 16 on two cores.
+const Senders = 8
+
+// Rounds is how many rounds Floor alternates its variants in.
+const Rounds = 3
+
+// Op is the operation the engine serves in the harness.
+var Op = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+
+// Variant is one layer under test: Serve answers a request whose key is
+// the Idempotency-Key header, with the header X-Replay set when the key was
+// answered before (the floor reads its stored answer then).
+type Variant struct {
+	Name  string
+	Serve http.HandlerFunc
+}
+
+// Harness is the server's pool, its round-trip counter and the payments
+// table the handler writes.
+type Harness struct {
+	Pool     *pgxpool.Pool
+	Counter  *pgtest.Counter
+	Payments string // table name, unquoted
+}
+
+// New sets the harness up on DATABASE_URL's server and logs its fsync and
+// synchronous_commit.
+func New(b *testing.B) *Harness {
+	pool, counter := pgtest.CountingPool(b, PoolSize)
+	var fsync, sync string
+	if err := pool.QueryRow(context.Background(), "SELECT current_setting('fsync'), current_setting('synchronous_commit')").Scan(&fsync, &sync); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("server: fsync=%s synchronous_commit=%s", fsync, sync)
+	table := pgtest.Name(b) + "_pay"
+	pgtest.Exec(b, pool, "CREATE TABLE "+table+" (id bigserial PRIMARY KEY, amount int NOT NULL)")
+	b.Cleanup(func() { pgtest.Drop(b, pool, table) })
+	return &Harness{Pool: pool, Counter: counter, Payments: table}
+}
+
+// InsertPayment is the business handler's statement through q (the run's
+// transaction, or the pool): one payment row, its id returned.
+func (h *Harness) InsertPayment(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, "INSERT INTO "+pgx.Identifier{h.Payments}.Sanitize()+" (amount) VALUES ($1) RETURNING id", 5).Scan(&id)
+	return id, err
+}
+
+// Answer is the handler's answer for payment id.
+func Answer(id int64) []byte { return fmt.Appendf(nil, `{"id":%d,"status":"created"}`, id) }
+
+// Handler is the business handler: one INSERT of a payment (in the run's
+// transaction under pgstore, autocommit otherwise), answered 201 with
+// Answer.
+func (h *Harness) Handler() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var q interface {
+			QueryRow(context.Context, string, ...any) pgx.Row
+		} = h.Pool
+		if tx := pgstore.Tx(r.Context()); tx != nil {
+			q = tx
+		}
+		id, err := h.InsertPayment(r.Context(), q)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(Answer(id))
+	}
+}
+
+// PgstoreVariant is the handler under pgstore through the engine.
+func (h *Harness) PgstoreVariant(b *testing.B) Variant {
+	s, _ := pgtest.Store(b, h.Pool)
+	e := idem.NewEngine(s)
+	handler := h.Handler()
+	return Variant{Name: "pgstore", Serve: func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, Op, handler) }}
+}
+
+// oneTransaction is the least an idempotency layer on PostgreSQL can do
+// around insertHandler's INSERT, for BenchmarkPostgresFloor: a stored answer
+// is one read-only SELECT; a first request is BEGIN with the INSERT of the
+// key's row (one round trip), the handler's INSERT in the same
+// transaction, and the UPDATE of the key's row with COMMIT (one round
+// trip): one commit. It checks nothing else (no fingerprint, no lease, no
+// concurrent duplicate), so no store can be cheaper.
+type oneTransaction struct {
+	pool              *pgxpool.Pool
+	pay               string // the payments table, quoted
+	read, claim, done string
+}
+
+func newOneTransaction(b *testing.B, pool *pgxpool.Pool, pay string) *oneTransaction {
+	keys := pgtest.Name(b) + "_keys"
+	pgtest.Exec(b, pool, "CREATE TABLE "+keys+" (key text PRIMARY KEY, status int, body bytea)")
+	b.Cleanup(func() { pgtest.Drop(b, pool, keys) })
+	k := pgx.Identifier{keys}.Sanitize()
+	return &oneTransaction{
+		pool:  pool,
+		pay:   pgx.Identifier{pay}.Sanitize(),
+		read:  "SELECT status, body FROM " + k + " WHERE key = $1",
+		claim: "INSERT INTO " + k + " (key) VALUES ($1)",
+		done:  "UPDATE " + k + " SET status = $2, body = $3 WHERE key = $1",
+	}
+}
+
+// serve answers key: the stored answer if there is one (replay), else a
+// first run.
+func (o *oneTransaction) serve(w http.ResponseWriter, key string, replay bool) error {
+	ctx := context.Background()
+	if replay {
+		var status int
+		var body []byte
+		if err := o.pool.QueryRow(ctx, o.read, key).Scan(&status, &body); err != nil {
+			return err
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return nil
+	}
+	c, err := o.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(o.claim, key)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	var id int64
+	if err := c.QueryRow(ctx, "INSERT INTO "+o.pay+" (amount) VALUES ($1) RETURNING id", 5).Scan(&id); err != nil {
+		return err
+	}
+	body := Answer(id)
+	b = &pgx.Batch{}
+	b.Queue(o.done, key, http.StatusCreated, body)
+	b.Queue("COMMIT")
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// FloorVariant is the one-transaction floor (oneTransaction).
+func (h *Harness) FloorVariant(b *testing.B) Variant {
+	floor := newOneTransaction(b, h.Pool, h.Payments)
+	return Variant{Name: "floor", Serve: func(w http.ResponseWriter, r *http.Request) {
+		if err := floor.serve(w, r.Header.Get("Idempotency-Key"), r.Header.Get("X-Replay") != ""); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	}}
+}
+
+// Run runs the variants from Senders parallel callers per GOMAXPROCS, first
+// requests (a new key each) then replays (one key answered before), in
+// Rounds rounds that alternate the variants (take the medians), as
+// sub-benchmarks "roundN/variant/mode". It reports PostgreSQL round trips
+// per request (the harness's pool only).
+func (h *Harness) Run(b *testing.B, variants ...Variant) {
+	for round := range Rounds {
+		for _, mode := range []string{"first", "replay"} {
+			for _, v := range variants {
+				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, v.Name, mode), func(b *testing.B) {
+					replayKey := rand.Text()
+					Send(b, v.Serve, replayKey, false) // its first request, outside the timing
+					rt0 := h.Counter.RoundTrips()
+					b.SetParallelism(Senders)
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if mode == "first" {
+								Send(b, v.Serve, rand.Text(), false)
+							} else {
+								Send(b, v.Serve, replayKey, true)
+							}
+						}
+					})
+					b.StopTimer()
+					b.ReportMetric(float64(h.Counter.RoundTrips()-rt0)/float64(b.N), "pg-rt/op")
+				})
+			}
+		}
+	}
+}
+
+// Send sends one request with key to h, as a replay of an answered key or
+// not, and fails b unless it is answered 201.
+func Send(b *testing.B, h http.HandlerFunc, key string, replay bool) {
+	req := httptest.NewRequest(http.MethodPost, "/payments", strings.NewReader(`{"amount":5}`))
+	req.Header.Set("Idempotency-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	if replay {
+		req.Header.Set("X-Replay", "1")
+	}
+	rec := httptest.NewRecorder()
+	h(rec, req)
+	if rec.Code != http.StatusCreated {
+		b.Errorf("status %d: %s", rec.Code, rec.Body)
+	}
+}
