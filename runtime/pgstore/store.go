@@ -52,6 +52,13 @@ type Store struct {
 	// runs are the open runs' transactions, by key and owner token, for
 	// the steps they journal (steps.go).
 	runs sync.Map // runKey -> *runTx
+	// open are the same by key, the latest claim of each (or a marker of
+	// a claim being taken): a duplicate of a key claimed here is answered
+	// a conflict without a round trip.
+	open sync.Map // string -> *runTx
+	// reads are the reads of keys under way, shared by the acquires of a
+	// key that come meanwhile (tx.go, readShared).
+	reads sync.Map // string -> *reading
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -83,20 +84,43 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 		return idemstore.Acquisition{}, nil, err
 	}
 	s.purgeOnce.Do(s.startPurge)
+	if s.heldHere(req.Key) {
+		// A run of this store holds (or is taking) the key's claim, less
+		// than its lease ago, so still held whatever its owner does: a
+		// conflict, without a round trip. (An older one may have been
+		// ended by the server: ask it.)
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
+	}
 	if n := s.claiming.Add(1); s.maxClaiming > 0 && n > s.maxClaiming {
 		s.claiming.Add(-1)
 		return idemstore.Acquisition{}, nil, &idemstore.StoreError{Op: "acquire", Err: errBusy}
 	}
 	defer s.claiming.Add(-1)
 	for try := 1; ; try++ {
-		acq, lapsed, found, err := s.read(ctx, req)
+		acq, lapsed, found, shared, err := s.readShared(ctx, req)
 		switch {
+		case shared && err == nil && (!found || lapsed):
+			// Another acquire of the key read with this one and claims it.
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
 		case err != nil:
 			return idemstore.Acquisition{}, nil, s.refused("acquire", storeError("acquire", err))
 		case found && !lapsed:
 			return acq, nil, nil
 		}
+		// One claim at a time per key from this store: a duplicate that
+		// read no record either is answered a conflict here, sparing the
+		// claim's round trips.
+		taking := &runTx{key: req.Key, claimed: time.Now(), lease: time.Duration(lease) * time.Millisecond}
+		if prev, loaded := s.open.LoadOrStore(req.Key, taking); loaded {
+			if p := prev.(*runTx); time.Since(p.claimed) < p.lease {
+				return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, taking.lease)}, nil, nil
+			}
+			s.open.Store(req.Key, taking) // an old claim the server may have ended: try
+		}
 		acq, tx, err := s.claim(ctx, req, lease, lapsed)
+		if tx == nil {
+			s.open.CompareAndDelete(req.Key, taking)
+		}
 		if err != nil || tx != nil || acq.Outcome == idemstore.OutcomeConflict || try == claimTries {
 			if err == nil && tx == nil && acq.Outcome != idemstore.OutcomeConflict {
 				acq = idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: conflictHint}
@@ -105,6 +129,47 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 		}
 		// A live record committed between the read and the claim: read it.
 	}
+}
+
+// reading is a read of a key under way, which concurrent acquires of the
+// same key share (readShared).
+type reading struct {
+	done   chan struct{}
+	fp     string // the reader's fingerprint: only acquires with the same one share
+	acq    idemstore.Acquisition
+	lapsed bool
+	found  bool
+	err    error
+}
+
+// readShared is read, shared by the acquires of one key with one
+// fingerprint that come while it is under way: one round trip for a burst
+// of duplicates. shared is true for those that got another's read; a
+// replay's record is copied for each.
+func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found, shared bool, err error) {
+	mine := &reading{done: make(chan struct{}), fp: req.Fingerprint}
+	if v, loaded := s.reads.LoadOrStore(req.Key, mine); loaded {
+		if r := v.(*reading); r.fp == req.Fingerprint {
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return idemstore.Acquisition{}, false, false, true, ctx.Err()
+			}
+			acq = r.acq
+			if acq.Record != nil {
+				rec := *acq.Record
+				rec.Header, rec.Body = rec.Header.Clone(), bytes.Clone(rec.Body)
+				acq.Record = &rec
+			}
+			return acq, r.lapsed, r.found, true, r.err
+		}
+		acq, lapsed, found, err = s.read(ctx, req) // another payload: a read of its own
+		return acq, lapsed, found, false, err
+	}
+	mine.acq, mine.lapsed, mine.found, mine.err = s.read(ctx, req)
+	s.reads.CompareAndDelete(req.Key, mine)
+	close(mine.done)
+	return mine.acq, mine.lapsed, mine.found, false, mine.err
 }
 
 // read is AcquireRun's read-only look at the key's record: found is false
@@ -160,6 +225,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	if err != nil {
 		return idemstore.Acquisition{}, nil, storeError("acquire", err)
 	}
+	sent := time.Now() // the claim is taken after it
 	b := &pgx.Batch{}
 	b.Queue(s.sql.begin)
 	b.Queue(s.sql.settings, req.Key, strconv.FormatInt(min(lease, 1<<31-1), 10))
@@ -180,8 +246,9 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 		}
 	}
 	if err == nil {
-		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID()}
+		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
 		s.runs.Store(runKey{req.Key, req.Token}, r)
+		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
 		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if lapsed {
 			acq.Outcome = idemstore.OutcomeRecovered
@@ -220,8 +287,10 @@ type runTx struct {
 	tx         connTx
 	key, fp    string
 	token      string
-	fence, xid int64  // the claim's fence, and the transaction's id
-	pid        uint32 // the backend's, which holds the key's lock (steps.go)
+	fence, xid int64         // the claim's fence, and the transaction's id
+	pid        uint32        // the backend's, which holds the key's lock (steps.go)
+	claimed    time.Time     // just before the claim was sent
+	lease      time.Duration // the claim's: the server ends it once idle this long
 	mu         sync.Mutex
 	done       bool // committed or rolled back: c is back in the pool
 }
@@ -255,7 +324,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		return storeError("commit", pgx.ErrTxClosed)
 	}
 	r.done = true
-	defer r.s.runs.Delete(runKey{r.key, r.token})
+	defer r.s.forget(r)
 	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err == nil && rec == nil {
 		err = errors.New("idem: complete: nil record")
@@ -340,7 +409,7 @@ func (r *runTx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	r.done = true
-	r.s.runs.Delete(runKey{r.key, r.token})
+	r.s.forget(r)
 	conn := r.c.Conn()
 	if conn.IsClosed() {
 		r.c.Release() // the server rolled back with the connection
@@ -352,6 +421,19 @@ func (r *runTx) Rollback(ctx context.Context) error {
 		return nil // a connection that broke: the server rolls back
 	}
 	return storeError("rollback", err)
+}
+
+// heldHere reports whether a run of this store holds or is taking key's
+// claim, begun less than its lease ago.
+func (s *Store) heldHere(key string) bool {
+	r, ok := s.open.Load(key)
+	return ok && time.Since(r.(*runTx).claimed) < r.(*runTx).lease
+}
+
+// forget drops run r, which is over, from the store's open runs.
+func (s *Store) forget(r *runTx) {
+	s.runs.Delete(runKey{r.key, r.token})
+	s.open.CompareAndDelete(r.key, r)
 }
 
 // storeAlone stores rec for run r, whose transaction the handler's failed
