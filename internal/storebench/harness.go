@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -28,8 +29,11 @@ const PoolSize = 40
 // Senders is the parallel callers per GOMAXPROCS: 16 on two cores.
 const Senders = 8
 
-// Rounds is how many rounds Floor alternates its variants in.
+// Rounds is how many rounds Run alternates its variants in.
 const Rounds = 3
+
+// ReplayKeys is how many answered keys Run's replays cycle through.
+const ReplayKeys = 512
 
 // Op is the operation the engine serves in the harness.
 var Op = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
@@ -188,7 +192,8 @@ func (h *Harness) FloorVariant(b *testing.B) Variant {
 }
 
 // Run runs the variants from Senders parallel callers per GOMAXPROCS, first
-// requests (a new key each) then replays (one key answered before), in
+// requests (a new key each) then replays (of ReplayKeys keys answered
+// before, in turn), in
 // Rounds rounds that alternate the variants (take the medians), as
 // sub-benchmarks "roundN/variant/mode". It reports PostgreSQL round trips
 // per request (the harness's pool only).
@@ -197,8 +202,17 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 		for _, mode := range []string{"first", "replay"} {
 			for _, v := range variants {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, v.Name, mode), func(b *testing.B) {
-					replayKey := rand.Text()
-					Send(b, v.Serve, replayKey, false) // its first request, outside the timing
+					// Replays cycle through ReplayKeys keys answered before,
+					// so that concurrent callers seldom replay the same key
+					// at once (a store may share such reads).
+					var answered [ReplayKeys]string
+					if mode == "replay" {
+						for i := range answered {
+							answered[i] = rand.Text()
+							Send(b, v.Serve, answered[i], false) // outside the timing
+						}
+					}
+					var next atomic.Uint64
 					rt0 := h.Counter.RoundTrips()
 					b.SetParallelism(Senders)
 					b.ResetTimer()
@@ -207,7 +221,7 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 							if mode == "first" {
 								Send(b, v.Serve, rand.Text(), false)
 							} else {
-								Send(b, v.Serve, replayKey, true)
+								Send(b, v.Serve, answered[next.Add(1)%ReplayKeys], true)
 							}
 						}
 					})
