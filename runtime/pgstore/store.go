@@ -23,8 +23,10 @@ import (
 // Through the engine (AcquireRun), a first request costs three round trips
 // and one commit besides the handler's own statements: the read-only
 // SELECT, BEGIN with the claim, the completion with COMMIT; a replay or a
-// mismatch one read-only SELECT; a conflict with an open claim two (the
-// SELECT, and the claim that finds the key's lock taken, rolled back).
+// mismatch one read-only SELECT; a conflict with an open claim three (the
+// SELECT, the claim that finds the key's lock taken, the ROLLBACK), or,
+// for a duplicate of a key this store's process is claiming, none or the
+// read it shares with the acquire that claims.
 //
 // Size the pool above the number of requests that run handlers at once:
 // each holds a connection for its transaction, from the claim to the
