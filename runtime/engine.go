@@ -26,7 +26,6 @@ type Engine struct {
 	runs      ewma.Durations[*Operation] // how long a run of each operation takes, for a 409's Retry-After
 	beats     beat.Scheduler             // the heartbeats of the leases held
 	tokens    sync.Map                   // operation ID -> *opName
-	previous  idemstore.PreviousKeyStore
 	namer     idemstore.OperationNamer
 
 	// misconfigured is the message of the store misconfiguration logged
@@ -52,7 +51,6 @@ func NewEngine(store Store, opts ...Option) *Engine {
 		panic(msg)
 	}
 	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: deadline.New(cfg.storeTimeout)}
-	e.previous, _ = store.(idemstore.PreviousKeyStore)
 	e.namer, _ = store.(idemstore.OperationNamer)
 	return e
 }
