@@ -89,4 +89,3 @@ func TestRolloutCost(t *testing.T) {
 		})
 	}
 }
-
