@@ -81,7 +81,7 @@ const fingerprintBeforeAPI = "14ad496352b39f514170c621019faa4e5e6370a204f01e69c0
 type beforeAPIFingerprint struct{ idem.Store }
 
 func (s beforeAPIFingerprint) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	req.Fingerprint, req.Origin = fingerprintBeforeAPI, nil
+	req.Fingerprint = fingerprintBeforeAPI
 	return s.Store.Acquire(ctx, req)
 }
 

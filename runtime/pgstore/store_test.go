@@ -295,8 +295,7 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
 	req := func(key, token string) idemstore.AcquireRequest {
-		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", Lease: time.Minute,
-			Origin: &idemstore.Origin{API: "shop", Operation: "CreatePayment", Key: key, Request: "old"}}
+		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", Lease: time.Minute}
 	}
 	for _, k := range []string{"done", "lapsed"} {
 		if a := acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
