@@ -176,30 +176,24 @@ func owns(acq idemstore.Acquisition) bool {
 // Acquire implements [idemstore.Store]: the wrapped store's, and while the
 // window lasts, the record's previous key too (req.Origin names it).
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	o := req.Origin
-	if o == nil {
+	if req.Origin == nil {
 		return s.Store.Acquire(ctx, req)
 	}
 	pair, window, err := s.phase(ctx)
-	if err != nil || !window {
-		if err != nil {
-			return idemstore.Acquisition{}, err
-		}
+	switch {
+	case err != nil:
+		return idemstore.Acquisition{}, err
+	case !window:
 		return s.Store.Acquire(ctx, req)
 	}
-	acq, err := s.Store.Acquire(ctx, req)
-	if err == nil && acq.Outcome == idemstore.OutcomeMismatch && o.Request != "" && o.Request != req.Fingerprint {
-		// A record of a version between the layouts holds the
-		// fingerprint without the API identity.
-		before := req
-		before.Fingerprint = o.Request
-		acq, err = s.Store.Acquire(ctx, before)
+	acq, err := s.acquireCurrent(ctx, req)
+	switch {
+	case err != nil || !owns(acq):
+		return acq, err // an answer of the current key decides
+	case !pair && acq.Outcome != idemstore.OutcomeFirstRun:
+		return acq, nil // after the rollout, a record taken over there lives there
 	}
-	// An answer of the current key decides; so does a takeover there,
-	// after the rollout (the record lives there).
-	if err != nil || !owns(acq) || (!pair && acq.Outcome != idemstore.OutcomeFirstRun) {
-		return acq, err
-	}
+	o := req.Origin
 	prevKey := idemstore.PreviousRecordKey(o.API, o.Operation, o.Scope, o.Key)
 	if !pair {
 		absent, err := s.absent(ctx, prevKey)
@@ -211,6 +205,40 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 			return acq, nil
 		}
 	}
+	return s.acquirePrevious(ctx, req, acq, prevKey, pair)
+}
+
+// acquireCurrent acquires the record at the current key. A record there
+// that holds the request's fingerprint without the API identity (written
+// by a version between the layouts) is the request's too.
+func (s *Store) acquireCurrent(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	acq, err := s.Store.Acquire(ctx, req)
+	before := req
+	before.Fingerprint = req.Origin.Request
+	if err != nil || acq.Outcome != idemstore.OutcomeMismatch || before.Fingerprint == "" || before.Fingerprint == req.Fingerprint {
+		return acq, err
+	}
+	acq, err = s.Store.Acquire(ctx, before)
+	if err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
+		return acq, err
+	}
+	// The other record went in between, and this one holds the
+	// fingerprint without the API identity: created anew, with the
+	// request's.
+	if err := s.Store.Release(ctx, req.Key, req.Token); err != nil {
+		return idemstore.Acquisition{}, err
+	}
+	return s.Store.Acquire(ctx, req)
+}
+
+// acquirePrevious acquires the record's previous key prevKey for the owner
+// of its current key (acq). An answer there (replay, mismatch, conflict)
+// or a failure gives the current key up. Otherwise the run holds both
+// keys under the higher of their fences, raised to it in each; after the
+// rollout (not pair) the previous key is then released, its record living
+// on under the current key.
+func (s *Store) acquirePrevious(ctx context.Context, req idemstore.AcquireRequest, acq idemstore.Acquisition, prevKey string, pair bool) (idemstore.Acquisition, error) {
+	o := req.Origin
 	pacq, err := s.prev.Acquire(ctx, idemstore.AcquireRequest{Key: prevKey, Token: req.Token, Fingerprint: o.Request, Lease: req.Lease})
 	if err != nil || !owns(pacq) {
 		s.abandon(ctx, req.Key, "", req.Token)
@@ -220,27 +248,23 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if pacq.Outcome == idemstore.OutcomeRecovered {
 		run.Outcome = idemstore.OutcomeRecovered
 	}
-	if !pair {
-		// The record lives on under the current key alone.
-		if err := s.prev.Release(ctx, prevKey, req.Token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-			s.abandon(ctx, req.Key, "", req.Token)
-			return idemstore.Acquisition{}, err
+	held := prevKey // the previous key, while the run holds it
+	switch {
+	case !pair:
+		held = ""
+		err = s.prev.Release(ctx, prevKey, req.Token)
+		if errors.Is(err, idemstore.ErrNotOwner) {
+			err = nil
 		}
-	} else if pacq.Fence < run.Fence {
-		if err := s.prev.ExtendFence(ctx, prevKey, req.Token, req.Lease, run.Fence); err != nil {
-			s.abandon(ctx, req.Key, prevKey, req.Token)
-			return idemstore.Acquisition{}, err
-		}
+	case pacq.Fence < run.Fence:
+		err = s.prev.ExtendFence(ctx, prevKey, req.Token, req.Lease, run.Fence)
 	}
-	held := "" // the previous key, when the run holds it
-	if pair {
-		held = prevKey
+	if err == nil && acq.Fence < run.Fence {
+		err = s.Store.ExtendFence(ctx, req.Key, req.Token, req.Lease, run.Fence)
 	}
-	if acq.Fence < run.Fence {
-		if err := s.Store.ExtendFence(ctx, req.Key, req.Token, req.Lease, run.Fence); err != nil {
-			s.abandon(ctx, req.Key, held, req.Token)
-			return idemstore.Acquisition{}, err
-		}
+	if err != nil {
+		s.abandon(ctx, req.Key, held, req.Token)
+		return idemstore.Acquisition{}, err
 	}
 	if held != "" {
 		s.pairs.Store(req.Token, held)
