@@ -130,10 +130,10 @@ func WithAbandonedTTL(d time.Duration) Option {
 
 // WithUnsizedRecords writes completed records in format 2, without their
 // body's size, as releases before the sized format (format 3) read them;
-// the store reads every format either way. A record of format 2 takes a
-// few bytes more to decode safely, and none less to keep; it is for a
-// store whose records a process of such a release may still read, as
-// during a rolling upgrade (package previouslayout).
+// the store reads every format either way. A record without its size that
+// Redis cut short cannot be told from a whole one, so it is only for
+// records that a process of such a release reads, as during a rolling
+// upgrade (package previouslayout).
 func WithUnsizedRecords() Option {
 	return func(s *Store) { s.unsized = true }
 }
