@@ -30,17 +30,6 @@ func newMemStepStore() *memStepStore {
 	return &memStepStore{memStore: newMemStore(), journals: map[string]*memJournal{}}
 }
 
-// journal returns a copy of the steps journaled under key, whatever their
-// fingerprint.
-func (s *memStepStore) journal(key string) map[string][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j := s.journals[key]; j != nil {
-		return maps.Clone(j.steps)
-	}
-	return nil
-}
-
 // forgetJournal deletes the journal of key, as an operator would.
 func (s *memStepStore) forgetJournal(key string) {
 	s.mu.Lock()
