@@ -139,12 +139,16 @@ func jsonShape(t reflect.Type, seen map[reflect.Type]bool) string {
 	if t == nil {
 		return "any"
 	}
-	if t.Name() != "" && custom(t) {
+	if t.Kind() == reflect.Pointer {
+		return jsonShape(t.Elem(), seen)
+	}
+	if custom(t) {
+		if t.Name() == "" { // a struct with a promoted marshaler
+			return "custom:" + t.String()
+		}
 		return "custom:" + t.PkgPath() + "." + t.Name()
 	}
 	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonShape(t.Elem(), seen)
 	case reflect.Bool:
 		return "bool"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -194,7 +198,11 @@ func structFields(t reflect.Type, seen map[reflect.Type]bool, fields *[]string) 
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct && !custom(ft) {
-				structFields(ft, seen, fields) // promoted into the outer object
+				if !seen[ft] { // promoted into the outer object, once
+					seen[ft] = true
+					structFields(ft, seen, fields)
+					delete(seen, ft)
+				}
 				continue
 			}
 		}
