@@ -39,7 +39,7 @@ type shapeNode struct {
 func TestJSONShape(t *testing.T) {
 	shape := func(v any) string { return stepTypeOf(reflect.TypeOf(v)).shape }
 	same := [][2]any{
-		{shapeCharge{}, shapeRenamed{}},
+		{shapeCharge{}, shapeRenamed{hidden: true}},
 		{shapeCharge{}, &shapeCharge{}},
 		{shapeCharge{}, shapeEmbedded{}},
 		{[]int{}, []uint8x{}},
@@ -70,7 +70,7 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("%T and %T: one shape %s", p[0], p[1], jsonShape(reflect.TypeOf(p[0]), map[reflect.Type]bool{}))
 		}
 	}
-	if got := jsonShape(reflect.TypeOf(shapeNode{}), map[reflect.Type]bool{}); got != "{next:recursive:github.com/idemgen/idemgen/runtime.shapeNode,value:string}" {
+	if got := jsonShape(reflect.TypeOf(shapeNode{shapeNode: &shapeNode{}}), map[reflect.Type]bool{}); got != "{next:recursive:github.com/idemgen/idemgen/runtime.shapeNode,value:string}" {
 		t.Errorf("recursive type: %s", got)
 	}
 }
