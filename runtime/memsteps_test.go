@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -13,10 +14,14 @@ import (
 // lua/steps.lua do: one journal per storage key, belonging to the
 // fingerprint of the record it was written under, outliving a release of
 // the record; a journal of another fingerprint is not read, and is dropped
-// by the first step written for a new one.
+// by the first step written for a new one. It sees the records through
+// memStore.get only (owner, fence, fingerprint), so each call checks the
+// owner and then acts, not atomically: enough for the engine tests, which
+// do not race a step against a takeover of its key.
 type memStepStore struct {
 	*memStore
-	journals map[string]*memJournal // by storage key; guarded by memStore.mu
+	mu       sync.Mutex             // guards journals
+	journals map[string]*memJournal // by storage key
 }
 
 type memJournal struct {
@@ -37,16 +42,22 @@ func (s *memStepStore) forgetJournal(key string) {
 	delete(s.journals, key)
 }
 
+// owner returns the in-progress record of key if token owns it.
+func (s *memStepStore) owner(key, token string) (memRec, error) {
+	r, ok := s.get(key)
+	if !ok || r.completed || r.token != token {
+		return memRec{}, idemstore.ErrNotOwner
+	}
+	return r, nil
+}
+
 func (s *memStepStore) LoadSteps(_ context.Context, key, token string) (map[string][]byte, error) {
-	err := s.enter("steps")
+	r, err := s.owner(key, token)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.owned(key, token)
-	if err != nil {
-		return nil, err
-	}
 	j := s.journals[key]
 	if j == nil || j.fingerprint != r.fingerprint {
 		return map[string][]byte{}, nil
@@ -72,18 +83,15 @@ func (t *memStepTx) Commit(_ context.Context, name string, result []byte, _ time
 		return errors.New("memstore: step: empty name")
 	}
 	s := t.s
-	err := s.enter("step")
-	defer s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	r, err := s.owned(t.key, t.token)
+	r, err := s.owner(t.key, t.token)
 	if err != nil {
 		return err
 	}
 	if r.fence != t.fence {
 		return idemstore.ErrNotOwner
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	j := s.journals[t.key]
 	if j == nil || j.fingerprint != r.fingerprint {
 		j = &memJournal{fingerprint: r.fingerprint, steps: map[string][]byte{}}
