@@ -34,8 +34,10 @@ inspect prints the record of one idempotency key: its state, the lease or
 retention it has left, its fence, the stored status, header names and body
 size. The body is printed only with -body.
 
-forget deletes the record, so that the next request with the key runs the
-operation again. It refuses a record in progress unless -force is given:
+forget deletes the record and its step journal (idem.Step), so that the
+next request with the key runs the operation again, every step included; a
+key whose run failed keeps its journal without a record, and forget deletes
+that too. It refuses a record in progress unless -force is given:
 its handler may still be running, and a retry would run the operation a
 second time beside it.
 
