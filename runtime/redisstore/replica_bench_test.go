@@ -44,9 +44,11 @@ func BenchmarkReplicaAck(b *testing.B) {
 	}
 	alone := start()
 	master := start()
-	start("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
+	replica := start("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
 	admin := redis.NewClient(&redis.Options{Addr: master.Addr()})
 	defer admin.Close()
+	replicaAdmin := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	defer replicaAdmin.Close()
 	for info := ""; !strings.Contains(info, ",state=online,"); info, _ = admin.Info(ctx, "replication").Result() {
 		time.Sleep(20 * time.Millisecond) // polling a server we do not control
 	}
@@ -67,6 +69,10 @@ func BenchmarkReplicaAck(b *testing.B) {
 			var unacked atomic.Int64 // completions answered ErrUnreplicated
 			var mu sync.Mutex        // guards lat
 			lat := make([]time.Duration, 0, b.N)
+			srv := redis.NewClient(&redis.Options{Addr: bc.addr})
+			defer srv.Close()
+			cpu0, waits0 := redisCPU(b, srv), commandCalls(b, srv, "wait")
+			replicaCPU0 := redisCPU(b, replicaAdmin)
 			b.ReportAllocs()
 			b.SetParallelism(benchParallelism)
 			b.RunParallel(func(pb *testing.PB) {
@@ -91,6 +97,12 @@ func BenchmarkReplicaAck(b *testing.B) {
 				lat = append(lat, mine...)
 				mu.Unlock()
 			})
+			cpu1, waits1 := redisCPU(b, srv), commandCalls(b, srv, "wait")
+			b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "master-cpu-µs/op")
+			if bc.addr == master.Addr() {
+				b.ReportMetric((redisCPU(b, replicaAdmin)-replicaCPU0)*1e6/float64(b.N), "replica-cpu-µs/op")
+			}
+			b.ReportMetric(float64(waits1-waits0)/float64(b.N), "wait/op")
 			if len(lat) == 0 {
 				return
 			}
@@ -211,4 +223,27 @@ func redisCost(b *testing.B, rdb *redis.Client) (cpu, evalsha, info float64) {
 		}
 	}
 	return cpu, evalsha, info
+}
+
+// redisCPU is a server's CPU seconds so far (INFO used_cpu_user + sys).
+func redisCPU(b *testing.B, rdb *redis.Client) float64 {
+	b.Helper()
+	cpu, _, _ := redisCost(b, rdb)
+	return cpu
+}
+
+// commandCalls is how many times a server ran cmd (INFO commandstats).
+func commandCalls(b *testing.B, rdb *redis.Client, cmd string) int64 {
+	b.Helper()
+	stats, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(stats) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
