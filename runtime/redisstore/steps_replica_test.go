@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	idem "github.com/idemgen/idemgen/runtime"
 )
@@ -172,5 +173,47 @@ func TestStepSurvivesFailover(t *testing.T) {
 	// then (which is told, and safe); most must be acknowledged.
 	if healthyAcked < n/2 {
 		t.Errorf("%d of %d steps acknowledged while replication was healthy; want most", healthyAcked, n)
+	}
+}
+
+// TestStepLateReplica: a step written while a replica the store has not
+// yet counted is attached (the store's check found none) is answered
+// unacknowledged, as a completion is, and the steps after it wait for that
+// replica: the count that catches a late replica for completions (one INFO
+// replication after a batch's scripts) covers steps too.
+func TestStepLateReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master and a replica")
+	}
+	ctx := context.Background()
+	master := startServer(t, redisproc.Options{})
+	admin := client(t, master.Addr())
+	s := New(client(t, master.Addr()))
+	if err := s.Check(ctx); err != nil { // the view: no replica
+		t.Fatal(err)
+	}
+	fence := stepAcquire(t, s, "late", "t1", "f0000000000000000000000000000000000000000000000000000000000000001")
+	if err := commitStep(s, "late", "t1", fence, "before", "0"); err != nil {
+		t.Fatalf("step with no replica attached: %v", err)
+	}
+	replica := startServer(t, redisproc.Options{})
+	if err := client(t, replica.Addr()).ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(master.Port())).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitOnline(t, master.Addr())
+	waits := redistest.CommandCalls(t, admin)["wait"]
+	if err := commitStep(s, "late", "t1", fence, "unannounced", "1"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("step with a replica attached since the check: %v; want ErrUnreplicated", err)
+	}
+	err := commitStep(s, "late", "t1", fence, "after", "2")
+	if err != nil && !errors.Is(err, idem.ErrUnreplicated) { // a loaded machine may miss the timeout
+		t.Errorf("step after the replica was counted: %v", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["wait"] - waits; n != 1 {
+		t.Errorf("%d WAIT for the steps after the replica was counted; want 1", n)
+	}
+	want := map[string][]byte{"before": []byte("0"), "unannounced": []byte("1"), "after": []byte("2")}
+	if got, err := s.LoadSteps(ctx, "late", "t1"); err != nil || len(got) != len(want) {
+		t.Errorf("journal %q, %v; want all three steps on the master", got, err)
 	}
 }
