@@ -21,7 +21,8 @@ import (
 // connection, or when the timeout passes, with the number that did. A first
 // request still costs two round trips. When too few acknowledge, Complete
 // returns an error matching idemstore.ErrUnreplicated and the engine answers the
-// result marked Idempotency-Degraded.
+// result marked Idempotency-Degraded. A step's journal entry (steps.go) is
+// acknowledged the same way, in the same batches.
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
@@ -33,6 +34,9 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // acknowledged in time is still stored, and its client gets the result
 // marked Idempotency-Degraded: true ([idemstore.ErrUnreplicated]). n = 0 turns
 // the acknowledgement off: a failover may then undo answered completions.
+// The same applies to a step's journal entry (idem.Step): one that is not
+// acknowledged in time is journaled on the master, and Step returns an
+// error matching ErrUnreplicated.
 //
 // The default waits for one replica whenever the master holding the key
 // reports connected replicas (INFO replication, read at each check, see
