@@ -221,8 +221,8 @@ func minPositive(a, b int64) int64 {
 // lanes are a store's lanes: for the calls that wait for no replica, one
 // per master (a ClusterClient's or a Ring's: a master that hangs holds up
 // only its own keys' calls) on the store's client, which routes them; and
-// one per master for the completions and steps that wait (replica.go), so that acquires
-// never queue behind a WAIT.
+// one per master for the completions and steps that wait (replica.go), so
+// that acquires never queue behind a WAIT.
 type lanes struct {
 	plain  *lane    // on the store's client; nil if it cannot pipeline
 	shards sync.Map // *redis.Client (a Cluster master, a Ring shard) -> *lane on the store's client
