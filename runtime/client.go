@@ -14,12 +14,19 @@ import (
 )
 
 // ClientOperation is the per-operation client configuration that generated
-// code declares once (from x-idempotent.key and x-idempotent.retry).
+// code declares once (from x-idempotent.key, .lock and .retry).
 type ClientOperation struct {
 	ID         string      // operationId as oapi-codegen names it
 	KeyHeader  string      // header that carries the key ("" for a body key)
 	KeyPointer string      // JSON Pointer of a body key
 	Policy     RetryPolicy // defaults from the spec
+
+	// Lock is the server's lease on a key in progress (x-idempotent.lock;
+	// 0: DefaultLock): a run whose process died holds the key that long
+	// before a retry can take it over, answered 409 meanwhile. A zero
+	// Policy.MaxElapsed is DefaultMaxElapsed(Lock), so that the call's
+	// patience outlasts the lock.
+	Lock time.Duration
 }
 
 // keyHeader is the header that carries the key: KeyHeader, or
@@ -249,12 +256,12 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 	case cfg.policy != nil:
 		p = *cfg.policy
 	case c.policy != nil:
-		p = c.policy(op.ID, p.withDefaults())
+		p = c.policy(op.ID, p.withDefaults(op.Lock))
 	}
 	if err := p.Validate(); err != nil && call.err == nil {
 		call.err = fmt.Errorf("%w (operation %s)", err, op.ID)
 	}
-	call.policy = p.withDefaults()
+	call.policy = p.withDefaults(op.Lock)
 	call.report()
 	return call
 }
@@ -282,6 +289,7 @@ type Call struct {
 	keyAt  int
 
 	attempts   int
+	counted    int            // attempts that count against MaxAttempts (see RetryPolicy.MaxAttempts)
 	sent       int            // CallResult.Sent
 	last       *http.Response // response of the last attempt, if it had one
 	retryAfter time.Duration  // the Retry-After that exceeded the budget

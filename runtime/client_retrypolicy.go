@@ -13,13 +13,21 @@ import (
 // the default statuses, while an empty non-nil RetryOn retries no status
 // (transport errors are still retried).
 type RetryPolicy struct {
-	MaxAttempts     int           // attempts in all, the first included; 1 means no retry
+	// MaxAttempts is how many attempts the call makes, the first
+	// included; 1 means no retry. Above 1, an attempt that the server
+	// refused before running anything counts against MaxElapsed only: a
+	// refused connection (ECONNREFUSED: nothing listens, as while a server
+	// restarts) and a 409 with Retry-After (the key's run is in progress,
+	// or its dead process's lease has not lapsed yet: come back then).
+	MaxAttempts     int
 	InitialInterval time.Duration // backoff cap before the first retry
 	MaxInterval     time.Duration // largest backoff wait; a server's Retry-After is obeyed beyond it
 	Multiplier      float64       // growth of the backoff cap per retry, at least 1
-	MaxElapsed      time.Duration // no attempt starts later than this after Run began
-	AttemptTimeout  time.Duration // 0: none; its expiry is retried
-	RetryOn         []int         // statuses that are retried
+	// MaxElapsed: no attempt starts later than this after Run began; 0
+	// is DefaultMaxElapsed of the operation's lock (ClientOperation.Lock).
+	MaxElapsed     time.Duration
+	AttemptTimeout time.Duration // 0: none; its expiry is retried
+	RetryOn        []int         // statuses that are retried
 }
 
 // ErrInvalidPolicy is returned (wrapped) by [RetryPolicy.Validate], and by
@@ -28,7 +36,8 @@ var ErrInvalidPolicy = errors.New("idem: invalid retry policy")
 
 // DefaultRetryPolicy returns the documented defaults: 5 attempts, 200ms
 // initial, 5s max interval, multiplier 2, 30s elapsed, retry on 409, 429,
-// 502, 503, 504.
+// 502, 503, 504. The 30s are the margin: a call's default MaxElapsed is
+// the operation's lock plus it ([DefaultMaxElapsed]).
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		MaxAttempts:     5,
@@ -75,9 +84,24 @@ func (p RetryPolicy) Validate() error {
 	return nil
 }
 
-// withDefaults returns p with its zero fields replaced by the defaults.
-// RetryOn is copied, so the result shares no memory with p.
-func (p RetryPolicy) withDefaults() RetryPolicy {
+// DefaultMaxElapsed is the time budget of a call to an operation whose
+// lock (x-idempotent.lock) is lock, when neither the spec nor the caller
+// sets MaxElapsed: the lock, which is how long a run whose process died
+// holds the key (a retry is answered 409 until it lapses and then takes
+// the run over), plus DefaultRetryPolicy's MaxElapsed (30s) as the margin
+// for the restart, the wait before the takeover's attempt, and whatever
+// else fails meanwhile. A lock of 0 is DefaultLock (30s): 1 minute.
+func DefaultMaxElapsed(lock time.Duration) time.Duration {
+	if lock <= 0 {
+		lock = DefaultLock
+	}
+	return lock + DefaultRetryPolicy().MaxElapsed
+}
+
+// withDefaults returns p with its zero fields replaced by the defaults,
+// MaxElapsed by DefaultMaxElapsed(lock). RetryOn is copied, so the result
+// shares no memory with p.
+func (p RetryPolicy) withDefaults(lock time.Duration) RetryPolicy {
 	d := DefaultRetryPolicy()
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = d.MaxAttempts
@@ -92,7 +116,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.Multiplier = d.Multiplier
 	}
 	if p.MaxElapsed == 0 {
-		p.MaxElapsed = d.MaxElapsed
+		p.MaxElapsed = DefaultMaxElapsed(lock)
 	}
 	if p.RetryOn == nil {
 		p.RetryOn = d.RetryOn

@@ -209,13 +209,16 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
+	// No other fingerprint is the request's (the SQL's $6, readAcquire's
+	// prev): a row stored before fingerprints covered the API identity is
+	// another request's, as a colliding API's is (issue 44).
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, "")
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
 	_, err = br.Exec()
 	var acq idemstore.Acquisition
 	if err == nil {
-		acq, err = readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
+		acq, err = readAcquire(br, req.Fingerprint, "")
 	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -177,7 +177,7 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // whose lease has lapsed (a claim takes it over); otherwise acq is the
 // answer.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
-	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint, req.PreviousFingerprint)
+	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint, "")
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idemstore.Acquisition{}, false, false, nil
 	}
@@ -229,7 +229,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	b := &pgx.Batch{}
 	b.Queue(s.sql.begin)
 	b.Queue(s.sql.settings, req.Key, strconv.FormatInt(min(lease, 1<<31-1), 10))
-	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS, req.PreviousFingerprint)
+	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS, "") // no other fingerprint is the request's (issue 44)
 	br := c.Conn().SendBatch(ctx, b)
 	var locked bool
 	var fence, xid int64
