@@ -117,6 +117,7 @@ func (s *Server) Start() error {
 	args := append([]string{
 		"--no-defaults",
 		"--datadir=" + s.data(),
+		"--tmpdir=" + s.dir, // not /tmp, which the server's user may not write
 		"--socket=" + filepath.Join(s.dir, "sock"),
 		"--pid-file=" + filepath.Join(s.dir, "pid"),
 		"--log-error=" + filepath.Join(s.dir, "server.log"),

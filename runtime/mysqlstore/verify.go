@@ -34,10 +34,11 @@ type verifier struct {
 }
 
 // verified returns the misconfiguration that refuses acquires, if any: the
-// last Check's, running Check first when its outcome is missing or old. An
-// unreachable database does not change the outcome (the acquire then fails
-// on its own); callers that find a Check under way use the last outcome,
-// or wait for the first.
+// last Check's, running Check first when its outcome is missing or old. A
+// Check that fails without a verdict (the database unreachable) does not
+// change the last outcome, and without one its error is returned (503
+// store-unavailable): no handler runs on a store never verified. Callers
+// that find a Check under way use the last outcome, or wait for the first.
 func (s *Store) verified(ctx context.Context) error {
 	last := s.verify.last.Load()
 	if last != nil && time.Since(last.at) < last.every() {
@@ -57,9 +58,9 @@ func (s *Store) verified(ctx context.Context) error {
 	err := s.Check(ctx)
 	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		if last != nil {
-			return last.err
+			return last.err // the last verdict stands
 		}
-		return nil // unreachable: the acquire reports it
+		return err // never verified: no handler runs
 	}
 	s.verify.last.Store(&verification{at: time.Now(), err: err})
 	return err
