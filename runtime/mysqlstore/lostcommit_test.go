@@ -23,8 +23,8 @@ import (
 // client. With dropCommit, it cuts the connection instead of forwarding
 // the next COMMIT.
 type cutProxy struct {
-	l      net.Listener
-	target string
+	l          net.Listener
+	target     string
 	armed      atomic.Bool
 	dropCommit atomic.Bool  // cut the connection before the next COMMIT instead
 	cut        atomic.Int64 // connections cut after a COMMIT

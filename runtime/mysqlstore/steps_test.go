@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"

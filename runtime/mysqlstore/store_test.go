@@ -3,8 +3,8 @@ package mysqlstore_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
