@@ -30,7 +30,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 	}
 	backoff := waitMinBackoff
 	for {
-		acq, sent, err := e.storeAcquire(ctx, k, req)
+		acq, tx, sent, err := e.storeAcquire(ctx, k, req)
 		if err != nil {
 			ev.Err = err
 			switch {
@@ -57,7 +57,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 			e.named(k)
 			info := Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence, Recovered: recovered}
 			l := k.newLease()
-			l.e, l.k, l.token, l.info, l.extended = e, k, req.Token, info, sent
+			l.e, l.k, l.token, l.info, l.extended, l.tx = e, k, req.Token, info, sent, tx
 			return l, acq, nil
 		case idemstore.OutcomeReplay:
 			ev.Status = acq.Record.Status
@@ -106,13 +106,40 @@ func (e *Engine) logMisconfigured(ctx context.Context, err error) {
 // then have no owner to complete or release it until its lease ran out.
 // (It also spares the request's context a child: the first child allocates
 // its done channel and child set.) sent is when the call began: a lease
-// the store grants is taken after it.
-func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (acq idemstore.Acquisition, sent time.Time, err error) {
+// the store grants is taken after it. For an idemstore.TxStore it calls
+// AcquireRun instead, and tx is the open transaction that holds the claim
+// of a FirstRun or Recovered answer (nil otherwise).
+func (e *Engine) storeAcquire(ctx context.Context, k *keyedRequest, req idemstore.AcquireRequest) (acq idemstore.Acquisition, tx idemstore.RunTx, sent time.Time, err error) {
 	sctx, s := e.startStep(ctx, k, e.cfg.hooks.StoreCall, "acquire", 0)
 	cctx, sent := e.deadlines.ContextNow(&k.acquireCtx, sctx)
-	acq, err = checkAcquisition(e.store.Acquire(cctx, req))
+	if ts, ok := e.store.(idemstore.TxStore); ok {
+		acq, tx, err = ts.AcquireRun(cctx, req)
+		acq, tx, err = checkRun(ctx, acq, tx, err)
+	} else {
+		acq, err = checkAcquisition(e.store.Acquire(cctx, req))
+	}
 	s.done(Event{Outcome: acq.Outcome, Fence: acq.Fence, Err: err})
-	return acq, sent, err
+	return acq, tx, sent, err
+}
+
+// checkRun checks a TxStore's AcquireRun answer as checkAcquisition does
+// Acquire's, and that it returned an open transaction exactly when it
+// claimed the key; a transaction returned with another answer is rolled
+// back.
+func checkRun(ctx context.Context, acq idemstore.Acquisition, tx idemstore.RunTx, err error) (idemstore.Acquisition, idemstore.RunTx, error) {
+	acq, err = checkAcquisition(acq, err)
+	claimed := err == nil && (acq.Outcome == idemstore.OutcomeFirstRun || acq.Outcome == idemstore.OutcomeRecovered)
+	switch {
+	case claimed && tx == nil:
+		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: acquire: malformed answer (outcome %d without its transaction)", ErrStoreUnavailable, acq.Outcome)
+	case !claimed && tx != nil:
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if err == nil {
+			err = fmt.Errorf("%w: acquire: malformed answer (outcome %d with a transaction)", ErrStoreUnavailable, acq.Outcome)
+		}
+		return idemstore.Acquisition{}, nil, err
+	}
+	return acq, tx, err
 }
 
 // checkAcquisition wraps a failed acquire's error in ErrStoreUnavailable,

@@ -15,7 +15,7 @@ type Event struct {
 	Remaining time.Duration     // remaining lease of the other owner (Conflict)
 	Status    int               // response status (Replayed, Completed, Released)
 	Err       error             // the error (idemstore.StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
-	Call      string            // the store call: "acquire", "complete", "release" or "extend"; with an idemstore.TxStore also "begin" and "rollback" (StoreCall)
+	Call      string            // the store call: "acquire", "complete", "release" or "extend"; with an idemstore.TxStore "rollback" instead of "release", and no "extend" (StoreCall)
 	Outcome   idemstore.Outcome // what the store answered an acquire (the end of its StoreCall)
 	Response  *Response         // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
 }

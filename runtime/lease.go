@@ -19,6 +19,9 @@ type lease struct {
 	token string
 	info  Info
 	hb    heartbeat // while run runs fn
+	// tx is the open transaction that holds the claim, for an
+	// idemstore.TxStore (txstore.go); nil for a plain store's lease.
+	tx idemstore.RunTx
 
 	// record is what run stores, handlerCtx its handler's context and
 	// completeCtx the context of its first completion attempt, kept here to
@@ -67,8 +70,8 @@ func (l *lease) reconcile(ctx context.Context, r *http.Request) error {
 // answers now (see lease.superseded) instead of the stale result, so the
 // client gets the same answer as its retry would.
 func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
-	if ts, ok := l.e.store.(idemstore.TxStore); ok {
-		return l.runTx(ctx, ts, fn) // txstore.go
+	if l.tx != nil {
+		return l.runTx(ctx, fn) // txstore.go
 	}
 	l.startHeartbeat(ctx)
 	settled := false
@@ -225,14 +228,14 @@ func (e *supersededError) Unwrap() error { return e.err }
 func (l *lease) superseded(ctx context.Context) *supersededError {
 	e, k := l.e, l.k
 	req := e.acquireRequest(k, rand.Text()) // a new owner: a token of its own
-	acq, _, err := e.storeAcquire(ctx, k, req)
+	acq, tx, _, err := e.storeAcquire(ctx, k, req)
 	if err != nil {
 		e.report(ctx, k, e.cfg.hooks.StoreError, Event{Err: err}, levelError, "idem: acquire after a refused completion failed")
 		return &supersededError{err: err}
 	}
 	switch acq.Outcome {
 	case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
-		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}}
+		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}, tx: tx}
 		nl.release(ctx, errSuperseded)
 		return &supersededError{acq: idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Second}}
 	case idemstore.OutcomeReplay:
@@ -275,8 +278,13 @@ func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 	return err
 }
 
-// release deletes the lease so that a retry runs again; cause says why.
+// release deletes the lease so that a retry runs again; cause says why. A
+// claim held by a TxStore's transaction is released by rolling it back.
 func (l *lease) release(ctx context.Context, cause error) {
+	if l.tx != nil {
+		l.rollback(ctx, cause) // txstore.go
+		return
+	}
 	sctx, s := l.startCall(ctx, "release")
 	err := l.e.store.Release(l.e.deadlines.Context(sctx), l.k.storageKey, l.token)
 	s.done(Event{Err: err})

@@ -20,45 +20,34 @@ func (e *uncommittedError) Error() string { return "idem: run not committed: " +
 // Unwrap returns the cause.
 func (e *uncommittedError) Unwrap() error { return e.err }
 
-// runTx is lease.run for a TxStore: fn runs inside the store's transaction,
-// and a storable response is committed with it before runTx returns it. A
-// response that is not stored, an error, no response or a panic roll the
-// transaction back and release the lease; so does a request cancelled
-// before the commit, which ends in an *uncommittedError (cancelled), as
-// does a transaction that could not begin or commit (unavailable). A
-// refused commit (the lease was taken over) is answered as lease.run
-// answers it, with a *supersededError.
-func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context.Context) (*Response, error)) (*Response, error) {
-	sctx, s := l.startCall(ctx, "begin")
-	tx, err := ts.BeginRun(l.e.deadlines.Context(sctx), l.k.storageKey, l.token, l.info.Fence)
-	s.done(Event{Err: err})
-	if err != nil {
-		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, Event{Fence: l.info.Fence, Err: err}, levelError, "idem: begin failed")
-		l.release(ctx, err)
-		return nil, &uncommittedError{kind: unavailable, err: storeFailure("begin", err)}
-	}
-	l.startHeartbeat(ctx)
+// runTx is lease.run for a TxStore's claim (l.tx, from AcquireRun): fn
+// runs inside the claim's transaction, and a storable response is committed
+// with it before runTx returns it. No heartbeat runs: the transaction holds
+// the claim, and the store ends it if its owner freezes (see
+// idemstore.TxStore). A response that is not stored, an error, no response
+// or a panic roll the transaction back, which releases the claim; so does a
+// request cancelled before the commit, which ends in an *uncommittedError
+// (cancelled), as does a commit that failed (unavailable). A commit refused
+// because the claim was lost meanwhile (a frozen owner's) is answered as
+// lease.run answers a lease taken over, with a *supersededError.
+func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
+	tx := l.tx
 	settled := false
 	defer func() {
-		if !settled { // fn panicked: roll back, release, and let the panic continue
-			l.stopHeartbeat()
-			l.rollback(ctx, tx)
-			l.release(ctx, errPanicked)
+		if !settled { // fn panicked: roll back, and let the panic continue
+			l.rollback(ctx, errPanicked)
 		}
 	}()
 	resp, err := fn(tx.Context(l.handlerContext(ctx)))
 	settled = true
-	l.stopHeartbeat()
 	cause := notStored(l.k.op, resp, err)
 	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.
-		l.rollback(ctx, tx)
-		l.release(ctx, ctx.Err())
+		l.rollback(ctx, ctx.Err())
 		return nil, &uncommittedError{kind: cancelled, err: ctx.Err()}
 	}
 	if cause != nil {
-		l.rollback(ctx, tx)
-		l.release(ctx, cause)
+		l.rollback(ctx, cause)
 		if err != nil {
 			return nil, err // as lease.run: the error, no response
 		}
@@ -66,7 +55,7 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 	}
 	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	rec := &l.record
-	sctx, s = l.startCall(ctx, "complete")
+	sctx, s := l.startCall(ctx, "complete")
 	err = tx.Commit(l.e.deadlines.Context(sctx), rec, l.k.op.retention())
 	s.done(Event{Status: rec.Status, Err: err})
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
@@ -75,26 +64,31 @@ func (l *lease) runTx(ctx context.Context, ts idemstore.TxStore, fn func(context
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
 		return resp, nil
 	case errors.Is(err, idemstore.ErrNotOwner):
-		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; the run's transaction was rolled back")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: claim lost before completion; the run's transaction was rolled back")
 		return nil, l.superseded(ctx)
 	}
 	// Not committed, or not known to be: the client is told to retry. The
-	// release is owner-checked, so it undoes nothing if the commit happened
-	// after all (the retry then replays it).
+	// transaction is over either way, and the claim with it (a commit that
+	// happened after all is replayed to the retry).
 	l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: commit failed; the handler's writes are not answered")
-	l.release(ctx, err)
 	return nil, &uncommittedError{kind: unavailable, err: storeFailure("complete", err)}
 }
 
-// rollback rolls the run's transaction back; a failure is reported (the
-// database rolls back a transaction whose connection is gone).
-func (l *lease) rollback(ctx context.Context, tx idemstore.RunTx) {
+// rollback rolls the claim's transaction back, which releases the claim;
+// cause says why. A failure is reported (the database rolls back a
+// transaction whose connection is gone, so the claim is released all the
+// same).
+func (l *lease) rollback(ctx context.Context, cause error) {
 	sctx, s := l.startCall(ctx, "rollback")
-	err := tx.Rollback(l.e.deadlines.Context(sctx))
+	err := l.tx.Rollback(l.e.deadlines.Context(sctx))
 	s.done(Event{Err: err})
+	ev := Event{Fence: l.info.Fence, Err: err}
 	if err != nil {
-		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, Event{Fence: l.info.Fence, Err: err}, levelError, "idem: rollback failed")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: rollback failed")
+		return
 	}
+	ev.Err = cause
+	l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, 0, "")
 }
 
 // storeFailure makes err match ErrStoreUnavailable.

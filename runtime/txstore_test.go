@@ -15,13 +15,15 @@ import (
 
 // memTxStore is a memStore that is an idemstore.TxStore: a run's "writes" are
 // kept in its transaction and become visible (committed) only with the
-// completion. Its failures are set per test.
+// completion. Its claim is memStore's lease, which a rollback releases and
+// a lapse (advance) ends, as a store ends a frozen owner's transaction. Its
+// failures are set per test.
 type memTxStore struct {
 	*memStore
 	mu        sync.Mutex
 	committed []string // the writes of committed runs
 	rolled    int      // transactions rolled back
-	beginErr  error    // BeginRun fails with it
+	claimErr  error    // AcquireRun fails with it
 	commitErr error    // Commit fails with it (after which the run is not committed)
 }
 
@@ -41,11 +43,15 @@ func write(ctx context.Context, w string) {
 	tx.writes = append(tx.writes, w)
 }
 
-func (s *memTxStore) BeginRun(_ context.Context, key, token string, _ int64) (idemstore.RunTx, error) {
-	if s.beginErr != nil {
-		return nil, s.beginErr
+func (s *memTxStore) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
+	if s.claimErr != nil {
+		return idemstore.Acquisition{}, nil, s.claimErr
 	}
-	return &memTx{s: s, key: key, token: token}, nil
+	acq, err := s.Acquire(ctx, req)
+	if err != nil || (acq.Outcome != idemstore.OutcomeFirstRun && acq.Outcome != idemstore.OutcomeRecovered) {
+		return acq, nil, err
+	}
+	return acq, &memTx{s: s, key: req.Key, token: req.Token}, nil
 }
 
 func (t *memTx) Context(ctx context.Context) context.Context {
@@ -58,12 +64,14 @@ func (t *memTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		t.s.mu.Lock()
 		t.s.rolled++
 		t.s.mu.Unlock()
+		_ = t.s.Release(ctx, t.key, t.token) // not committed: the claim ends with the transaction
 		return t.s.commitErr
 	}
 	if err := t.s.Complete(ctx, t.key, t.token, rec, retention); err != nil {
 		t.s.mu.Lock()
 		t.s.rolled++
 		t.s.mu.Unlock()
+		_ = t.s.Release(ctx, t.key, t.token)
 		return err
 	}
 	t.s.mu.Lock()
@@ -72,12 +80,13 @@ func (t *memTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	return nil
 }
 
-func (t *memTx) Rollback(context.Context) error {
+func (t *memTx) Rollback(ctx context.Context) error {
 	if !t.done {
 		t.done = true
 		t.s.mu.Lock()
 		t.s.rolled++
 		t.s.mu.Unlock()
+		_ = t.s.Release(ctx, t.key, t.token) // the claim ends with the transaction
 	}
 	return nil
 }
@@ -123,15 +132,15 @@ func TestTxStoreRollsBackUnstoredRuns(t *testing.T) {
 	if rec := txPost(h, "k"); rec.Code != http.StatusBadGateway {
 		t.Fatalf("status %d, want the handler's 502", rec.Code)
 	}
-	if len(s.committed) != 0 || s.rolled != 1 || s.count("release") != 1 {
-		t.Fatalf("committed %v, rolled back %d, releases %d; want a rollback and a release", s.committed, s.rolled, s.count("release"))
+	if len(s.committed) != 0 || s.rolled != 1 || len(s.keys()) != 0 {
+		t.Fatalf("committed %v, rolled back %d, records %v; want a rollback that leaves nothing", s.committed, s.rolled, s.keys())
 	}
 }
 
-// TestTxStoreBeginFails: no transaction, no run: 503, and the lease is
-// given back so that the retry runs at once.
-func TestTxStoreBeginFails(t *testing.T) {
-	s := &memTxStore{memStore: newMemStore(), beginErr: &idemstore.StoreError{Op: "begin", Err: errStoreDown}}
+// TestTxStoreClaimFails: no claim, no run: 503, and nothing is left, so
+// that the retry runs at once.
+func TestTxStoreClaimFails(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore(), claimErr: &idemstore.StoreError{Op: "acquire", Err: errStoreDown}}
 	runs := 0
 	h := txServer(s, func(w http.ResponseWriter, r *http.Request) { runs++ })
 	rec := txPost(h, "k")
@@ -139,7 +148,7 @@ func TestTxStoreBeginFails(t *testing.T) {
 		t.Fatalf("status %d %s after %d runs; want 503 store-unavailable, no run", rec.Code, rec.Body, runs)
 	}
 	if len(s.keys()) != 0 {
-		t.Fatalf("records %v left, want the lease released", s.keys())
+		t.Fatalf("records %v left, want none", s.keys())
 	}
 }
 
@@ -164,8 +173,9 @@ func TestTxStoreCommitFails(t *testing.T) {
 	}
 }
 
-// TestTxStoreStaleOwner: the run whose lease was taken over has its commit
-// refused, and its client gets the newer run's answer.
+// TestTxStoreStaleOwner: the run whose claim was ended (a frozen owner's,
+// taken over) has its commit refused, and its client gets the newer run's
+// answer.
 func TestTxStoreStaleOwner(t *testing.T) {
 	s := &memTxStore{memStore: newMemStore()}
 	inside, resume := make(chan struct{}), make(chan struct{})
@@ -190,7 +200,7 @@ func TestTxStoreStaleOwner(t *testing.T) {
 	done := make(chan *httptest.ResponseRecorder)
 	go func() { done <- txPost(h, "k") }()
 	<-inside
-	s.advance(time.Hour) // the stale run's lease lapses
+	s.advance(time.Hour) // the stale run's claim is ended
 	if rec := txPost(h, "k"); rec.Body.String() != "newer" {
 		t.Fatalf("takeover answered %d %s", rec.Code, rec.Body)
 	}

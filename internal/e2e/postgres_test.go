@@ -66,14 +66,18 @@ func (ot *pgOrderTable) count(t *testing.T) int64 {
 }
 
 // failingTxStore is a failingStore over a TxStore that stays one: the
-// engine finds BeginRun through it.
+// engine claims keys through its AcquireRun, which fails as Acquire does
+// when armed.
 type failingTxStore struct {
 	*failingStore
 	tx idemstore.TxStore
 }
 
-func (s failingTxStore) BeginRun(ctx context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
-	return s.tx.BeginRun(ctx, key, token, fence)
+func (s failingTxStore) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
+	if s.fail.CompareAndSwap(true, false) {
+		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: test outage", idem.ErrStoreUnavailable)
+	}
+	return s.tx.AcquireRun(ctx, req)
 }
 
 // engineStore is the store to give the engine for f: f itself, or f as a

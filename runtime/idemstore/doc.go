@@ -14,8 +14,9 @@
 // the lease's owner and return [ErrNotOwner] otherwise. A store reports its
 // own failures as a [*StoreError], which matches [ErrStoreUnavailable];
 // [ErrStoreMisconfigured] and [ErrUnreplicated] say more. A [TxStore]
-// (pgstore) also runs each handler inside a transaction of its own
-// ([RunTx]), committed together with the stored result. A [StepStore] keeps
+// (pgstore) claims a key inside a transaction of its own ([RunTx]), in
+// which the handler runs and which commits the claim, the handler's writes
+// and the stored result at once. A [StepStore] keeps
 // the journal of a run's steps (idem.Step), each entry written by the
 // lease's owner only ([StepTx]).
 //

@@ -30,22 +30,32 @@ func Tx(ctx context.Context) pgx.Tx {
 	return tx
 }
 
-// BeginRun implements [idemstore.TxStore]: it opens the run's transaction on a
-// connection of the pool, which it holds until the run commits or rolls
-// back. The transaction is READ COMMITTED whatever the database's default:
-// the heartbeat updates the record while the handler runs, and the
-// completion's UPDATE must see that row as it is, which REPEATABLE READ and
-// SERIALIZABLE refuse (could not serialize access). A handler that needs a
-// stronger guarantee for its own rows locks them (SELECT ... FOR UPDATE).
-func (s *Store) BeginRun(ctx context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
-	if err := s.checkArgs(key, token); err != nil {
-		return nil, err
+// AcquireRun implements [idemstore.TxStore]: [Store.Acquire], then, for a
+// claim, the run's transaction on a connection of the pool, which it holds
+// until the run commits or rolls back (and a rollback releases the lease).
+// The transaction is READ COMMITTED whatever the database's default: the
+// completion's UPDATE must see the record's row as it is, which REPEATABLE
+// READ and SERIALIZABLE refuse (could not serialize access). A handler that
+// needs a stronger guarantee for its own rows locks them (SELECT ... FOR
+// UPDATE).
+func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
+	acq, err := s.Acquire(ctx, req)
+	if err != nil || (acq.Outcome != idemstore.OutcomeFirstRun && acq.Outcome != idemstore.OutcomeRecovered) {
+		return acq, nil, err
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
-		return nil, storeError("begin", err)
+		_ = s.Release(context.WithoutCancel(ctx), req.Key, req.Token)
+		return idemstore.Acquisition{}, nil, storeError("begin", err)
 	}
-	return &runTx{s: s, tx: tx, key: key, token: token, fence: fence}, nil
+	// The claim's fence is above every earlier claim's: the transaction's
+	// id. The record keeps its own; the token checks the owner.
+	if err := tx.QueryRow(ctx, `SELECT greatest(pg_current_xact_id()::text::bigint, $1::bigint)`, acq.Fence).Scan(&acq.Fence); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		_ = s.Release(context.WithoutCancel(ctx), req.Key, req.Token)
+		return idemstore.Acquisition{}, nil, storeError("begin", err)
+	}
+	return acq, &runTx{s: s, tx: tx, key: req.Key, token: req.Token}, nil
 }
 
 // runTx is one run's transaction.
@@ -84,12 +94,14 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	}
 	if err != nil {
 		_ = r.tx.Rollback(context.WithoutCancel(ctx))
+		r.release(ctx)
 		return err
 	}
 	err = r.tx.Commit(ctx)
 	if err == nil {
 		return nil
 	}
+	defer r.release(ctx) // owner-checked: undoes nothing that committed
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) {
 		// The server answered: it rolled back (a serialization failure, a
 		// deferred constraint of the handler's).
@@ -111,13 +123,23 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	return storeError("commit", err)
 }
 
-// Rollback implements [idemstore.RunTx].
+// Rollback implements [idemstore.RunTx]: the transaction is rolled back and
+// the lease released.
 func (r *runTx) Rollback(ctx context.Context) error {
 	err := r.tx.Rollback(ctx)
-	if err == nil || errors.Is(err, pgx.ErrTxClosed) {
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return nil // after Commit
+	}
+	r.release(ctx)
+	if err == nil {
 		return nil
 	}
 	return storeError("rollback", err)
+}
+
+// release releases the run's lease, once its transaction is over.
+func (r *runTx) release(ctx context.Context) {
+	_ = r.s.Release(context.WithoutCancel(ctx), r.key, r.token)
 }
 
 // lookup tells whether token's completion of key is committed.

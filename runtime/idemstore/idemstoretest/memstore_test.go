@@ -3,6 +3,7 @@ package idemstoretest_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -17,6 +18,10 @@ type memStore struct {
 	recs  map[string]*memRecord // by key
 	marks map[string]bool       // the marks committed runs wrote (TxWrite)
 	steps map[stepKey]map[string][]byte
+	// claims numbers AcquireRun's claims, store-wide, so that a claim's
+	// fence is above every earlier claim's of its key (as a transaction
+	// id is) even after a rollback deleted the record.
+	claims int64
 }
 
 // memRecord is one key's record.
@@ -107,9 +112,20 @@ func (s *memStore) Extend(_ context.Context, key, token string, lease time.Durat
 	return nil
 }
 
-// BeginRun implements idemstore.TxStore.
-func (s *memStore) BeginRun(_ context.Context, key, token string, fence int64) (idemstore.RunTx, error) {
-	return &memTx{s: s, key: key, token: token, fence: fence}, nil
+// AcquireRun implements idemstore.TxStore: the claim is an in-progress
+// record as Acquire makes it, whose lease ends a frozen owner's claim and
+// which Rollback releases.
+func (s *memStore) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
+	acq, err := s.Acquire(ctx, req)
+	if err != nil || (acq.Outcome != idemstore.OutcomeFirstRun && acq.Outcome != idemstore.OutcomeRecovered) {
+		return acq, nil, err
+	}
+	s.mu.Lock()
+	s.claims = max(s.claims+1, acq.Fence)
+	acq.Fence = s.claims
+	s.recs[req.Key].fence = acq.Fence
+	s.mu.Unlock()
+	return acq, &memTx{s: s, key: req.Key, token: req.Token, fence: acq.Fence}, nil
 }
 
 // memTx is a run's transaction: the marks it wrote, committed with its
@@ -119,6 +135,7 @@ type memTx struct {
 	key, token string
 	fence      int64
 	marks      []string // written, not yet committed
+	done       bool     // committed or rolled back
 }
 
 type txKey struct{}
@@ -133,6 +150,7 @@ func (tx *memTx) Commit(_ context.Context, rec *idemstore.Record, retention time
 	s := tx.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	tx.done = true
 	r := s.owned(tx.key, tx.token)
 	if r == nil || r.fence != tx.fence {
 		return idemstore.ErrNotOwner
@@ -143,9 +161,15 @@ func (tx *memTx) Commit(_ context.Context, rec *idemstore.Record, retention time
 	return s.completeLocked(r, rec, retention)
 }
 
-// Rollback implements idemstore.RunTx.
-func (tx *memTx) Rollback(context.Context) error {
-	tx.marks = nil // after Commit, nothing is left to roll back
+// Rollback implements idemstore.RunTx: the claim is released.
+func (tx *memTx) Rollback(ctx context.Context) error {
+	if tx.done {
+		return nil
+	}
+	tx.done, tx.marks = true, nil
+	if err := tx.s.Release(ctx, tx.key, tx.token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
+		return err
+	}
 	return nil
 }
 

@@ -54,6 +54,14 @@ func (s fenceStuck) Acquire(ctx context.Context, req idemstore.AcquireRequest) (
 	return acq, err
 }
 
+func (s fenceStuck) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
+	acq, tx, err := s.memStore.AcquireRun(ctx, req)
+	if tx != nil {
+		acq.Fence = 1
+	}
+	return acq, tx, err
+}
+
 // staleCompletes is a store that lets any token complete a record in
 // progress: a stale owner overwrites the newer owner's result.
 type staleCompletes struct{ *memStore }
@@ -111,7 +119,7 @@ func TestCheckFailsBrokenStores(t *testing.T) {
 		want []string // the checks it fails
 	}{
 		{"fence never increments", func(s *memStore) idemstore.Store { return fenceStuck{s} },
-			[]string{"Takeover", "StaleOwner", "LeaseBoundary", "ConcurrentTakeover", "TxStaleCommit", "StepsAfterTakeover"}},
+			[]string{"Takeover", "StaleOwner", "LeaseBoundary", "ConcurrentTakeover", "TxRollback", "TxStaleCommit", "StepsAfterTakeover"}},
 		{"stale owner completes", func(s *memStore) idemstore.Store { return staleCompletes{s} },
 			[]string{"NotOwner", "StaleOwner"}},
 		{"stale run journals a step", func(s *memStore) idemstore.Store { return staleSteps{s} },
