@@ -3,6 +3,7 @@ package mysqlstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -22,6 +23,9 @@ func TestConformance(t *testing.T) {
 	t.Cleanup(func() { mysqltest.Drop(t, db, table+"_marks") })
 	idemstoretest.Run(t, idemstoretest.Harness{
 		New: func() (idemstore.Store, error) { return store, nil },
+		// The server ends a frozen claim after idle_transaction_timeout,
+		// in whole seconds: a lease of whole seconds.
+		Lease: 2 * time.Second,
 		TxWrite: func(ctx context.Context, mark string) error {
 			_, err := mysqlstore.Tx(ctx).ExecContext(ctx, "INSERT INTO "+marks+" (mark) VALUES (?)", mark)
 			return err

@@ -31,6 +31,10 @@ const (
 	errPacketTooLarge   = 1153 // ER_NET_PACKET_TOO_LARGE
 	errPacketOverflowed = 1301 // ER_WARN_ALLOWED_PACKET_OVERFLOWED
 	errLockWait         = 1205 // ER_LOCK_WAIT_TIMEOUT
+	errLockNoWait       = 3572 // ER_LOCK_NOWAIT (MySQL)
+	errConnKilled       = 1927 // ER_CONNECTION_KILLED (MariaDB)
+	errIdleKilled       = 4031 // ER_CLIENT_INTERACTION_TIMEOUT (MySQL)
+	errShutdown         = 1053 // ER_SERVER_SHUTDOWN
 )
 
 // storeError wraps a failure of the database in an *idemstore.StoreError; a

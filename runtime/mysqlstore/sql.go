@@ -11,7 +11,7 @@ import "strings"
 
 // statements are the store's SQL for one table.
 type statements struct {
-	read, claim, complete, release, extend, owned, lookup, purgeSelect, purgeDelete string
+	read, claim, claimTx, complete, release, extend, owned, lookup, purgeSelect, purgeDelete string
 }
 
 // now is the database's clock.
@@ -31,33 +31,14 @@ func newStatements(t string) statements {
 			"\tstatus, header, body, body_omitted\n"+
 			"FROM $T WHERE `key` = ? AND expires_at > "+now, t),
 
-		// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs,
-		// ? the previous fingerprint ('' for none). Creates an absent
-		// record (fence 1), or, on the key's row, takes over an expired
-		// one (fence 1) or an in-progress one of this fingerprint (or the
-		// previous one) whose lease has lapsed (fence + 1); it leaves any
-		// other row as it is. The insert id it answers (LAST_INSERT_ID(n),
-		// which needs no AUTO_INCREMENT column) is the fence taken, or 0
-		// for none: the affected-rows count cannot tell, as it depends on
-		// the client's CLIENT_FOUND_ROWS flag.
-		//
-		// MySQL assigns ON DUPLICATE KEY UPDATE's columns left to right,
-		// each seeing the ones before: token is decided first, and every
-		// later column asks whether the row now holds this attempt's token
-		// (tokens are random), so the decision is made once.
-		claim: sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
-			"VALUES (?, ?, 0, ?, LAST_INSERT_ID(1), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)\n"+
-			"ON DUPLICATE KEY UPDATE\n"+
-			"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint IN (VALUES(fingerprint), ?) AND lease_until <= "+now+"), VALUES(token), token),\n"+
-			"\tfence = IF(token = VALUES(token), LAST_INSERT_ID(IF(expires_at <= "+now+", 1, fence + 1)), fence + LAST_INSERT_ID(0)),\n"+
-			"\tfingerprint = IF(token = VALUES(token), VALUES(fingerprint), fingerprint),\n"+
-			"\tcompleted = IF(token = VALUES(token), 0, completed),\n"+
-			"\tstatus = IF(token = VALUES(token), NULL, status),\n"+
-			"\theader = IF(token = VALUES(token), NULL, header),\n"+
-			"\tbody = IF(token = VALUES(token), NULL, body),\n"+
-			"\tbody_omitted = IF(token = VALUES(token), 0, body_omitted),\n"+
-			"\tlease_until = IF(token = VALUES(token), VALUES(lease_until), lease_until),\n"+
-			"\texpires_at = IF(token = VALUES(token), VALUES(expires_at), expires_at)", t),
+		// The acquire's claim (claimSQL): fence 1 for a new or expired
+		// record, fence + 1 for a lapsed one.
+		claim: claimSQL(t, "1", "fence + 1"),
+
+		// As claim, for a claim inside the run's transaction: its fence is
+		// the clock in microseconds, above the fence of the record it takes
+		// over.
+		claimTx: claimSQL(t, nowUS, "GREATEST(fence + 1, "+nowUS+")"),
 
 		// ? retention µs, ? status, ? header, ? body, ? body omitted, ?
 		// key, ? token, ? fence (0: any), ? fence again. The token stays,
@@ -91,4 +72,40 @@ func newStatements(t string) statements {
 		purgeSelect: sqlFor("SELECT `key` FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", t),
 		purgeDelete: sqlFor("DELETE FROM $T WHERE `key` IN (%s) AND expires_at <= "+now, t),
 	}
+}
+
+// nowUS is the database's clock in microseconds since 1970, UTC.
+const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
+
+// claimSQL is the claim of table t whose fence is fresh for a new or
+// expired record and taken for a lapsed one.
+//
+// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs, ? the
+// previous fingerprint ('' for none). It creates an absent record, or, on
+// the key's row, takes over an expired one or an in-progress one of this
+// fingerprint (or the previous one) whose lease has lapsed; it leaves any
+// other row as it is. The insert id it answers (LAST_INSERT_ID(n), which
+// needs no AUTO_INCREMENT column) is the fence taken, or 0 for none: the
+// affected-rows count cannot tell, as it depends on the client's
+// CLIENT_FOUND_ROWS flag.
+//
+// MySQL assigns ON DUPLICATE KEY UPDATE's columns left to right, each
+// seeing the ones before: token is decided first, and every later column
+// asks whether the row now holds this attempt's token (tokens are random),
+// so the decision is made once.
+func claimSQL(t, fresh, taken string) string {
+	mine := "token = VALUES(token)"
+	return sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
+		"VALUES (?, ?, 0, ?, LAST_INSERT_ID("+fresh+"), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)\n"+
+		"ON DUPLICATE KEY UPDATE\n"+
+		"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint IN (VALUES(fingerprint), ?) AND lease_until <= "+now+"), VALUES(token), token),\n"+
+		"\tfence = IF("+mine+", LAST_INSERT_ID(IF(expires_at <= "+now+", "+fresh+", "+taken+")), fence + LAST_INSERT_ID(0)),\n"+
+		"\tfingerprint = IF("+mine+", VALUES(fingerprint), fingerprint),\n"+
+		"\tcompleted = IF("+mine+", 0, completed),\n"+
+		"\tstatus = IF("+mine+", NULL, status),\n"+
+		"\theader = IF("+mine+", NULL, header),\n"+
+		"\tbody = IF("+mine+", NULL, body),\n"+
+		"\tbody_omitted = IF("+mine+", 0, body_omitted),\n"+
+		"\tlease_until = IF("+mine+", VALUES(lease_until), lease_until),\n"+
+		"\texpires_at = IF("+mine+", VALUES(expires_at), expires_at)", t)
 }

@@ -48,7 +48,7 @@ func stepsSchemaSQL(t table) string {
 
 // stepStatements are the journal's SQL for one records' table.
 type stepStatements struct {
-	load, save, purgeSelect, purgeDelete string
+	load, save, loadClaimed, saveClaimed, held, purgeSelect, purgeDelete string
 }
 
 func newStepStatements(t table) stepStatements {
@@ -71,18 +71,40 @@ func newStepStatements(t table) stepStatements {
 			"WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed AND expires_at > "+now+" FOR UPDATE\n"+
 			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.quoted), "$S", steps),
 
+		// ? key, ? fingerprint. The journal of an open claim's key and
+		// fingerprint (the claim's row is not committed: the store knows
+		// its fingerprint).
+		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, steps),
+
+		// ? key, ? name, ? fingerprint, ? result, ? retention µs. An open
+		// claim's entry: the claim is checked by held, in the run's
+		// transaction, before the step's commits.
+		saveClaimed: sqlFor("INSERT INTO $T (`key`, name, fingerprint, result, expires_at) VALUES (?, ?, ?, ?, "+now+" + INTERVAL ? MICROSECOND)\n"+
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", steps),
+
+		// ? key, ? token, ? fence. Run in the run's transaction, which sees
+		// its own claim's row: whether the transaction still holds it.
+		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.quoted),
+
 		// As the records' purge.
 		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", steps),
 		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, steps),
 	}
 }
 
-// LoadSteps implements [idemstore.StepStore]: one statement.
+// LoadSteps implements [idemstore.StepStore]: one statement. For an open
+// claim of this store (AcquireRun), the entries journaled for the key and
+// the claim's fingerprint; otherwise those of the committed in-progress
+// record that token owns.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.steps.load, key, token)
+	query, args := s.steps.load, []any{key, token}
+	if run := s.claimOf(key, token); run != nil {
+		query, args = s.steps.loadClaimed, []any{key, run.fingerprint}
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, storeError("steps", err)
 	}
@@ -107,10 +129,24 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	if err := rows.Err(); err != nil {
 		return nil, storeError("steps", err)
 	}
-	if steps == nil {
-		return nil, idemstore.ErrNotOwner
+	switch {
+	case steps != nil:
+		return steps, nil
+	case query == s.steps.loadClaimed:
+		return map[string][]byte{}, nil
 	}
-	return steps, nil
+	return nil, idemstore.ErrNotOwner
+}
+
+// claimOf returns the open claim of key that token holds in this store,
+// or nil.
+func (s *Store) claimOf(key, token string) *runTx {
+	if v, ok := s.claims.Load(token); ok {
+		if run := v.(*runTx); run.key == key {
+			return run
+		}
+	}
+	return nil
 }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction
@@ -121,7 +157,10 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // and a re-run does not do them again. So a step does not see what the
 // run's transaction wrote and has not committed, and must not write rows
 // the run's transaction has written (it would wait for a lock its own run
-// holds until the response).
+// holds until the response). For an open claim, the entry is checked
+// against the claim in the run's transaction (which sees its own claimed
+// row) just before the step's transaction commits: a run whose claim the
+// server ended journals nothing.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
@@ -130,7 +169,7 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 	if err != nil {
 		return nil, storeError("begin step", err)
 	}
-	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence}, nil
+	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: s.claimOf(key, token)}, nil
 }
 
 // stepTx is one step's transaction.
@@ -140,6 +179,7 @@ type stepTx struct {
 	end        context.CancelFunc
 	key, token string
 	fence      int64
+	run        *runTx // the open claim the step is of, or nil
 }
 
 // Context implements [idemstore.StepTx]: [Tx] of the returned context is
@@ -161,6 +201,9 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	if result == nil {
 		result = []byte{}
 	}
+	if t.run != nil {
+		return t.commitClaimed(ctx, name, result, ret)
+	}
 	res, err := t.tx.ExecContext(ctx, t.s.steps.save, name, result, ret, t.key, t.token, t.fence)
 	if err != nil {
 		_ = t.tx.Rollback()
@@ -172,6 +215,33 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 			return storeError("step", err)
 		}
 		return idemstore.ErrNotOwner
+	}
+	if err := t.tx.Commit(); err != nil {
+		return storeError("step", err)
+	}
+	return nil
+}
+
+// commitClaimed journals the step of an open claim: the entry in the
+// step's transaction, the claim checked in the run's, then the step's
+// COMMIT.
+func (t *stepTx) commitClaimed(ctx context.Context, name string, result []byte, ret int64) error {
+	ret = max(ret, t.s.abandonedUS)
+	if _, err := t.tx.ExecContext(ctx, t.s.steps.saveClaimed, t.key, name, t.run.fingerprint, result, ret); err != nil {
+		_ = t.tx.Rollback()
+		return storeError("step", err)
+	}
+	var one int
+	if t.run.done || t.run.fence != t.fence {
+		_ = t.tx.Rollback()
+		return idemstore.ErrNotOwner
+	}
+	if err := t.run.tx.QueryRowContext(ctx, t.s.steps.held, t.key, t.token, t.fence).Scan(&one); err != nil {
+		_ = t.tx.Rollback()
+		if errors.Is(err, sql.ErrNoRows) || claimLost(err) {
+			return idemstore.ErrNotOwner
+		}
+		return storeError("step", err)
 	}
 	if err := t.tx.Commit(); err != nil {
 		return storeError("step", err)

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
@@ -45,6 +48,10 @@ type Store struct {
 	sql    statements
 	steps  stepStatements // the step journal's (steps.go)
 	verify verifier
+
+	prep   atomic.Pointer[prepared] // statements(), once prepared
+	prepMu sync.Mutex
+	claims sync.Map // token -> *runTx: the open claims of this process (steps.go)
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -151,11 +158,16 @@ func New(db *sql.DB, opts ...Option) *Store {
 	return s
 }
 
-// Close stops the background purge and waits for a purge in flight. It does
-// not close the pool.
+// Close stops the background purge, waits for a purge in flight, and
+// closes the store's prepared statements. It does not close the pool.
 func (s *Store) Close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.purging.Wait()
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if p := s.prep.Swap(nil); p != nil {
+		p.close()
+	}
 }
 
 // Acquire implements [idemstore.Store]. A zero req.Lease means
@@ -196,7 +208,15 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 		if err != nil || !claim {
 			return acq, err
 		}
-		res, err := s.db.ExecContext(ctx, s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS, req.PreviousFingerprint)
+		st, err := s.statements(ctx)
+		if err != nil {
+			return idemstore.Acquisition{}, err
+		}
+		res, err := st.claim.ExecContext(ctx, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS, req.PreviousFingerprint)
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait) {
+			// An open claim (AcquireRun) holds the row.
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil
+		}
 		if err != nil {
 			return idemstore.Acquisition{}, s.refused("acquire", storeError("acquire", err))
 		}
@@ -219,8 +239,9 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 }
 
 // read is the acquire's read of key: the acquisition it answers, or claim
-// true when the key is free to claim (absent, expired, or in progress with
-// this fingerprint past its lease).
+// true when the key is free to claim (absent or expired, or, with
+// acq.Outcome OutcomeRecovered, in progress with this fingerprint past its
+// lease).
 func (s *Store) read(ctx context.Context, key, fingerprint, prev string) (acq idemstore.Acquisition, claim bool, err error) {
 	var (
 		fp          string
@@ -232,7 +253,11 @@ func (s *Store) read(ctx context.Context, key, fingerprint, prev string) (acq id
 		body        []byte
 		omitted     bool
 	)
-	err = s.db.QueryRowContext(ctx, s.sql.read, key).Scan(&fp, &completed, &lapsed, &remainingMS, &status, &header, &body, &omitted)
+	st, err := s.statements(ctx)
+	if err != nil {
+		return idemstore.Acquisition{}, false, err
+	}
+	err = st.read.QueryRowContext(ctx, key).Scan(&fp, &completed, &lapsed, &remainingMS, &status, &header, &body, &omitted)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return idemstore.Acquisition{}, true, nil
@@ -241,7 +266,7 @@ func (s *Store) read(ctx context.Context, key, fingerprint, prev string) (acq id
 	case fp != fingerprint && (prev == "" || fp != prev):
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
 	case !completed && lapsed:
-		return idemstore.Acquisition{}, true, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, true, nil
 	case !completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, false, nil
 	case !status.Valid:
@@ -268,17 +293,15 @@ func (s *Store) read(ctx context.Context, key, fingerprint, prev string) (acq id
 // an [idemstore.TxStore]; mysqlstore's runs complete through
 // [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	return s.complete(ctx, s.db, key, token, 0, rec, retention)
+	return s.complete(ctx, func(ctx context.Context, args ...any) (sql.Result, error) {
+		return s.db.ExecContext(ctx, s.sql.complete, args...)
+	}, key, token, 0, rec, retention)
 }
 
-// execer is a pool, a connection or a transaction.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// complete writes rec through q if token (and fence, unless 0) own key's
-// in-progress record.
-func (s *Store) complete(ctx context.Context, q execer, key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
+// complete writes rec through exec (the completion's statement, on the pool
+// or in a transaction) if token (and fence, unless 0) own key's in-progress
+// record.
+func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
 	us, err := durationUS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
@@ -301,7 +324,7 @@ func (s *Store) complete(ctx context.Context, q execer, key, token string, fence
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := q.ExecContext(ctx, s.sql.complete, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
+	res, err := exec(ctx, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
 	if err != nil {
 		return s.refused("complete", storeError("complete", err))
 	}
