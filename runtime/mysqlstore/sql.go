@@ -81,7 +81,7 @@ const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
 // expired record and taken for a lapsed one.
 //
 // ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs, ? the
-// previous fingerprint (” for none). It creates an absent record, or, on
+// previous fingerprint (empty for none). It creates an absent record, or, on
 // the key's row, takes over an expired one or an in-progress one of this
 // fingerprint (or the previous one) whose lease has lapsed; it leaves any
 // other row as it is. The insert id it answers (LAST_INSERT_ID(n), which
