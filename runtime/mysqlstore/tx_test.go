@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 )
@@ -123,5 +125,48 @@ func TestLongKeyRefused(t *testing.T) {
 	}
 	if want := "at most 2048"; !contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+// TestDuplicateOfAnOpenClaimIsAnsweredAtOnce: while a run's transaction
+// holds the key's claim (its handler waits until the duplicate has its
+// answer), a duplicate is answered 409 without waiting for the
+// transaction: were it to wait, the run could never end (the sessions'
+// innodb_lock_wait_timeout is a day: only the claim's own no-wait ends the
+// wait). The run then commits, and the key replays.
+func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
+	cfg, err := mysql.ParseDSN(mysqltest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["innodb_lock_wait_timeout"] = "86400"
+	db := mysqltest.DBOf(t, cfg.FormatDSN(), 0)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	inside, duplicateAnswered := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) {
+		if runs.Add(1) == 1 {
+			close(inside)
+			<-duplicateAnswered
+		}
+	})))
+	defer srv.Close()
+	first := make(chan int, 1)
+	go func() { st, _ := post(t, srv.Client(), srv.URL, "open"); first <- st }()
+	<-inside
+	st, body := post(t, srv.Client(), srv.URL, "open")
+	close(duplicateAnswered)
+	if st != http.StatusConflict {
+		t.Errorf("duplicate of an open claim = %d %s, want 409", st, body)
+	}
+	if st := <-first; st != http.StatusCreated {
+		t.Fatalf("the run = %d, want 201", st)
+	}
+	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
+		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
 	}
 }
