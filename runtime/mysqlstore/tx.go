@@ -66,10 +66,11 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end context.CancelFunc, 
 //
 //   - one statement sets, for the connection's session, the
 //     idle_transaction_timeout (MariaDB; wait_timeout on MySQL) to the
-//     lease in whole seconds, rounded up, and READ COMMITTED for the next
-//     transaction: a frozen owner's transaction is ended by the server once
-//     it has sent nothing for the lease, and the handler reads what is
-//     committed when it reads, taking no gap locks;
+//     lease in whole seconds, rounded up, and READ COMMITTED as the
+//     session's isolation: a frozen owner's transaction is ended by the
+//     server once it has sent nothing for the lease, and the handler reads
+//     what is committed when it reads, taking no gap locks (once per
+//     connection and lock: see prepareSession);
 //   - START TRANSACTION;
 //   - the claim, an INSERT ... ON DUPLICATE KEY UPDATE of the key's row
 //     that does not wait for a lock (SET STATEMENT
@@ -134,8 +135,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 	if err != nil {
 		return nil, 0, storeError("acquire", err)
 	}
-	secs := (leaseUS + 999_999) / 1_000_000
-	if _, err := conn.ExecContext(ctx, st.flavor.session(secs)); err != nil {
+	if err := s.prepareSession(ctx, conn, st.flavor, (leaseUS+999_999)/1_000_000); err != nil {
 		_ = conn.Close()
 		return nil, 0, s.refused("acquire", storeError("acquire", err))
 	}
@@ -172,6 +172,36 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 	s.claims.Store(req.Token, run)
 	return run, fence, nil
 }
+
+// prepareSession sets conn's session for a claim of lease secs (see
+// flavor.session), unless the store set it so on this connection before:
+// the store remembers, by the driver's connection, the timeout it last set
+// there, so that a connection serving claims of one lock pays for the SET
+// once. (A handler that changes those session variables itself on a pool
+// connection defeats that.) The memory is cleared when it holds more
+// connections than a pool plausibly has had, since database/sql does not
+// say when one closes.
+func (s *Store) prepareSession(ctx context.Context, conn *sql.Conn, f flavor, secs int64) error {
+	var dc any
+	if err := conn.Raw(func(driverConn any) error { dc = driverConn; return nil }); err != nil {
+		return err
+	}
+	if v, ok := s.sessions.Load(dc); ok && v.(int64) == secs {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, f.session(secs)); err != nil {
+		return err
+	}
+	if s.sessionCount.Add(1) > maxSessions {
+		s.sessions.Clear()
+		s.sessionCount.Store(0)
+	}
+	s.sessions.Store(dc, secs)
+	return nil
+}
+
+// maxSessions bounds the store's memory of the sessions it set.
+const maxSessions = 4096
 
 // runTx is one run's transaction, which holds its key's claim.
 type runTx struct {
@@ -302,14 +332,14 @@ const (
 	mySQL
 )
 
-// session is the statement that prepares a connection's session for a
-// claim of lease secs: the idle timeout that fences a frozen owner, and
-// READ COMMITTED for the next transaction only (an assignment without
-// SESSION).
+// session is the statement that prepares a connection's session for
+// claims of lease secs: the idle timeout that fences a frozen owner, and
+// READ COMMITTED as the session's isolation (it stays set on the pool's
+// connection, as the SET is made once per connection).
 func (f flavor) session(secs int64) string {
 	n := strconv.FormatInt(max(secs, 1), 10)
 	if f == mySQL {
-		return "SET SESSION wait_timeout = " + n + ", @@transaction_isolation = 'READ-COMMITTED'"
+		return "SET SESSION wait_timeout = " + n + ", SESSION transaction_isolation = 'READ-COMMITTED'"
 	}
-	return "SET SESSION idle_transaction_timeout = " + n + ", @@tx_isolation = 'READ-COMMITTED'"
+	return "SET SESSION idle_transaction_timeout = " + n + ", SESSION tx_isolation = 'READ-COMMITTED'"
 }
