@@ -6,7 +6,7 @@ import "context"
 type Info struct {
 	Key       string // the client's idempotency key, unquoted
 	Operation string // the operation ID the key is scoped to
-	Fence     int64  // fencing token: 1 for a first run, +1 for every takeover
+	Fence     int64  // fencing token, above every earlier run's of the key: 1 for a first run and +1 for every takeover, or, on an idemstore.TxStore, its claim's (pgstore: the transaction's id)
 	Recovered bool   // a stale lease was taken over for this run
 }
 

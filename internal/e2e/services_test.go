@@ -382,12 +382,15 @@ func TestRunsOnceAcrossServices(t *testing.T) {
 			}
 			reruns := 0
 			for _, line := range second.output(t) {
-				if strings.HasPrefix(line, "run ") && strings.HasSuffix(line, " fence 2") {
+				// Every run of the second process is a re-run: on fence 2
+				// after Redis's lease, on a claim of its own after
+				// PostgreSQL rolled the first one's back.
+				if strings.HasPrefix(line, "run ") {
 					reruns++
 				}
 			}
 			if reruns != orders {
-				t.Errorf("the second shop process ran %d orders again on fence 2, want all %d", reruns, orders)
+				t.Errorf("the second shop process ran %d orders again, want all %d", reruns, orders)
 			}
 
 			prov.mu.Lock()

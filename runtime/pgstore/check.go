@@ -39,7 +39,7 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // that the table exists with the expected columns and types and a unique
 // key on key, that every column the store does not write may be left out
 // (NULL or a DEFAULT), that nothing on the table can refuse the store's
-// statements once a handler has run (triggers, check and foreign-key
+// statements once a handler has run (triggers, rules, check and foreign-key
 // constraints, unique indexes other than the key's), and that the current
 // user may select, insert, update and delete in it. Call it from a startup
 // or readiness probe; the store also runs it before its first acquire and
@@ -136,7 +136,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	t := s.table.name
 	var problems []string
 	var unique, sel, ins, upd, del bool
-	var triggers, constraints, indexes []string
+	var triggers, constraints, indexes, rules []string
 	err := s.pool.QueryRow(ctx, `SELECT
 	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND a.attname = 'key'),
@@ -147,8 +147,9 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	ARRAY(SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 		WHERE i.indrelid = $1::regclass AND (i.indisunique OR i.indisexclusion) AND NOT (i.indnkeyatts = 1 AND i.indpred IS NULL
 			AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'key'))
-		ORDER BY c.relname)`,
-		s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes)
+		ORDER BY c.relname),
+	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename)`,
+		s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,9 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	}
 	for _, c := range constraints {
 		problems = append(problems, fmt.Sprintf("constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP CONSTRAINT %s)", c, t, c))
+	}
+	for _, r := range rules {
+		problems = append(problems, fmt.Sprintf("rule %s rewrites the store's statements on the table (one that does nothing makes every write of the store vanish) (DROP RULE %s ON %s)", r, r, t))
 	}
 	for _, ix := range indexes {
 		problems = append(problems, fmt.Sprintf("unique index %s can refuse the store's writes after a handler has run: only key is unique (DROP INDEX %s)", ix, ix))

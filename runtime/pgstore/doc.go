@@ -15,16 +15,22 @@
 //	tx := pgstore.Tx(r.Context())
 //	_, err := tx.Exec(ctx, `INSERT INTO payments ...`)
 //
-// The engine opens it after acquiring the key (the lease commits on its
-// own, so a concurrent duplicate sees it), writes the completion into it
-// with the owner and fence checked under the record's row lock, and commits
-// before answering the client. The handler's writes and the stored response
-// become visible together or not at all: a crash before the commit leaves
-// neither (the retry after the lease runs once), a handler error, a status
-// that is not stored, a panic or a cancelled request roll both back and
-// release the lease, and a stale owner (its lease taken over while it was
-// frozen) has its completion refused and its writes rolled back, its client
-// answered what the key stands for now. What Tx cannot undo: a call to
+// The key is claimed inside that transaction ([Store.AcquireRun]): a
+// read-only SELECT answers a replay, a mismatch or a conflict; otherwise
+// BEGIN and the claim go in one round trip, the claim holding the key's
+// advisory lock, so that a concurrent duplicate is answered 409 at once.
+// The handler's statements run in it, and the completion goes with COMMIT:
+// one commit per first request, durable whatever the server's
+// synchronous_commit. The claim, the handler's writes and the stored
+// response become visible together or not at all: a crash before the
+// commit leaves nothing (PostgreSQL rolls back the dead connection's
+// transaction, and the retry runs at once), a handler error, a status that
+// is not stored, a panic or a cancelled request roll everything back, and
+// a frozen owner (a process stopped with its transaction open) holds the
+// key for at most the operation's lock after its last statement: the
+// server then ends its transaction (idle_in_transaction_session_timeout),
+// a retry claims the key, and the owner, when it wakes, commits nothing
+// and its client is answered what the key stands for now. What Tx cannot undo: a call to
 // another system from the handler (an HTTP request, a message sent); the
 // fence (idem.FromContext) and that system's own idempotency key cover it.
 //

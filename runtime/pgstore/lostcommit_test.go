@@ -3,7 +3,9 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
@@ -18,8 +20,8 @@ import (
 )
 
 // cutProxy forwards TCP connections to a PostgreSQL server; once armed, it
-// forwards the next COMMIT it sees (a simple-protocol Query message) and
-// then cuts that connection, so that the server commits but its answer
+// forwards the next COMMIT it sees (the Bind of pgx's prepared COMMIT, as
+// the store sends it after the completion) and then cuts that connection, so that the server commits but its answer
 // never reaches the client. With dropCancels, it closes every connection
 // that carries a CancelRequest instead of forwarding it, so that a
 // statement the client gave up on runs to its end, as a COMMIT past the
@@ -38,7 +40,19 @@ type cutProxy struct {
 // its connection: length 16, then this.
 const cancelRequestCode = 80877102
 
-var commitMsg = []byte("Q\x00\x00\x00\x0bcommit\x00")
+// commitBind is the Bind of COMMIT as pgx prepares it (its statement
+// cache names a statement "stmtcache_" and the hex of 24 bytes of its
+// SQL's SHA-256): the empty portal's name, then the statement's.
+var commitBind = func() []byte {
+	sum := sha256.Sum256([]byte("COMMIT"))
+	return []byte("\x00stmtcache_" + hex.EncodeToString(sum[:24]) + "\x00")
+}()
+
+// bindsCommit reports whether b holds a Bind message of COMMIT.
+func bindsCommit(b []byte) bool {
+	i := bytes.Index(b, commitBind)
+	return i >= 5 && b[i-5] == 'B'
+}
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +103,7 @@ func (p *cutProxy) serve(client net.Conn) {
 			if _, werr := server.Write(buf[:n]); werr != nil {
 				break
 			}
-			if bytes.Contains(buf[:n], commitMsg) && p.armed.CompareAndSwap(true, false) {
+			if bindsCommit(buf[:n]) && p.armed.CompareAndSwap(true, false) {
 				p.cut.Add(1)
 				// The server has the COMMIT; the client never hears back.
 				_ = client.Close()

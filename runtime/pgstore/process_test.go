@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/pgstore"
@@ -140,8 +142,11 @@ func takeover(t *testing.T, s *pgstore.Store, pay string, runs *atomic.Int64) *h
 }
 
 // TestCrashBeforeAnswer: the server process dies (SIGKILL) after the
-// handler's INSERT and before it answers. Nothing it wrote stays, and the
-// retry after the lease runs the handler once.
+// handler's INSERT and before it answers. Nothing it wrote stays, not even
+// its claim: once PostgreSQL has seen its connections close (and rolled
+// their transactions back), the retry runs the handler at once, without
+// waiting for a lease (its operation does not wait: a 409 would fail the
+// test), and once.
 func TestCrashBeforeAnswer(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)
@@ -161,9 +166,12 @@ func TestCrashBeforeAnswer(t *testing.T) {
 	if n := pgtest.Count(t, pool, pay, "true"); n != 0 {
 		t.Fatalf("%d payment rows after the crash, want 0", n)
 	}
-
+	waitNoOpenTransaction(t, pool)
 	var runs atomic.Int64
-	b := takeover(t, s, pay, &runs)
+	op := *payOp
+	op.Lock = childLock
+	b := httptest.NewServer(serve(idem.NewEngine(s), &op, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	t.Cleanup(b.Close)
 	st, body := post(t, b.Client(), b.URL, "crash")
 	if st != http.StatusCreated || runs.Load() != 1 {
 		t.Fatalf("retry = %d %s after %d runs; want 201 from one run", st, body, runs.Load())
@@ -176,10 +184,37 @@ func TestCrashBeforeAnswer(t *testing.T) {
 	}
 }
 
+// waitNoOpenTransaction waits until no session of the database but the
+// caller's is in a transaction: PostgreSQL has noticed that a killed
+// process's connections closed and rolled their transactions back. It
+// polls pg_stat_activity, for at most 10 s.
+func waitNoOpenTransaction(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var open int
+		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`).Scan(&open)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case open == 0:
+			return
+		case time.Now().After(deadline):
+			t.Fatalf("%d sessions still in a transaction 10 s after the crash", open)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestStaleOwnerFrozen: the owner is frozen (SIGSTOP) after its INSERT,
-// past its lease; a second instance takes the key over and commits. On
-// SIGCONT the first owner's completion is refused and its INSERT rolled
-// back (exactly one row), and its client gets the second run's answer.
+// with its transaction open. Meanwhile a duplicate is answered 409 at once;
+// once the transaction has been idle for the lock, the server ends it
+// (idle_in_transaction_session_timeout, which the store sets to the lock)
+// and a second instance's retry, waiting (Operation.Wait), claims the key
+// and commits. On SIGCONT the first owner's completion commits nothing
+// (its INSERT went with its transaction: exactly one row), and its client
+// gets the second run's answer.
 func TestStaleOwnerFrozen(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)
@@ -194,7 +229,12 @@ func TestStaleOwnerFrozen(t *testing.T) {
 	}
 	var runs atomic.Int64
 	b := takeover(t, s, pay, &runs)
-	st, body := post(t, b.Client(), b.URL, "stale") // waits for the frozen owner's lease to lapse
+	dup := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	t.Cleanup(dup.Close)
+	if st, body := post(t, dup.Client(), dup.URL, "stale"); st != http.StatusConflict {
+		t.Fatalf("a duplicate while the owner is frozen = %d %s, want 409", st, body)
+	}
+	st, body := post(t, b.Client(), b.URL, "stale") // waits for the server to end the frozen owner's transaction
 	if st != http.StatusCreated || runs.Load() != 1 {
 		t.Fatalf("takeover = %d %s after %d runs; want 201 from one run", st, body, runs.Load())
 	}

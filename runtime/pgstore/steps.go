@@ -56,6 +56,10 @@ func stepsSchemaSQL(t table) string {
 // stepStatements are the journal's SQL for one records' table.
 type stepStatements struct {
 	load, save, purge string
+	// An open run's (its claim not committed): by the key and the
+	// request's fingerprint, the owner checked by the advisory lock its
+	// transaction's session holds.
+	loadClaimed, saveClaimed string
 }
 
 func newStepStatements(t table) stepStatements {
@@ -81,6 +85,22 @@ INSERT INTO %[2]s (key, name, fingerprint, result, expires_at)
 SELECT key, $4, fingerprint, $5, greatest(expires_at, statement_timestamp() + $6::bigint`+ms+`) FROM r
 ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, t.quoted, steps),
 
+		// $1 key, $2 fingerprint. The journal of an open run's request.
+		loadClaimed: fmt.Sprintf(`SELECT name, result FROM %[1]s
+WHERE key = $1 AND fingerprint = $2 AND expires_at > statement_timestamp()`, steps),
+
+		// $1 key, $2 fingerprint, $3 the run's backend pid, $4 name, $5
+		// result, $6 retention ms. Journals the step if the run's session
+		// holds the key's advisory lock (the claim's transaction is
+		// open): pg_locks shows a 64-bit advisory key as its halves.
+		saveClaimed: fmt.Sprintf(`WITH h AS (SELECT %[2]s AS h)
+INSERT INTO %[1]s (key, name, fingerprint, result, expires_at)
+SELECT $1, $4, $2, $5, statement_timestamp() + $6::bigint`+ms+` FROM h
+WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.pid = $3
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.classid = ((h.h >> 32) & 4294967295)::oid AND l.objid = (h.h & 4294967295)::oid AND l.objsubid = 1)
+ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, steps, lockKey(t.quoted, 1)),
+
 		// $1 batch size, as the records' purge.
 		purge: fmt.Sprintf(`DELETE FROM %[1]s WHERE (key, name) IN (
 	SELECT key, name FROM %[1]s WHERE expires_at <= statement_timestamp()
@@ -89,12 +109,18 @@ AND expires_at <= statement_timestamp()`, steps),
 	}
 }
 
-// LoadSteps implements [idemstore.StepStore]: one statement.
+// LoadSteps implements [idemstore.StepStore]: one statement. For a run whose
+// claim is held by its open transaction (AcquireRun) it reads the entries
+// journaled for the key and the run's fingerprint.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.steps.load, key, token)
+	sql, args := s.steps.load, []any{key, token}
+	if r, ok := s.runs.Load(runKey{key, token}); ok {
+		sql, args = s.steps.loadClaimed, []any{key, r.(*runTx).fp}
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, storeError("steps", err)
 	}
@@ -116,7 +142,10 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	if err := rows.Err(); err != nil {
 		return nil, storeError("steps", err)
 	}
-	if steps == nil {
+	switch {
+	case steps == nil && sql == s.steps.loadClaimed:
+		return map[string][]byte{}, nil
+	case steps == nil:
 		return nil, idemstore.ErrNotOwner
 	}
 	return steps, nil
@@ -131,15 +160,26 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // run's transaction wrote and has not committed, and must not write rows
 // the run's transaction has written (it would wait for a lock its own run
 // holds until the response).
+//
+// For a run whose claim is held by its open transaction (AcquireRun), the
+// journal entry is written only while that transaction's session holds the
+// key's advisory lock, which it does until the run commits or rolls back,
+// or the server ends it (a frozen owner's): a run whose claim was lost
+// journals nothing. The step's transaction commits durably, as the run's.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
 	if err := s.checkArgs(key, token); err != nil {
 		return nil, err
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	st := &stepTx{s: s, key: key, token: token, fence: fence}
+	if r, ok := s.runs.Load(runKey{key, token}); ok {
+		st.fp, st.pid = r.(*runTx).fp, r.(*runTx).pid
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
 	if err != nil {
 		return nil, storeError("begin step", err)
 	}
-	return &stepTx{s: s, tx: tx, key: key, token: token, fence: fence}, nil
+	st.tx = tx
+	return st, nil
 }
 
 // stepTx is one step's transaction.
@@ -148,6 +188,8 @@ type stepTx struct {
 	tx         pgx.Tx
 	key, token string
 	fence      int64
+	fp         string // an open run's: its fingerprint
+	pid        uint32 // an open run's: its session's backend pid (0: none)
 }
 
 // Context implements [idemstore.StepTx]: [Tx] of the returned context is the
@@ -165,7 +207,12 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 		_ = t.tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
-	tag, err := t.tx.Exec(ctx, t.s.steps.save, t.key, t.token, t.fence, name, result, ret)
+	var tag pgconn.CommandTag
+	if t.pid != 0 {
+		tag, err = t.tx.Exec(ctx, t.s.steps.saveClaimed, t.key, t.fp, int64(t.pid), name, result, ret)
+	} else {
+		tag, err = t.tx.Exec(ctx, t.s.steps.save, t.key, t.token, t.fence, name, result, ret)
+	}
 	if err != nil {
 		_ = t.tx.Rollback(context.WithoutCancel(ctx))
 		return storeError("step", err)

@@ -16,17 +16,18 @@ import (
 )
 
 // Store is the [idemstore.Store] on PostgreSQL, and an [idemstore.TxStore]: one row per
-// key in one table, each transition a single statement (or, for Acquire, two
-// in one implicit transaction) under the row's lock, timed only by the
-// database's clock. It is safe for concurrent use.
+// key in one table, timed only by the database's clock. It is safe for
+// concurrent use.
 //
-// A first request costs five round trips (acquire, BEGIN, the completion's
-// UPDATE, COMMIT; the handler's own statements ride in the same
-// transaction), a replay, a mismatch or a conflict one.
+// Through the engine (AcquireRun), a first request costs three round trips
+// and one commit besides the handler's own statements: the read-only
+// SELECT, BEGIN with the claim, the completion with COMMIT; a replay or a
+// mismatch one read-only SELECT; a conflict with an open claim two (the
+// SELECT, and the claim that finds the key's lock taken, rolled back).
 //
 // Size the pool above the number of requests that run handlers at once:
-// each holds a connection for its transaction, and its heartbeat needs
-// another for a moment every lock/3.
+// each holds a connection for its transaction, from the claim to the
+// commit.
 //
 // Every error it returns, other than [idemstore.ErrNotOwner] and the argument
 // checks, is a *[idemstore.StoreError], which matches [idemstore.ErrStoreUnavailable]
@@ -44,6 +45,10 @@ type Store struct {
 	sql    statements
 	steps  stepStatements // the step journal's (steps.go)
 	verify verifier
+
+	// runs are the open runs' transactions, by key and owner token, for
+	// the steps they journal (steps.go).
+	runs sync.Map // runKey -> *runTx
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -169,10 +174,15 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
+	b.Queue("SELECT " + durable) // in the batch's implicit transaction
 	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
-	acq, err := readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
+	_, err = br.Exec()
+	var acq idemstore.Acquisition
+	if err == nil {
+		acq, err = readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
+	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -200,52 +210,21 @@ func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acqui
 	case !errors.Is(err, pgx.ErrNoRows):
 		return idemstore.Acquisition{}, err
 	}
-	var (
-		fp          string
-		completed   bool
-		remainingMS int64
-		status      *int32
-		header      http.Header
-		body        []byte
-		omitted     bool
-	)
-	err = br.QueryRow().Scan(&fp, &completed, &remainingMS, &status, &header, &body, &omitted)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		// Expired between the two statements: the retry will create it.
+	acq, _, err := scanRecord(br.QueryRow(), fingerprint, prev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Expired between the two statements (the retry will create it),
+		// or claimed by a run whose transaction is open.
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
-	case err != nil:
-		return idemstore.Acquisition{}, err
-	case fp != fingerprint && (prev == "" || fp != prev):
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
-	case !completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, nil
-	case status == nil:
-		return idemstore.Acquisition{}, errors.New("completed record without a status")
 	}
-	if body == nil {
-		body = []byte{}
-	}
-	rec := &idemstore.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
-	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, nil
+	return acq, err
 }
 
 // Complete implements [idemstore.Store]: it stores rec if token still owns the
 // in-progress record (its lease may have lapsed, as long as no other
-// attempt took it over). The engine calls it only for a store that is not
-// an [idemstore.TxStore]; pgstore's runs complete through [idemstore.RunTx.Commit].
+// attempt took it over), durably whatever the server's synchronous_commit.
+// The engine calls it only for a store that is not an [idemstore.TxStore];
+// pgstore's runs complete through [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	return s.complete(ctx, s.pool, key, token, 0, rec, retention)
-}
-
-// querier is a pool or a transaction.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
-// complete writes rec through q if token (and fence, unless 0) own key's
-// in-progress record.
-func (s *Store) complete(ctx context.Context, q querier, key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
 	ms, err := durationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		return err
@@ -260,7 +239,18 @@ func (s *Store) complete(ctx context.Context, q querier, key, token string, fenc
 	if header == nil {
 		header = http.Header{}
 	}
-	tag, err := q.Exec(ctx, s.sql.complete, key, token, fence, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
+	b := &pgx.Batch{}
+	b.Queue("SELECT " + durable) // in the batch's implicit transaction
+	b.Queue(s.sql.complete, key, token, 0, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
+	br := s.pool.SendBatch(ctx, b)
+	_, err = br.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return s.refused("complete", storeError("complete", err))
 	}

@@ -3,10 +3,14 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
@@ -17,103 +21,295 @@ import (
 // timeout the COMMIT itself had.
 const lookupTimeout = 10 * time.Second
 
+// conflictHint is the Remaining of a conflict with a claim held by an open
+// transaction, whose end the store cannot foresee: the duplicate's
+// Retry-After.
+const conflictHint = time.Second
+
+// claimTries bounds the read-then-claim rounds of one AcquireRun: a claim
+// finds a live record only when one committed between its read and its
+// claim, and the next read answers from it.
+const claimTries = 3
+
 // txKey is the context key of a run's transaction.
 type txKey struct{}
 
 // Tx returns the transaction of the protected run whose context ctx is (or
 // derives from), or nil outside one: in a handler that runs without a key,
 // one that runs unprotected (fail-open), or one on another store. The
-// handler's statements in it commit together with the stored response, or
-// not at all. The handler must not commit or roll it back: the engine does.
+// handler's statements in it commit together with the claim and the stored
+// response, or not at all. The handler must not commit or roll it back (its
+// Commit and Rollback return an error): the engine does. Begin makes a
+// savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {
 	tx, _ := ctx.Value(txKey{}).(pgx.Tx)
 	return tx
 }
 
-// AcquireRun implements [idemstore.TxStore]: [Store.Acquire], then, for a
-// claim, the run's transaction on a connection of the pool, which it holds
-// until the run commits or rolls back (and a rollback releases the lease).
-// The transaction is READ COMMITTED whatever the database's default: the
-// completion's UPDATE must see the record's row as it is, which REPEATABLE
-// READ and SERIALIZABLE refuse (could not serialize access). A handler that
-// needs a stronger guarantee for its own rows locks them (SELECT ... FOR
-// UPDATE).
+// AcquireRun implements [idemstore.TxStore]: the key is claimed inside the
+// run's transaction, which commits once, with the handler's writes and the
+// record.
+//
+// A read-only SELECT answers a replay, a mismatch, or a conflict with a
+// record that [Store.Acquire] committed (no row lock, no transaction id,
+// nothing written: one round trip). Otherwise BEGIN, the settings and the
+// claim go in one round trip on a connection of the pool, which the run
+// holds until it commits or rolls back: the claim tries the key's advisory
+// lock (pg_try_advisory_xact_lock of a hash of the table and key) and,
+// holding it, inserts the record (or takes over an expired one, or one
+// whose lease lapsed); a duplicate finds the lock taken and is answered a
+// conflict at once, with a Remaining of one second. The transaction is READ
+// COMMITTED whatever the database's default, commits durably (its
+// synchronous_commit is on when the server's is off), and is ended by the
+// server once its owner has sent nothing for req.Lease
+// (idle_in_transaction_session_timeout), which is what bounds a frozen
+// owner. The claim's fence is the transaction's id.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	acq, err := s.Acquire(ctx, req)
-	if err != nil || (acq.Outcome != idemstore.OutcomeFirstRun && acq.Outcome != idemstore.OutcomeRecovered) {
-		return acq, nil, err
-	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
-		_ = s.Release(context.WithoutCancel(ctx), req.Key, req.Token)
-		return idemstore.Acquisition{}, nil, storeError("begin", err)
+		return idemstore.Acquisition{}, nil, err
 	}
-	// The claim's fence is above every earlier claim's: the transaction's
-	// id. The record keeps its own; the token checks the owner.
-	if err := tx.QueryRow(ctx, `SELECT greatest(pg_current_xact_id()::text::bigint, $1::bigint)`, acq.Fence).Scan(&acq.Fence); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		_ = s.Release(context.WithoutCancel(ctx), req.Key, req.Token)
-		return idemstore.Acquisition{}, nil, storeError("begin", err)
+	if err := s.checkArgs(req.Key, req.Token); err != nil {
+		return idemstore.Acquisition{}, nil, err
 	}
-	return acq, &runTx{s: s, tx: tx, key: req.Key, token: req.Token}, nil
+	if req.Fingerprint == "" {
+		return idemstore.Acquisition{}, nil, errors.New("idem: acquire: empty fingerprint")
+	}
+	if err := s.verified(ctx); err != nil {
+		return idemstore.Acquisition{}, nil, err
+	}
+	s.purgeOnce.Do(s.startPurge)
+	for try := 1; ; try++ {
+		acq, lapsed, found, err := s.read(ctx, req)
+		switch {
+		case err != nil:
+			return idemstore.Acquisition{}, nil, s.refused("acquire", storeError("acquire", err))
+		case found && !lapsed:
+			return acq, nil, nil
+		}
+		acq, tx, err := s.claim(ctx, req, lease, lapsed)
+		if err != nil || tx != nil || acq.Outcome == idemstore.OutcomeConflict || try == claimTries {
+			if err == nil && tx == nil && acq.Outcome != idemstore.OutcomeConflict {
+				acq = idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: conflictHint}
+			}
+			return acq, tx, err
+		}
+		// A live record committed between the read and the claim: read it.
+	}
 }
 
-// runTx is one run's transaction.
+// read is AcquireRun's read-only look at the key's record: found is false
+// when there is none (or it expired), lapsed true for an in-progress record
+// whose lease has lapsed (a claim takes it over); otherwise acq is the
+// answer.
+func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
+	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint, req.PreviousFingerprint)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return idemstore.Acquisition{}, false, false, nil
+	}
+	return acq, lapsed, err == nil, err
+}
+
+// scanRecord decides the answer of a request with fingerprint and previous
+// fingerprint prev ("" for none) from row, a reply of the read statement;
+// lapsed reports an in-progress record of the request whose lease lapsed.
+func scanRecord(row pgx.Row, fingerprint, prev string) (acq idemstore.Acquisition, lapsed bool, err error) {
+	var (
+		fp          string
+		completed   bool
+		remainingMS int64
+		status      *int32
+		header      http.Header
+		body        []byte
+		omitted     bool
+	)
+	if err := row.Scan(&fp, &completed, &remainingMS, &status, &header, &body, &omitted, &lapsed); err != nil {
+		return idemstore.Acquisition{}, false, err
+	}
+	switch {
+	case fp != fingerprint && (prev == "" || fp != prev):
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
+	case !completed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, lapsed, nil
+	case status == nil:
+		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	rec := &idemstore.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+}
+
+// claim begins the run's transaction with the claim, in one round trip. It
+// returns the open run (FirstRun, or Recovered when the read found a lapsed
+// lease), a conflict when another open claim holds the key's lock, or,
+// with a nil run and a zero acquisition, that a live record committed since
+// the read.
+func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease int64, lapsed bool) (idemstore.Acquisition, idemstore.RunTx, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return idemstore.Acquisition{}, nil, storeError("acquire", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.sql.begin)
+	b.Queue(s.sql.settings, req.Key, strconv.FormatInt(min(lease, 1<<31-1), 10))
+	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS, req.PreviousFingerprint)
+	br := c.Conn().SendBatch(ctx, b)
+	var locked bool
+	var fence, xid int64
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&locked, nil, nil)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&fence, &xid)
+	}
+	if cerr := br.Close(); err == nil || errors.Is(err, pgx.ErrNoRows) {
+		if cerr != nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID()}
+		s.runs.Store(runKey{req.Key, req.Token}, r)
+		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
+		if lapsed {
+			acq.Outcome = idemstore.OutcomeRecovered
+		}
+		return acq, r, nil
+	}
+	endConn(ctx, c)
+	switch {
+	case !errors.Is(err, pgx.ErrNoRows):
+		return idemstore.Acquisition{}, nil, s.refused("acquire", storeError("acquire", err))
+	case !locked:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
+	}
+	return idemstore.Acquisition{}, nil, nil
+}
+
+// endConn rolls back what c's transaction holds, if anything, and returns
+// c to the pool (which closes a connection that is broken or still in a
+// transaction).
+func endConn(ctx context.Context, c *pgxpool.Conn) {
+	if c.Conn().PgConn().TxStatus() != 'I' && !c.Conn().IsClosed() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+		_, _ = c.Conn().Exec(rctx, "ROLLBACK")
+		cancel()
+	}
+	c.Release()
+}
+
+// runKey names an open run: its key and owner token.
+type runKey struct{ key, token string }
+
+// runTx is one run's open transaction, which holds its key's claim.
 type runTx struct {
-	s     *Store
-	tx    pgx.Tx
-	key   string
-	token string
-	fence int64
+	s          *Store
+	c          *pgxpool.Conn // held until Commit or Rollback
+	tx         connTx
+	key, fp    string
+	token      string
+	fence, xid int64  // the claim's fence, and the transaction's id
+	pid        uint32 // the backend's, which holds the key's lock (steps.go)
+	mu         sync.Mutex
+	done       bool // committed or rolled back: c is back in the pool
 }
 
 // Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, txKey{}, r.tx)
+	return context.WithValue(ctx, txKey{}, pgx.Tx(&r.tx))
 }
 
-// Commit implements [idemstore.RunTx]: the completion's UPDATE (owner and fence
-// checked under the row lock it takes), then COMMIT. A refused completion
-// rolls back. A COMMIT that fails without a server's answer (the
-// connection broke, or ctx ended while the server was still committing) is
-// looked up on another connection and a context of its own (at most 10 s):
-// the lookup waits for the row's lock, so it sees the transaction's end,
-// and nil is returned if it committed.
+// Commit implements [idemstore.RunTx]: the completion (checked to update
+// the claim's own row, or the COMMIT after it is not run) and COMMIT, in
+// one round trip.
+//
+// A transaction that the server ended (the owner was idle past its lease:
+// a frozen owner's) commits nothing: ErrNotOwner. A COMMIT that fails
+// without a server's answer (the connection broke, or ctx ended while the
+// server was still committing) is looked up on another connection and a
+// context of its own (at most 10 s), by the transaction's id (waiting for
+// the key's lock while it is still in progress), and nil is returned if it
+// committed.
 //
 // A transaction that a failed statement of the handler's has aborted (a
-// unique violation the handler answered 422, say) can commit
-// nothing: it is rolled back, and the result is stored on its own, the
-// owner and fence checked all the same.
+// unique violation the handler answered 422, say) can commit nothing: it
+// is rolled back, and the result is stored on its own, in a transaction
+// that holds the key's lock, unless another claim committed a live record
+// meanwhile (ErrNotOwner).
 func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention time.Duration) error {
-	err := r.s.complete(ctx, r.tx, r.key, r.token, r.fence, rec, retention)
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "25P02" { // in_failed_sql_transaction
-		if rerr := r.tx.Rollback(ctx); rerr != nil {
-			return storeError("rollback", rerr)
-		}
-		return r.s.complete(ctx, r.s.pool, r.key, r.token, r.fence, rec, retention)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return storeError("commit", pgx.ErrTxClosed)
+	}
+	r.done = true
+	defer r.s.runs.Delete(runKey{r.key, r.token})
+	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	if err == nil && rec == nil {
+		err = errors.New("idem: complete: nil record")
 	}
 	if err != nil {
-		_ = r.tx.Rollback(context.WithoutCancel(ctx))
-		r.release(ctx)
+		endConn(ctx, r.c)
 		return err
 	}
-	err = r.tx.Commit(ctx)
-	if err == nil {
+	header := rec.Header
+	if header == nil {
+		header = http.Header{}
+	}
+	b := &pgx.Batch{}
+	b.Queue(r.s.sql.completeClaim, r.key, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
+	b.Queue("COMMIT")
+	br := r.c.Conn().SendBatch(ctx, b)
+	var one int
+	completeErr := br.QueryRow().Scan(&one)
+	var commitErr error
+	if completeErr == nil {
+		_, commitErr = br.Exec()
+	}
+	if cerr := br.Close(); completeErr == nil && commitErr == nil {
+		commitErr = cerr
+	}
+	if completeErr == nil && commitErr == nil {
+		r.c.Release()
 		return nil
 	}
-	defer r.release(ctx) // owner-checked: undoes nothing that committed
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) {
-		// The server answered: it rolled back (a serialization failure, a
-		// deferred constraint of the handler's).
-		return storeError("commit", err)
+	var pe *pgconn.PgError
+	switch {
+	case completeErr != nil && errors.As(completeErr, &pe):
+		endConn(ctx, r.c)
+		switch {
+		case pe.Code == "25P02": // in_failed_sql_transaction: the handler's
+			return r.s.storeAlone(ctx, r, rec, header, ret)
+		case pe.Code == "22012": // division_by_zero: the row is not the claim's
+			return idemstore.ErrNotOwner
+		case pe.Code == "25P03" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03":
+			// The server ended the session (idle in transaction past the
+			// lease, shut down) before the completion: nothing committed,
+			// and the claim is gone with the transaction.
+			return idemstore.ErrNotOwner
+		}
+		return r.s.refused("complete", storeError("complete", completeErr))
+	case completeErr != nil && r.c.Conn().IsClosed() && !sent(completeErr):
+		// The connection was gone before the batch was sent: closed by
+		// the server after it ended the transaction (idle past the lease),
+		// or broken.
+		r.c.Release()
+		return idemstore.ErrNotOwner
+	case commitErr != nil && (errors.As(commitErr, &pe) || errors.Is(commitErr, pgx.ErrTxCommitRollback)):
+		// The server answered the COMMIT: it rolled back (a serialization
+		// failure, a deferred constraint of the handler's).
+		endConn(ctx, r.c)
+		return storeError("commit", commitErr)
 	}
-	// The lookup gets a context of its own: the COMMIT may have outlived
-	// ctx's deadline (that is often why its answer was lost), and a lookup
-	// on ctx would then fail at once without asking. It waits for the
-	// row's lock, so it ends when the committing transaction does.
+	// No answer: the transaction may have committed. Look it up.
+	r.c.Release()
+	err = errors.Join(completeErr, commitErr)
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
 	defer cancel()
-	committed, lerr := r.s.lookup(lctx, r.key, r.token)
+	committed, lerr := r.s.lookup(lctx, r.key, r.xid)
 	switch {
 	case lerr != nil:
 		return storeError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
@@ -123,31 +319,100 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	return storeError("commit", err)
 }
 
-// Rollback implements [idemstore.RunTx]: the transaction is rolled back and
-// the lease released.
+// sent reports whether err, an error of a statement of a batch, may have
+// come after the batch reached the server.
+func sent(err error) bool { return !pgconn.SafeToRetry(err) }
+
+// Rollback implements [idemstore.RunTx].
 func (r *runTx) Rollback(ctx context.Context) error {
-	err := r.tx.Rollback(ctx)
-	if errors.Is(err, pgx.ErrTxClosed) {
-		return nil // after Commit
-	}
-	r.release(ctx)
-	if err == nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
 		return nil
+	}
+	r.done = true
+	r.s.runs.Delete(runKey{r.key, r.token})
+	conn := r.c.Conn()
+	if conn.IsClosed() {
+		r.c.Release() // the server rolled back with the connection
+		return nil
+	}
+	_, err := conn.Exec(ctx, "ROLLBACK")
+	r.c.Release()
+	if err == nil || conn.IsClosed() {
+		return nil // a connection that broke: the server rolls back
 	}
 	return storeError("rollback", err)
 }
 
-// release releases the run's lease, once its transaction is over.
-func (r *runTx) release(ctx context.Context) {
-	_ = r.s.Release(context.WithoutCancel(ctx), r.key, r.token)
+// storeAlone stores rec for run r, whose transaction the handler's failed
+// statement aborted (rolled back by now), in a transaction of its own.
+func (s *Store) storeAlone(ctx context.Context, r *runTx, rec *idemstore.Record, header http.Header, ret int64) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return storeError("complete", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.sql.begin)
+	b.Queue(s.sql.settings, r.key, "0")
+	b.Queue(s.sql.store, r.key, r.fp, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
+	b.Queue("COMMIT")
+	br := c.Conn().SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	var stored bool
+	if err == nil {
+		var tag pgconn.CommandTag
+		tag, err = br.Exec()
+		stored = tag.RowsAffected() == 1
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	endConn(ctx, c)
+	switch {
+	case err != nil:
+		return s.refused("complete", storeError("complete", err))
+	case !stored:
+		return idemstore.ErrNotOwner
+	}
+	return nil
 }
 
-// lookup tells whether token's completion of key is committed.
-func (s *Store) lookup(ctx context.Context, key, token string) (bool, error) {
-	var committed bool
-	err := s.pool.QueryRow(ctx, s.sql.lookup, key, token).Scan(&committed)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+// lookup tells whether the transaction xid, which claimed key, committed:
+// it asks the server for the transaction's status, and while it is in
+// progress (committing) waits for it to end, on the key's lock.
+func (s *Store) lookup(ctx context.Context, key string, xid int64) (bool, error) {
+	var status *string
+	if err := s.pool.QueryRow(ctx, s.sql.xactStatus, xid).Scan(&status); err != nil {
+		return false, err
 	}
-	return committed, err
+	if status != nil && *status == "in progress" {
+		b := &pgx.Batch{}
+		b.Queue(s.sql.waitXact, key)
+		b.Queue(s.sql.xactStatus, xid)
+		br := s.pool.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			err = br.QueryRow().Scan(&status)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case status == nil:
+		return false, errors.New("the transaction's status is no longer kept")
+	case *status == "in progress":
+		return false, errors.New("the transaction is still in progress")
+	}
+	return *status == "committed", nil
 }

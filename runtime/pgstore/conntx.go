@@ -1,0 +1,190 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strconv"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// errEngineEnds is what Commit and Rollback of a run's transaction answer
+// the handler: the engine ends the transaction, with the record.
+var errEngineEnds = errors.New("pgstore: the run's transaction is committed or rolled back by the engine, not the handler")
+
+// connTx is the pgx.Tx that [Tx] hands a handler: the run's transaction on
+// its connection. The store begins it with the claim in one round trip
+// (pgx's BeginTx would take one of its own, before the claim), so it is
+// not pgx's type; it behaves as pgx's does, statements and savepoints
+// (Begin) alike, except that Commit and Rollback are the engine's.
+type connTx struct {
+	conn       *pgx.Conn
+	savepoints int64 // savepoints begun, to name the next
+}
+
+var _ pgx.Tx = (*connTx)(nil)
+
+// Begin starts a pseudo nested transaction: a savepoint, as pgx's Tx does.
+func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	t.savepoints++
+	sp := &savepointTx{tx: t, name: "idem_sp_" + strconv.FormatInt(t.savepoints, 10)}
+	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp.name); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// Commit refuses: the engine commits the run's transaction with its record.
+func (t *connTx) Commit(context.Context) error { return errEngineEnds }
+
+// Rollback refuses: the engine rolls the run's transaction back when the
+// handler returns an error or a status that is not stored.
+func (t *connTx) Rollback(context.Context) error { return errEngineEnds }
+
+// CopyFrom delegates to the connection.
+func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	return t.conn.CopyFrom(ctx, table, columns, src)
+}
+
+// SendBatch delegates to the connection.
+func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return t.conn.SendBatch(ctx, b)
+}
+
+// LargeObjects returns the large objects of the transaction.
+func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
+
+// Prepare delegates to the connection.
+func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return t.conn.Prepare(ctx, name, sql)
+}
+
+// Exec delegates to the connection.
+func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return t.conn.Exec(ctx, sql, args...)
+}
+
+// Query delegates to the connection.
+func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return t.conn.Query(ctx, sql, args...)
+}
+
+// QueryRow delegates to the connection.
+func (t *connTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return t.conn.QueryRow(ctx, sql, args...)
+}
+
+// Conn returns the connection.
+func (t *connTx) Conn() *pgx.Conn { return t.conn }
+
+// savepointTx is a savepoint of a run's transaction, as pgx's nested Tx.
+type savepointTx struct {
+	tx     *connTx
+	name   string
+	closed bool
+}
+
+var _ pgx.Tx = (*savepointTx)(nil)
+
+// Begin starts a further savepoint.
+func (sp *savepointTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if sp.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return sp.tx.Begin(ctx)
+}
+
+// Commit releases the savepoint.
+func (sp *savepointTx) Commit(ctx context.Context) error { return sp.end(ctx, "RELEASE SAVEPOINT ") }
+
+// Rollback rolls back to the savepoint; pgx.ErrTxClosed once ended.
+func (sp *savepointTx) Rollback(ctx context.Context) error {
+	return sp.end(ctx, "ROLLBACK TO SAVEPOINT ")
+}
+
+func (sp *savepointTx) end(ctx context.Context, verb string) error {
+	if sp.closed {
+		return pgx.ErrTxClosed
+	}
+	sp.closed = true
+	_, err := sp.tx.conn.Exec(ctx, verb+sp.name)
+	return err
+}
+
+// CopyFrom delegates to the transaction.
+func (sp *savepointTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if sp.closed {
+		return 0, pgx.ErrTxClosed
+	}
+	return sp.tx.CopyFrom(ctx, table, columns, src)
+}
+
+// SendBatch delegates to the transaction.
+func (sp *savepointTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if sp.closed {
+		return pgx.FailedBatchResults(b, pgx.ErrTxClosed)
+	}
+	return sp.tx.SendBatch(ctx, b)
+}
+
+// LargeObjects returns the large objects of the transaction.
+func (sp *savepointTx) LargeObjects() pgx.LargeObjects { return largeObjects(sp) }
+
+// Prepare delegates to the transaction.
+func (sp *savepointTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if sp.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return sp.tx.Prepare(ctx, name, sql)
+}
+
+// Exec delegates to the transaction.
+func (sp *savepointTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if sp.closed {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
+	return sp.tx.Exec(ctx, sql, args...)
+}
+
+// Query delegates to the transaction.
+func (sp *savepointTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if sp.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return sp.tx.Query(ctx, sql, args...)
+}
+
+// QueryRow delegates to the transaction.
+func (sp *savepointTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if sp.closed {
+		return errRow{pgx.ErrTxClosed}
+	}
+	return sp.tx.QueryRow(ctx, sql, args...)
+}
+
+// Conn returns the connection.
+func (sp *savepointTx) Conn() *pgx.Conn { return sp.tx.conn }
+
+// errRow is a Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// largeObjects returns pgx's LargeObjects over tx. pgx builds that value
+// only for its own Tx types (its one field, the Tx, is unexported), so it
+// is set through reflection; should pgx's type change shape, the zero
+// value is returned, whose methods panic (a test of this package checks
+// the shape).
+func largeObjects(tx pgx.Tx) pgx.LargeObjects {
+	var lo pgx.LargeObjects
+	v := reflect.ValueOf(&lo).Elem()
+	if v.NumField() != 1 || v.Field(0).Type() != reflect.TypeFor[pgx.Tx]() {
+		return lo
+	}
+	f := v.Field(0)
+	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(tx))
+	return lo
+}
