@@ -16,18 +16,19 @@
 //	tx := mysqlstore.Tx(r.Context())
 //	_, err := tx.ExecContext(ctx, `INSERT INTO payments ...`)
 //
-// The engine opens it after acquiring the key (the lease commits on its
-// own, so a concurrent duplicate sees it), writes the completion into it
-// with the owner and fence checked under the record's row lock, and commits
-// before answering the client. The handler's writes and the stored response
-// become visible together or not at all: a crash before the commit leaves
-// neither (the retry after the lease runs once), a handler error, a status
-// that is not stored, a panic or a cancelled request roll both back and
-// release the lease, and a stale owner (its lease taken over while it was
-// frozen) has its completion refused and its writes rolled back, its client
-// answered what the key stands for now. What Tx cannot undo: a call to
-// another system from the handler (an HTTP request, a message sent); the
-// fence (idem.FromContext) and that system's own idempotency key cover it.
+// The engine claims the key inside that transaction (AcquireRun: a
+// duplicate meanwhile is answered 409 at once, never waiting for it),
+// writes the completion into it, and commits before answering the client:
+// the claim, the handler's writes and the stored response become visible
+// together, in one commit, or not at all. A crash before the commit leaves
+// nothing (the retry runs at once), a handler error, a status that is not
+// stored, a panic or a cancelled request roll everything back, and a
+// frozen owner's transaction is ended by the server once idle for the
+// operation's lock (idle_transaction_timeout), its writes rolled back and
+// its client answered what the key stands for now. What Tx cannot undo: a
+// call to another system from the handler (an HTTP request, a message
+// sent); the fence (idem.FromContext) and that system's own idempotency key
+// cover it.
 //
 // A server or table the store cannot keep its promise on is misconfigured:
 // a server that can lose acknowledged commits (innodb_flush_log_at_trx_commit

@@ -34,8 +34,8 @@ const (
 	envPayments = "MYSQLSTORE_TEST_PAYMENTS" // the business table
 )
 
-// childLock is the lease of the child's operation: short, so that the tests
-// wait little for it to lapse.
+// childLock is the lock of the child's operation: short, so that the
+// server ends a frozen child's claim (idle_transaction_timeout, 1 s) soon.
 const childLock = time.Second
 
 // TestChildServer is the child's server; it does nothing in a normal run.
@@ -129,8 +129,8 @@ func postAsync(t *testing.T, url, key string) <-chan [2]string {
 }
 
 // takeover is a second instance in the test process: its operation waits
-// for a live lease to lapse (Wait), so its request is the retry that comes
-// after the lease. runs counts its handler's runs.
+// while the key is held (Wait), so its request is the retry that comes
+// once the first owner's claim has ended. runs counts its handler's runs.
 func takeover(t *testing.T, s *mysqlstore.Store, pay string, runs *atomic.Int64) *httptest.Server {
 	op := *payOp
 	op.Lock = childLock
@@ -141,8 +141,10 @@ func takeover(t *testing.T, s *mysqlstore.Store, pay string, runs *atomic.Int64)
 }
 
 // TestCrashBeforeAnswer: the server process dies (SIGKILL) after the
-// handler's INSERT and before it answers. Nothing it wrote stays, and the
-// retry after the lease runs the handler once.
+// handler's INSERT and before it answers. Nothing it wrote stays: its
+// connection closed, the database rolled back the claim and the INSERT
+// together, with no lease left to wait out; the retry runs the handler
+// once.
 func TestCrashBeforeAnswer(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, records := mysqltest.Store(t, db)
@@ -178,9 +180,11 @@ func TestCrashBeforeAnswer(t *testing.T) {
 }
 
 // TestStaleOwnerFrozen: the owner is frozen (SIGSTOP) after its INSERT,
-// past its lease; a second instance takes the key over and commits. On
-// SIGCONT the first owner's completion is refused and its INSERT rolled
-// back (exactly one row), and its client gets the second run's answer.
+// its transaction open; the database ends it once idle for the lock
+// (idle_transaction_timeout), and a second instance, answered 409 until
+// then, claims the key and commits. On SIGCONT the first owner's commit is
+// refused (ErrNotOwner: its transaction is gone, and its INSERT with it:
+// exactly one row), and its client gets the second run's answer.
 func TestStaleOwnerFrozen(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, records := mysqltest.Store(t, db)
@@ -195,7 +199,7 @@ func TestStaleOwnerFrozen(t *testing.T) {
 	}
 	var runs atomic.Int64
 	b := takeover(t, s, pay, &runs)
-	st, body := post(t, b.Client(), b.URL, "stale") // waits for the frozen owner's lease to lapse
+	st, body := post(t, b.Client(), b.URL, "stale") // 409s until the server ends the frozen owner's claim
 	if st != http.StatusCreated || runs.Load() != 1 {
 		t.Fatalf("takeover = %d %s after %d runs; want 201 from one run", st, body, runs.Load())
 	}

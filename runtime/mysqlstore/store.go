@@ -22,13 +22,13 @@ import (
 // the database's clock. It is safe for concurrent use.
 //
 // A replay, a mismatch or a conflict costs one read-only statement (a
-// consistent read: no lock, no write). A first request costs that read,
-// the claim, and the run's transaction: its BEGIN (with READ COMMITTED),
-// the handler's statements, the completion's UPDATE and COMMIT.
+// consistent read: no lock, no write). A first request costs that read and
+// the run's transaction: START TRANSACTION, the claim, the handler's
+// statements, the completion's UPDATE and COMMIT, one commit in all (see
+// [Store.AcquireRun]).
 //
 // Size the pool (sql.DB.SetMaxOpenConns) above the number of requests that
-// run handlers at once: each holds a connection for its transaction, and
-// its heartbeat needs another for a moment every lock/3.
+// run handlers at once: each holds a connection for its transaction.
 //
 // Every error it returns, other than [idemstore.ErrNotOwner] and the
 // argument checks, is a *[idemstore.StoreError], which matches
