@@ -201,7 +201,7 @@ func (s *Store) prepareSession(ctx context.Context, conn *sql.Conn, f flavor, se
 }
 
 // maxSessions bounds the store's memory of the sessions it set.
-const maxSessions = 4096
+const maxSessions = 1024
 
 // runTx is one run's transaction, which holds its key's claim.
 type runTx struct {
