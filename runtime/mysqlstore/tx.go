@@ -74,9 +74,10 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end context.CancelFunc, 
 //   - START TRANSACTION;
 //   - the claim, an INSERT ... ON DUPLICATE KEY UPDATE of the key's row
 //     that does not wait for a lock (SET STATEMENT
-//     innodb_lock_wait_timeout=0 FOR, MariaDB; at most a second on MySQL,
-//     whose least is 1): a row another open claim holds refuses it at once,
-//     which is a conflict, answered with a Remaining of a second.
+//     innodb_lock_wait_timeout=0 FOR, MariaDB; on MySQL the session's
+//     innodb_lock_wait_timeout, see noWait): a row another open claim
+//     holds refuses it at once, which is a conflict, answered with a
+//     Remaining of a second.
 //
 // The claim's fence is the database's clock in microseconds since 1970
 // (and above the fence of the committed record it takes over), so that it
