@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
@@ -52,4 +53,43 @@ func (ot *mysqlOrderTable) insert(ctx context.Context, o order) error {
 // count is the number of committed orders.
 func (ot *mysqlOrderTable) count(t *testing.T) int64 {
 	return int64(mysqltest.Count(t, ot.db, ot.name, "true"))
+}
+
+// mariadbShopSpace is shopSpace on MariaDB: the shop's records table and a
+// store on the same server for the provider.
+func mariadbShopSpace(t *testing.T) (string, idem.Store) {
+	db := mysqltest.DB(t, 20)
+	_, table := mysqltest.Store(t, db)
+	p, _ := mysqltest.Store(t, db)
+	return table, p
+}
+
+// openMariaDBStore is openStore on MariaDB (MYSQL_DSN), over table.
+func openMariaDBStore(table string) (idem.Store, error) {
+	db, err := sql.Open("mysql", os.Getenv("MYSQL_DSN"))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(64) // every stalled run holds its transaction's connection
+	return mysqlstore.New(db, mysqlstore.WithTable(table), mysqlstore.WithPurgeInterval(-1)), nil
+}
+
+// mariadbStepRows creates the table of the steps' rows for
+// TestStepsResumeAfterKill on MariaDB and, when the test ends, checks that
+// each step of each of orders committed one row.
+func mariadbStepRows(t *testing.T, orders int) string {
+	db := mysqltest.DB(t, 0)
+	rows := mysqltest.Name(t) + "_rows"
+	mysqltest.Exec(t, db, "CREATE TABLE `"+rows+"` (item VARCHAR(64) NOT NULL, step VARCHAR(32) NOT NULL) ENGINE=InnoDB")
+	t.Cleanup(func() {
+		for i := 1; i <= orders; i++ {
+			for _, step := range []string{"reserve", "charge"} {
+				if n := mysqltest.Count(t, db, rows, "item = ? AND step = ?", fmt.Sprint("order-", i), step); n != 1 {
+					t.Errorf("order-%d: %d rows of step %s committed, want 1", i, n, step)
+				}
+			}
+		}
+		mysqltest.Drop(t, db, rows)
+	})
+	return rows
 }
