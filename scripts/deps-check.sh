@@ -8,6 +8,11 @@
 #     the OpenTelemetry SDK, kin-openapi or oapi-codegen.
 #  2. A module with `go get -tool` of idemgen and oapi-codegen has at most
 #     TOOL_EXTRA_MAX modules more than one with oapi-codegen's tool alone.
+#  3. A fresh module whose program uses the runtime and the MySQL store
+#     (runtime/mysqlstore) has, besides idemgen's own modules, only the
+#     store's driver (github.com/go-sql-driver/mysql) and the driver's one
+#     dependency more than the runtime's user of 1: at most MYSQL_EXTRA_MAX
+#     modules from elsewhere, and never pgx.
 #
 # The modules of this checkout are not on the module proxy, so each fresh
 # module reaches them through replace lines (what a user gets from a
@@ -17,6 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 RUNTIME_MAX=${RUNTIME_MAX:-16}
 TOOL_EXTRA_MAX=${TOOL_EXTRA_MAX:-10}
+MYSQL_EXTRA_MAX=${MYSQL_EXTRA_MAX:-2}
 OAPI=github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 
 log() { printf 'deps-check: %s\n' "$*" >&2; }
@@ -69,6 +75,39 @@ echo "$mods" | sed 's/^/  /' >&2
 if [ "$n" -gt "$RUNTIME_MAX" ]; then log "FAIL: more than $RUNTIME_MAX modules"; fail=1; fi
 heavy=$(echo "$mods" | grep -E 'gin-gonic|labstack|gorilla|go.opentelemetry.io/otel/sdk|getkin/kin-openapi|oapi-codegen' || true)
 if [ -n "$heavy" ]; then log "FAIL: the runtime pulls $heavy"; fail=1; fi
+
+# 3. The runtime with the MySQL store: the driver, and nothing else.
+newmod "$WORK/mysql-user" mysql-user
+replaces >>"$WORK/mysql-user/go.mod"
+echo 'require github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0' >>"$WORK/mysql-user/go.mod"
+cat >"$WORK/mysql-user/main.go" <<'GO'
+package main
+
+import (
+	"database/sql"
+	"net/http"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
+)
+
+func main() {
+	db, _ := sql.Open("mysql", "idem@tcp(127.0.0.1:3306)/idem")
+	_ = idem.NewEngine(mysqlstore.New(db)).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+}
+GO
+(cd "$WORK/mysql-user" && go mod tidy && go build ./...)
+extra=$( (cd "$WORK/mysql-user" && go list -m all) | grep -vxFf <(echo "$mods") | grep -v '^example.com/' || true)
+ours=$(echo "$extra" | grep '^github.com/idemgen/idemgen/' || true)
+extra=$(echo "$extra" | grep -v '^github.com/idemgen/idemgen/' || true)
+m=$(echo "$extra" | grep -c . || true)
+log "runtime + mysqlstore user: $m modules from elsewhere more than the runtime + redisstore user (bound $MYSQL_EXTRA_MAX)"
+echo "$extra" | sed 's/^/  + /' >&2
+echo "$ours" | sed 's/^/  + (idemgen) /' >&2
+if [ "$m" -gt "$MYSQL_EXTRA_MAX" ]; then log "FAIL: mysqlstore pulls more than its driver"; fail=1; fi
+if echo "$extra" | grep -q 'jackc/pgx'; then log "FAIL: mysqlstore pulls pgx"; fail=1; fi
 
 # 2. The generator as a tool, beside oapi-codegen's tool alone.
 newmod "$WORK/tool-oapi" tool-oapi

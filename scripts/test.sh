@@ -8,7 +8,11 @@
 # three-master Redis Cluster on loopback and exports REDIS_CLUSTER_ADDRS,
 # and a private PostgreSQL cluster (installed with apt-get when missing,
 # initdb'd in a temporary directory as an unprivileged system user, since
-# PostgreSQL refuses root) on a free loopback port, exported as DATABASE_URL.
+# PostgreSQL refuses root) on a free loopback port, exported as DATABASE_URL,
+# and a private MariaDB (mariadb-server, installed with apt-get when
+# missing; mariadb-install-db in a temporary directory, mariadbd run as the
+# unprivileged user mysql, since it refuses root too) on a free loopback
+# port, exported as MYSQL_DSN.
 #
 # Environment:
 #   FUZZTIME   how much each fuzz target runs (default 5000x: executions, not
@@ -47,8 +51,10 @@ free_port() {
 WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/idemgen-test.XXXXXX")
 PIDS=()
 PGDATA_DIR=""
+MARIADB_PID=""
 cleanup() {
   if [ -n "$PGDATA_DIR" ]; then as_pg_user "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  if [ -n "$MARIADB_PID" ]; then kill "$MARIADB_PID" 2>/dev/null || true; wait "$MARIADB_PID" 2>/dev/null || true; fi
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORKDIR"
@@ -150,12 +156,92 @@ start_postgres() {
   log "PostgreSQL found no free port in 5 tries"; return 1
 }
 
+# mariadbd prints the path of MariaDB's server, or nothing. Debian keeps it
+# in /usr/sbin, which is not on every user's PATH.
+mariadbd_bin() {
+  local b
+  for b in /usr/sbin/mariadbd /usr/local/sbin/mariadbd; do
+    if [ -x "$b" ]; then echo "$b"; return; fi
+  done
+  command -v mariadbd 2>/dev/null || true
+}
+
+ensure_mariadb() {
+  MARIADBD=$(mariadbd_bin)
+  if [ -n "$MARIADBD" ] && command -v mariadb-install-db >/dev/null 2>&1; then return; fi
+  log "MariaDB not found: installing it with apt-get"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq mariadb-server >/dev/null
+  MARIADBD=$(mariadbd_bin)
+}
+
+# MYSQL_USER runs mariadbd: as root the user mysql (which the package
+# creates) or idemgen-mysql, created here; otherwise the current user.
+MYSQL_USER=""
+pick_mysql_user() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  if id mysql >/dev/null 2>&1; then MYSQL_USER=mysql; return; fi
+  id idemgen-mysql >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin idemgen-mysql
+  MYSQL_USER=idemgen-mysql
+}
+
+# start_mariadb: mariadb-install-db in $WORKDIR/mariadb and a mariadbd on a
+# free loopback port, with the production defaults the store's Check asks
+# for (innodb_flush_log_at_trx_commit=1, a strict sql_mode, no binary log)
+# and small buffers, so that it starts in a few seconds; a user idem
+# (no password, every right) and a database idem; sets MYSQL_DSN. The
+# tests' own private servers (internal/mysqltest) find mariadbd and
+# MYSQL_USER the same way.
+start_mariadb() {
+  local port pid dir=$WORKDIR/mariadb user_opt=()
+  mkdir -p "$dir/data" "$dir/tmp"
+  if [ -n "$MYSQL_USER" ]; then chmod 711 "$WORKDIR"; chown -R "$MYSQL_USER" "$dir"; user_opt=(--user="$MYSQL_USER"); fi
+  mariadb-install-db --no-defaults --datadir="$dir/data" "${user_opt[@]}" --tmpdir="$dir/tmp" \
+    --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; return 1; }
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    "$MARIADBD" --no-defaults --datadir="$dir/data" "${user_opt[@]}" --tmpdir="$dir/tmp" --socket="$dir/sock" \
+      --pid-file="$dir/pid" --log-error="$dir/server.log" --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
+      --max-connections=400 --innodb-buffer-pool-size=128M --innodb-log-file-size=48M 2>>"$dir/server.log" &
+    pid=$!
+    for _ in $(seq 1 300); do
+      if mariadb --no-defaults -S "$dir/sock" -uroot -e "SELECT 1" >/dev/null 2>&1; then break; fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1 # waiting for an external process to come up, not test synchronisation
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+      if grep -q "Address already in use" "$dir/server.log" 2>/dev/null; then
+        log "port $port is taken after all: trying another"
+        continue
+      fi
+      log "MariaDB did not start:"; cat "$dir/server.log" >&2; return 1
+    fi
+    MARIADB_PID=$pid
+    mariadb --no-defaults -S "$dir/sock" -uroot -e \
+      "CREATE USER IF NOT EXISTS 'idem'@'127.0.0.1'; GRANT ALL ON *.* TO 'idem'@'127.0.0.1'; CREATE DATABASE IF NOT EXISTS idem" \
+      || { log "MariaDB: could not create the user idem"; cat "$dir/server.log" >&2; return 1; }
+    export MYSQL_DSN="idem@tcp(127.0.0.1:$port)/idem"
+    return
+  done
+  log "MariaDB found no free port in 5 tries"; return 1
+}
+
 ensure_redis
 ensure_postgres
+ensure_mariadb
 pick_pg_user
 start_postgres
 log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $DATABASE_URL"
 export PG_BIN PG_USER
+
+pick_mysql_user
+start_mariadb
+log "MariaDB $("$MARIADBD" --version | awk '{print $3}') on $MYSQL_DSN"
+export MYSQL_USER MYSQLD=$MARIADBD
 
 start_redis
 REDIS_PORT=$STARTED_PORT

@@ -8,6 +8,7 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/gorilla/mux v1.8.1
+	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
@@ -17,12 +18,18 @@ require (
 	github.com/idemgen/idemgen/runtime/idemfiber3 v0.0.0
 	github.com/idemgen/idemgen/runtime/idemgin v0.0.0
 	github.com/idemgen/idemgen/runtime/idemiris v0.0.0
+	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kataras/iris/v12 v12.2.11
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/labstack/echo/v5 v5.4.4
 	github.com/oapi-codegen/runtime v1.8.0
+)
+
+require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.1 // indirect
 )
 
 require (
@@ -120,6 +127,7 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/internal/redistest => ../redistest
 	github.com/idemgen/idemgen/lua => ../../lua
@@ -131,5 +139,6 @@ replace (
 	github.com/idemgen/idemgen/runtime/idemgin => ../../runtime/idemgin
 	github.com/idemgen/idemgen/runtime/idemiris => ../../runtime/idemiris
 	github.com/idemgen/idemgen/runtime/idemotel => ../../runtime/idemotel
+	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
 )

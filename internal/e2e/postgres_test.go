@@ -21,29 +21,37 @@ import (
 
 // postgresBackend is pgstore on DATABASE_URL, a records table per test.
 func postgresBackend() backend {
-	return backend{"postgres", func(t *testing.T) idem.Store {
+	return backend{name: "postgres", store: func(t *testing.T) idem.Store {
 		s, _ := pgtest.Store(t, pgtest.Pool(t, 20))
 		return s
-	}}
+	}, orders: func(t *testing.T) orderTable { return newPGOrderTable(t) }}
 }
 
-// orderTable is the shop's business table on PostgreSQL.
-type orderTable struct {
+// orderTable is the shop's business table, on the database of a
+// transactional store: createOrder inserts its order in the run's
+// transaction, and count tells how many are committed.
+type orderTable interface {
+	insert(ctx context.Context, o order) error
+	count(t *testing.T) int64
+}
+
+// pgOrderTable is the shop's business table on PostgreSQL.
+type pgOrderTable struct {
 	pool *pgxpool.Pool
 	name string
 }
 
-// newOrderTable creates an orders table of the test's own.
-func newOrderTable(t *testing.T) *orderTable {
+// newPGOrderTable creates an orders table of the test's own.
+func newPGOrderTable(t *testing.T) *pgOrderTable {
 	pool := pgtest.Pool(t, 0)
 	name := pgtest.Name(t) + "_orders"
 	pgtest.Exec(t, pool, "CREATE TABLE "+name+" (id text PRIMARY KEY, item text NOT NULL, quantity int NOT NULL)")
 	t.Cleanup(func() { pgtest.Drop(t, pool, name) })
-	return &orderTable{pool: pool, name: name}
+	return &pgOrderTable{pool: pool, name: name}
 }
 
 // insert writes o in the run's transaction; a run without one is an error.
-func (ot *orderTable) insert(ctx context.Context, o order) error {
+func (ot *pgOrderTable) insert(ctx context.Context, o order) error {
 	tx := pgstore.Tx(ctx)
 	if tx == nil {
 		return fmt.Errorf("createOrder ran without pgstore.Tx")
@@ -53,7 +61,7 @@ func (ot *orderTable) insert(ctx context.Context, o order) error {
 }
 
 // count is the number of committed orders.
-func (ot *orderTable) count(t *testing.T) int64 {
+func (ot *pgOrderTable) count(t *testing.T) int64 {
 	return int64(pgtest.Count(t, ot.pool, ot.name, "true"))
 }
 

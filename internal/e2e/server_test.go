@@ -80,8 +80,9 @@ const (
 // TestServer is the behaviour every generated server promises, one table
 // of scenarios run against each of the eighteen server forms (servers:
 // chi, std-http, gorilla, echo v4 and v5, gin, iris, fiber v2 and v3, each
-// strict and plain), over miniredis, real Redis and PostgreSQL (where
-// createOrder's order commits with its result, through pgstore.Tx).
+// strict and plain), over miniredis, real Redis, PostgreSQL and MariaDB
+// (where createOrder's order commits with its result, through pgstore.Tx
+// or mysqlstore.Tx).
 func TestServer(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -318,8 +319,8 @@ func TestServer(t *testing.T) {
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
 							s := &shop{store: &failingStore{Store: b.store(t)}, routerProblems: srv.routerProblems}
-							if b.name == "postgres" {
-								s.orders = newOrderTable(t)
+							if b.orders != nil {
+								s.orders = b.orders(t)
 							}
 							sc.run(t, srv.handler(s, engineStore(s.store)), s)
 							if s.orders != nil {

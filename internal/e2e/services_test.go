@@ -44,7 +44,7 @@ import (
 const (
 	envShop        = "IDEM_E2E_SHOP"         // the shop's mode: "charges" (this file), "steps" (steps_test.go)
 	envShopAddr    = "IDEM_E2E_SHOP_ADDR"    // where it listens
-	envShopStore   = "IDEM_E2E_SHOP_STORE"   // "redis" (REDIS_URL), "cluster" (REDIS_CLUSTER_ADDRS) or "postgres" (DATABASE_URL)
+	envShopStore   = "IDEM_E2E_SHOP_STORE"   // "redis" (REDIS_URL), "cluster" (REDIS_CLUSTER_ADDRS), "postgres" (DATABASE_URL) or "mariadb" (MYSQL_DSN)
 	envShopSpace   = "IDEM_E2E_SHOP_SPACE"   // Redis key prefix or PostgreSQL table of its records
 	envShopStall   = "IDEM_E2E_SHOP_STALL"   // where the handler stalls until killed; "" nowhere
 	envShopUpright = "IDEM_E2E_SHOP_UPRIGHT" // the provider's URL (charges), or a table of the shop's (steps)
@@ -182,6 +182,8 @@ func shopSpace(t *testing.T, store string) (space string, provider idem.Store) {
 		_, table := pgtest.Store(t, pool)
 		p, _ := pgtest.Store(t, pool)
 		return table, p
+	case "mariadb":
+		return mariadbShopSpace(t)
 	}
 	t.Fatalf("store %q", store)
 	return "", nil
@@ -211,6 +213,8 @@ func openStore(ctx context.Context) (idem.Store, error) {
 			return nil, err
 		}
 		return pgstore.New(pool, pgstore.WithTable(space), pgstore.WithPurgeInterval(-1)), nil
+	case "mariadb":
+		return openMariaDBStore(space)
 	}
 	return nil, fmt.Errorf("%s=%q", envShopStore, os.Getenv(envShopStore))
 }
@@ -366,7 +370,7 @@ func placeOrders(t *testing.T, addr string, n int) <-chan string {
 // process killed after both charges of every order were answered; the
 // retries succeed on a second shop process, and each charge ran once.
 func TestRunsOnceAcrossServices(t *testing.T) {
-	for _, store := range []string{"redis", "postgres", "cluster"} {
+	for _, store := range []string{"redis", "postgres", "cluster", "mariadb"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			const orders = 10

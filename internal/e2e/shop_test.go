@@ -54,8 +54,9 @@ type shop struct {
 	// store is the store under the server, which a test can make fail.
 	store *failingStore
 	// orders, when set, is where createOrder also writes its order, in the
-	// run's transaction (the postgres backend, postgres_test.go).
-	orders *orderTable
+	// run's transaction (the postgres and mariadb backends, postgres_test.go
+	// and mysql_test.go).
+	orders orderTable
 }
 
 type order struct {
@@ -392,22 +393,26 @@ func recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// backend is a store: on the real Redis, miniredis, or PostgreSQL.
+// backend is a store: on the real Redis, miniredis, PostgreSQL or MariaDB.
 type backend struct {
 	name  string
 	store func(t *testing.T) idem.Store
+	// orders, for a transactional store, makes the business table its
+	// runs write to (nil: none).
+	orders func(t *testing.T) orderTable
 }
 
 func backends() []backend {
 	return []backend{
-		{"miniredis", func(t *testing.T) idem.Store {
+		{name: "miniredis", store: func(t *testing.T) idem.Store {
 			_, rdb := embedredis.StartTB(t)
 			return redisstore.New(rdb)
 		}},
-		{"redis", func(t *testing.T) idem.Store {
+		{name: "redis", store: func(t *testing.T) idem.Store {
 			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 		postgresBackend(),
+		mariadbBackend(),
 	}
 }
 

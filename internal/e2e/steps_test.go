@@ -13,17 +13,18 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
 // stepShop is the shop of TestStepsResumeAfterKill: createOrder runs two
 // journaled steps, reserve and charge, each saying on stdout that it ran;
 // on PostgreSQL each also writes a row of its own in the step's
-// transaction. It stalls (says so, and waits to be killed) at stall:
+// transaction (on MariaDB likewise). It stalls (says so, and waits to be killed) at stall:
 // "between" the steps or "after" the last one.
 type stepShop struct {
 	plainapi.Unimplemented
-	table string // PostgreSQL: the table of the steps' rows; "" on Redis
+	table string // PostgreSQL, MariaDB: the table of the steps' rows; "" on Redis
 	stall string
 }
 
@@ -34,7 +35,11 @@ func newStepShop(_ context.Context, table, stall string, _ idem.Store) *stepShop
 // step is the step name of order item: it says it ran, and writes its row.
 func (s *stepShop) step(item, name string) func(ctx context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		if s.table != "" {
+		if tx := mysqlstore.Tx(ctx); tx != nil && s.table != "" { // MariaDB
+			if _, err := tx.ExecContext(ctx, "INSERT INTO `"+s.table+"` (item, step) VALUES (?, ?)", item, name); err != nil {
+				return "", err
+			}
+		} else if s.table != "" {
 			tx := pgstore.Tx(ctx)
 			if _, err := tx.Exec(ctx, "INSERT INTO "+pgx.Identifier{s.table}.Sanitize()+" (item, step) VALUES ($1, $2)", item, name); err != nil {
 				return "", err
@@ -76,11 +81,11 @@ func (s *stepShop) CreateOrder(w http.ResponseWriter, r *http.Request, _ plainap
 // between the two steps of every order, or after the last; the retries
 // succeed on a second shop process, which runs only the steps not
 // journaled: every step ran once per order, counted from both processes'
-// output and, on PostgreSQL, from the rows the steps committed. On Redis
-// Cluster (three masters) each journal is also found in its record's hash
-// slot, the records spread over the masters.
+// output and, on PostgreSQL and MariaDB, from the rows the steps committed.
+// On Redis Cluster (three masters) each journal is also found in its
+// record's hash slot, the records spread over the masters.
 func TestStepsResumeAfterKill(t *testing.T) {
-	for _, store := range []string{"redis", "postgres", "cluster"} {
+	for _, store := range []string{"redis", "postgres", "cluster", "mariadb"} {
 		for _, stall := range []string{"between", "after"} {
 			t.Run(store+"/"+stall, func(t *testing.T) {
 				t.Parallel()
@@ -101,6 +106,9 @@ func TestStepsResumeAfterKill(t *testing.T) {
 							}
 						}
 					}()
+				}
+				if store == "mariadb" {
+					rows = mariadbStepRows(t, orders)
 				}
 				addr := freeAddr(t)
 				env := []string{envShop + "=steps", envShopAddr + "=" + addr, envShopStore + "=" + store,

@@ -1,0 +1,320 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+// CreateSchema creates the store's table and its index unless they exist
+// ([Schema], under the store's table name), and the step journal's
+// ([StepsSchema], the table's name + "_steps"). It changes nothing that
+// exists: run [Store.Check] to verify an existing table. Replicas may call
+// it at once (CREATE TABLE IF NOT EXISTS takes the table's metadata lock).
+func (s *Store) CreateSchema(ctx context.Context) error {
+	if s.tableErr != nil {
+		return s.tableErr
+	}
+	for _, stmt := range []string{schemaSQL(s.table), stepsSchemaSQL(s.table)} {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return storeError("create schema", err)
+		}
+	}
+	return nil
+}
+
+// Check verifies what the store needs of the server and the table, and
+// says what to change:
+//
+//   - commits survive a crash of the server: innodb_flush_log_at_trx_commit
+//     is 1 and, with the binary log on, sync_binlog is 1 (otherwise an
+//     answered request's record, and the handler's writes with it, can be
+//     lost, and the retry runs the handler again);
+//   - sql_mode is strict (STRICT_TRANS_TABLES or STRICT_ALL_TABLES), so that
+//     a value too long for its column is refused rather than silently
+//     truncated (a body cut short, two keys made one);
+//   - max_allowed_packet holds the largest record the store keeps
+//     ([WithMaxRecord]), so that every response stored can be written and
+//     read back;
+//   - the table exists, is InnoDB (transactions, row locks), has the
+//     expected columns and types, the key a VARBINARY (compared byte for
+//     byte: not a text column, whose collation would make two keys one)
+//     and its primary key, every column the store does not write may be
+//     left out (NULL or a DEFAULT), and nothing on it can refuse the
+//     store's statements once a handler has run (triggers, check and
+//     foreign-key constraints, unique indexes other than the key's).
+//
+// The transaction isolation of the server (REPEATABLE READ by default) is
+// not a problem: the store runs its transactions READ COMMITTED.
+//
+// Call it from a startup or readiness probe; the store also runs it before
+// its first acquire and every 30 s after (see [Store.Acquire]). It returns
+// nil, an error matching [idemstore.ErrStoreMisconfigured] that says what is
+// wrong and what to change, or one matching only
+// [idemstore.ErrStoreUnavailable] when the database could not be asked.
+func (s *Store) Check(ctx context.Context) error {
+	if s.tableErr != nil {
+		return s.tableErr
+	}
+	server, err := s.serverProblems(ctx)
+	if err != nil {
+		return storeError("check", err)
+	}
+	tbl, err := s.tableProblems(ctx)
+	if err != nil {
+		return storeError("check", err)
+	}
+	var parts []string
+	if len(server) > 0 {
+		parts = append(parts, "server: "+strings.Join(server, "; "))
+	}
+	if len(tbl) > 0 {
+		parts = append(parts, "table "+s.table.name+": "+strings.Join(tbl, "; "))
+	}
+	if len(parts) > 0 {
+		return &idemstore.StoreError{Op: "check", Err: &configError{msg: strings.Join(parts, "; ")}}
+	}
+	return nil
+}
+
+// packetOverhead is what a completion's statement, or a replay's row, adds
+// to the record's bytes: the other columns, the packet's headers.
+const packetOverhead = 4 << 10
+
+// serverProblems checks the server's settings that the store's promise
+// rests on, as a connection of the pool sees them.
+func (s *Store) serverProblems(ctx context.Context) ([]string, error) {
+	var (
+		flush, logBin, syncBinlog sql.NullInt64
+		mode                      string
+		packet                    int64
+	)
+	err := s.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet").
+		Scan(&flush, &logBin, &syncBinlog, &mode, &packet)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	if flush.Valid && flush.Int64 != 1 {
+		problems = append(problems, fmt.Sprintf("innodb_flush_log_at_trx_commit is %d: a crash of the server loses commits it acknowledged up to a second before (records answered, the handler's writes with them), and their retries run the handler again; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1, and in the server's configuration)", flush.Int64))
+	}
+	if logBin.Valid && logBin.Int64 != 0 && syncBinlog.Valid && syncBinlog.Int64 != 1 {
+		problems = append(problems, fmt.Sprintf("the binary log is on and sync_binlog is %d: a crash can lose the binary log's record of acknowledged commits, which crash recovery then rolls back; set it to 1 (SET GLOBAL sync_binlog = 1, and in the server's configuration)", syncBinlog.Int64))
+	}
+	if !strictMode(mode) {
+		problems = append(problems, fmt.Sprintf("sql_mode %q is not strict: a value too long for its column is truncated with a warning instead of refused (a stored body cut short, two keys made one); add STRICT_TRANS_TABLES (SET GLOBAL sql_mode = CONCAT(@@sql_mode, ',STRICT_TRANS_TABLES'), in the server's configuration, or sql_mode in the DSN)", mode))
+	}
+	if need := s.maxRecord + packetOverhead; packet < need {
+		problems = append(problems, fmt.Sprintf("max_allowed_packet is %d bytes, below the %d the largest stored response needs (mysqlstore.WithMaxRecord: the engine's stored-body limit and headers): such a response could be neither stored nor replayed; raise it (SET GLOBAL max_allowed_packet = %d, and in the server's configuration), or lower idem.WithStoredBodyLimit and WithMaxRecord", packet, need, roundKiB(need)))
+	}
+	return problems, nil
+}
+
+// roundKiB rounds n up to a multiple of 1024, as max_allowed_packet is.
+func roundKiB(n int64) int64 { return (n + 1023) / 1024 * 1024 }
+
+// strictMode reports whether sql_mode mode refuses values too long for
+// their column in transactional tables.
+func strictMode(mode string) bool {
+	for _, m := range strings.Split(mode, ",") {
+		if m == "STRICT_TRANS_TABLES" || m == "STRICT_ALL_TABLES" {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaArg is the table's database for information_schema's queries: its
+// own, or the connection's (DATABASE()).
+func (s *Store) schemaArg() any {
+	if s.table.schema == "" {
+		return nil
+	}
+	return s.table.schema
+}
+
+// tableProblems compares the table with the store's.
+func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
+	t := s.table.name
+	var engine sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.table.last).Scan(&engine)
+	if errors.Is(err, sql.ErrNoRows) {
+		return []string{"it does not exist: apply mysqlstore.Schema with your migrations, or call Store.CreateSchema"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	if !strings.EqualFold(engine.String, "InnoDB") {
+		problems = append(problems, fmt.Sprintf("its engine is %s, which has no transactions or row locks: the handler's writes cannot commit with the record, and two requests can both run (ALTER TABLE %s ENGINE=InnoDB)", engine.String, t))
+	}
+	cols, err := s.columnProblems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	more, err := s.objectProblems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(problems, cols...), more...), nil
+}
+
+// haveColumn is what Check reads of one of the table's columns.
+type haveColumn struct {
+	typ, columnType string
+	length          sql.NullInt64
+	precision       sql.NullInt64
+	charset         sql.NullString
+	nullable        bool
+	hasDefault      bool
+	generated       bool
+}
+
+// columnProblems compares the table's columns with the store's.
+func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION,
+	CHARACTER_SET_NAME, IS_NULLABLE = 'YES', COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL', EXTRA LIKE '%GENERATED%'
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
+		s.schemaArg(), s.table.last)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]haveColumn{}
+	var names []string
+	for rows.Next() {
+		var name string
+		var c haveColumn
+		if err := rows.Scan(&name, &c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated); err != nil {
+			return nil, err
+		}
+		c.typ = strings.ToLower(c.typ)
+		have[strings.ToLower(name)] = c
+		names = append(names, strings.ToLower(name))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	t := s.table.name
+	var problems []string
+	ours := map[string]bool{}
+	for _, c := range columns {
+		ours[c.name] = true
+		h, ok := have[c.name]
+		fix := fmt.Sprintf("ALTER TABLE %s MODIFY `%s` %s", t, c.name, c.decl)
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("add column %s (ALTER TABLE %s ADD `%s` %s)", c.name, t, c.name, c.decl))
+		case c.name == "key" && h.charset.Valid:
+			problems = append(problems, fmt.Sprintf("column key is %s CHARACTER SET %s: a text column compares keys by its collation (case and trailing spaces ignored; utf8mb3 holds no 4-byte character), so two different keys can share one record and one client be answered another's response; it must be VARBINARY, compared byte for byte (%s)", h.columnType, h.charset.String, fix))
+		case h.typ != c.typ:
+			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (%s)", c.name, h.columnType, c.decl, fix))
+		case c.length > 0 && h.length.Int64 < c.length:
+			problems = append(problems, fmt.Sprintf("column %s is %s, shorter than the store's values (%s)", c.name, h.columnType, fix))
+		case c.typ == "datetime" && h.precision.Int64 != 6:
+			problems = append(problems, fmt.Sprintf("column %s is %s: leases are timed to the microsecond (%s)", c.name, h.columnType, fix))
+		case c.nullable && !h.nullable:
+			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (%s)", c.name, fix))
+		case c.defaulted && !h.hasDefault:
+			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (%s)", c.name, fix))
+		}
+	}
+	for _, name := range names {
+		if h := have[name]; !ours[name] && !h.nullable && !h.hasDefault && !h.generated {
+			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`)", name, t, name))
+		}
+	}
+	return problems, nil
+}
+
+// objectProblems finds the key's primary key missing, and things on the
+// table that can refuse the store's statements.
+func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
+	t := s.table.name
+	var problems []string
+	type index struct {
+		cols   []string
+		unique bool
+	}
+	indexes := map[string]*index{}
+	var order []string
+	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0 FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.table.last)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var name, col string
+		var unique bool
+		if err := rows.Scan(&name, &col, &unique); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ix := indexes[name]
+		if ix == nil {
+			ix = &index{unique: unique}
+			indexes[name] = ix
+			order = append(order, name)
+		}
+		ix.cols = append(ix.cols, strings.ToLower(col))
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if pk := indexes["PRIMARY"]; pk == nil || len(pk.cols) != 1 || pk.cols[0] != "key" {
+		problems = append(problems, "make key the primary key, alone (ALTER TABLE "+t+" DROP PRIMARY KEY, ADD PRIMARY KEY (`key`))")
+	}
+	for _, name := range order {
+		if ix := indexes[name]; name != "PRIMARY" && ix.unique {
+			problems = append(problems, fmt.Sprintf("unique index %s can refuse the store's writes after a handler has run, and makes INSERT ... ON DUPLICATE KEY UPDATE update another key's row: only key is unique (DROP INDEX `%s` ON %s)", name, name, t))
+		}
+	}
+	triggers, err := s.names(ctx, `SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
+WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ? ORDER BY TRIGGER_NAME`)
+	if err != nil {
+		return nil, err
+	}
+	for _, tg := range triggers {
+		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER `%s`)", tg, tg))
+	}
+	constraints, err := s.names(ctx, `SELECT CONCAT(CONSTRAINT_TYPE, ' ', CONSTRAINT_NAME) FROM information_schema.TABLE_CONSTRAINTS
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_TYPE IN ('CHECK', 'FOREIGN KEY') ORDER BY CONSTRAINT_NAME`)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range constraints {
+		kind, name, _ := strings.Cut(c, " KEY ")
+		drop := "CONSTRAINT"
+		if kind == "FOREIGN" {
+			drop = "FOREIGN KEY"
+		} else {
+			kind, name, _ = strings.Cut(c, " ")
+		}
+		problems = append(problems, fmt.Sprintf("%s constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP %s `%s`)", strings.ToLower(kind), name, t, drop, name))
+	}
+	return problems, nil
+}
+
+// names runs query (with the table's database and name as arguments) and
+// returns its one column.
+func (s *Store) names(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.table.last)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}

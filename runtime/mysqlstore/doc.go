@@ -1,0 +1,48 @@
+// Package mysqlstore is an idemstore.Store on MySQL or MariaDB (InnoDB),
+// through database/sql and github.com/go-sql-driver/mysql, whose runs
+// commit the handler's own database writes together with the stored
+// response.
+//
+// Wiring:
+//
+//	db, err := sql.Open("mysql", os.Getenv("MYSQL_DSN")) // user:pass@tcp(host:3306)/db
+//	store := mysqlstore.New(db)
+//	defer store.Close()
+//	if err := store.CreateSchema(ctx); err != nil { ... } // or apply mysqlstore.Schema
+//	engine := idem.NewEngine(store)
+//
+// In a handler that runs under a key, [Tx] returns the run's transaction:
+//
+//	tx := mysqlstore.Tx(r.Context())
+//	_, err := tx.ExecContext(ctx, `INSERT INTO payments ...`)
+//
+// The engine claims the key inside that transaction (AcquireRun: a
+// duplicate meanwhile is answered 409 at once, never waiting for it),
+// writes the completion into it, and commits before answering the client:
+// the claim, the handler's writes and the stored response become visible
+// together, in one commit, or not at all. A crash before the commit leaves
+// nothing (the retry runs at once), a handler error, a status that is not
+// stored, a panic or a cancelled request roll everything back, and a
+// frozen owner's transaction is ended by the server once idle for the
+// operation's lock (idle_transaction_timeout), its writes rolled back and
+// its client answered what the key stands for now. What Tx cannot undo: a
+// call to another system from the handler (an HTTP request, a message
+// sent); the fence (idem.FromContext) and that system's own idempotency key
+// cover it.
+//
+// A server or table the store cannot keep its promise on is misconfigured:
+// a server that can lose acknowledged commits (innodb_flush_log_at_trx_commit
+// other than 1, the binary log without sync_binlog = 1), a sql_mode that
+// truncates instead of refusing, a max_allowed_packet below the largest
+// stored response, a table that is not InnoDB, a key column of text (whose
+// collation makes two keys one), a column of another type, a trigger or
+// constraint that can refuse its writes. [Store.Check] says what to change,
+// and the store refuses acquires with [idemstore.ErrStoreMisconfigured] (503
+// store-misconfigured, no handler runs) until it is fixed. The server's
+// REPEATABLE READ default is no hazard: the store's transactions are READ
+// COMMITTED.
+//
+// Times are the database's (UTC_TIMESTAMP(6)), never the application's. An
+// expired record counts for nothing at once and is deleted by
+// [Store.Purge], in bounded batches that every instance may run at once.
+package mysqlstore

@@ -1,0 +1,92 @@
+package mysqlstore
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+// The server's error numbers the store tells apart.
+const (
+	errNoSuchTable      = 1146 // ER_NO_SUCH_TABLE
+	errBadField         = 1054 // ER_BAD_FIELD_ERROR
+	errTableAccess      = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	errColumnAccess     = 1143 // ER_COLUMNACCESS_DENIED_ERROR
+	errDBAccess         = 1044 // ER_DBACCESS_DENIED_ERROR
+	errDataTooLong      = 1406 // ER_DATA_TOO_LONG
+	errBadNull          = 1048 // ER_BAD_NULL_ERROR
+	errNoDefault        = 1364 // ER_NO_DEFAULT_FOR_FIELD
+	errRowIsReferenced  = 1451 // ER_ROW_IS_REFERENCED_2
+	errNoReferencedRow  = 1452 // ER_NO_REFERENCED_ROW_2
+	errDupEntry         = 1062 // ER_DUP_ENTRY: a unique index other than the key's
+	errCheckMySQL       = 3819 // ER_CHECK_CONSTRAINT_VIOLATED
+	errCheckMariaDB     = 4025 // ER_CONSTRAINT_FAILED
+	errSignal           = 1644 // ER_SIGNAL_EXCEPTION: a trigger that signalled
+	errTruncatedField   = 1366 // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+	errTruncated        = 1292 // ER_TRUNCATED_WRONG_VALUE
+	errOutOfRange       = 1264 // ER_WARN_DATA_OUT_OF_RANGE
+	errPacketTooLarge   = 1153 // ER_NET_PACKET_TOO_LARGE
+	errPacketOverflowed = 1301 // ER_WARN_ALLOWED_PACKET_OVERFLOWED
+	errLockWait         = 1205 // ER_LOCK_WAIT_TIMEOUT
+	errLockNoWait       = 3572 // ER_LOCK_NOWAIT (MySQL)
+	errConnKilled       = 1927 // ER_CONNECTION_KILLED (MariaDB)
+	errIdleKilled       = 4031 // ER_CLIENT_INTERACTION_TIMEOUT (MySQL)
+	errShutdown         = 1053 // ER_SERVER_SHUTDOWN
+)
+
+// storeError wraps a failure of the database in an *idemstore.StoreError; a
+// missing table, column or right also matches
+// idemstore.ErrStoreMisconfigured.
+func storeError(op string, err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess:
+			err = &configError{msg: me.Message + ": run Store.Check for what to change", err: err}
+		}
+	}
+	return &idemstore.StoreError{Op: op, Err: err}
+}
+
+// configError is a database set up so that the store cannot work on it. Its
+// message says what to change.
+type configError struct {
+	msg string
+	err error // the database's error, if any
+}
+
+func (e *configError) Error() string { return "misconfigured: " + e.msg }
+
+// Is makes errors.Is(err, idemstore.ErrStoreMisconfigured) true.
+func (e *configError) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
+
+// Unwrap returns the database's error.
+func (e *configError) Unwrap() error { return e.err }
+
+// statementRefusedByTable reports whether err, an error of one of the
+// store's own statements, comes from how the table or the server is set up
+// rather than from the database's state: a value too long or of the wrong
+// kind for its column, an integrity violation (NOT NULL, CHECK, foreign
+// key, a unique index other than the key's), a trigger that signalled, a
+// statement or row larger than max_allowed_packet, and the errors storeError
+// already calls misconfigured.
+func statementRefusedByTable(err error) (string, bool) {
+	if errors.Is(err, mysql.ErrPktTooLarge) {
+		return err.Error() + " (the driver's maxAllowedPacket)", true
+	}
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return "", false
+	}
+	switch me.Number {
+	case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess,
+		errDataTooLong, errBadNull, errNoDefault, errRowIsReferenced, errNoReferencedRow, errDupEntry,
+		errCheckMySQL, errCheckMariaDB, errSignal, errTruncatedField, errTruncated, errOutOfRange,
+		errPacketTooLarge, errPacketOverflowed:
+		return me.Message + " (error " + strconv.Itoa(int(me.Number)) + ")", true
+	}
+	return "", false
+}

@@ -1,0 +1,84 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// prepared are the statements of the store's common path, prepared once:
+// database/sql prepares a statement on each connection the first time it
+// runs there and reuses it after, so that each run is one round trip (not
+// a prepare, an execute and a close). The claims do not wait for a lock
+// (an open claim's), in the server's dialect.
+type prepared struct {
+	flavor                         flavor
+	read, claim, claimTx, complete *sql.Stmt
+}
+
+// statements returns the prepared statements, preparing them (and asking
+// the server which kind it is) the first time.
+func (s *Store) statements(ctx context.Context) (*prepared, error) {
+	if p := s.prep.Load(); p != nil {
+		return p, nil
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if p := s.prep.Load(); p != nil {
+		return p, nil
+	}
+	var version string
+	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return nil, storeError("prepare", err)
+	}
+	p := &prepared{flavor: flavorOf(version)}
+	for _, st := range []struct {
+		to  **sql.Stmt
+		sql string
+	}{
+		{&p.read, s.sql.read},
+		{&p.claim, p.flavor.noWait(s.sql.claim)},
+		{&p.claimTx, p.flavor.noWait(s.sql.claimTx)},
+		{&p.complete, s.sql.complete},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, st.sql)
+		if err != nil {
+			p.close()
+			return nil, s.refused("prepare", storeError("prepare", err))
+		}
+		*st.to = stmt
+	}
+	s.prep.Store(p)
+	return p, nil
+}
+
+// close closes the statements prepared so far.
+func (p *prepared) close() {
+	for _, st := range []*sql.Stmt{p.read, p.claim, p.claimTx, p.complete} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+}
+
+// flavorOf tells the server's kind by its VERSION().
+func flavorOf(version string) flavor {
+	if strings.Contains(version, "MariaDB") {
+		return mariaDB
+	}
+	return mySQL
+}
+
+// noWait makes insert, an INSERT, refuse a row another transaction holds
+// instead of waiting for it: at once on MariaDB (innodb_lock_wait_timeout
+// 0, for this statement). MySQL has no way to set it for one statement
+// (SET_VAR does not take InnoDB's variables) and its least is a second:
+// there the claim waits for as long as the session's
+// innodb_lock_wait_timeout, which docs/mysql.md says to set to 1 in the
+// store's DSN.
+func (f flavor) noWait(insert string) string {
+	if f == mySQL {
+		return insert
+	}
+	return "SET STATEMENT innodb_lock_wait_timeout=0 FOR " + insert
+}

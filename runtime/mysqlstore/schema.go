@@ -1,0 +1,139 @@
+package mysqlstore
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultTable is the name of the records' table (WithTable).
+const DefaultTable = "idem_records"
+
+// MaxKeyLength is the longest storage key the store keeps, in bytes: the
+// length of the key column. The engine's keys are far shorter (an
+// operation token, a hashed scope and a client key of at most 255 bytes,
+// escaped); a longer one is refused with an error, never truncated.
+const MaxKeyLength = 2048
+
+// Schema is the SQL that creates the records' table under its default name,
+// for a migration tool; [Store.CreateSchema] runs the same statements for
+// the store's table. One row per key: an in-progress record (completed 0)
+// holds its owner's token, its fence and its lease deadline; a completed
+// one holds the response. expires_at is when the record stops counting
+// (lease deadline plus the abandoned TTL while in progress, the retention
+// once completed); the index serves the purge. Times are UTC
+// (UTC_TIMESTAMP(6)), whatever the session's time_zone.
+//
+// The key is VARBINARY: keys compare byte for byte. A text column would
+// compare them by its collation (case-insensitive, trailing spaces
+// ignored, and a utf8mb3 column cannot hold a 4-byte character), so that
+// two clients' keys could share a record. The table is InnoDB, the engine
+// with transactions and row locks the store relies on.
+const Schema = "CREATE TABLE IF NOT EXISTS idem_records (\n" +
+	"\t`key`         VARBINARY(2048) NOT NULL,\n" +
+	"\tfingerprint   VARBINARY(128)  NOT NULL,\n" +
+	"\tcompleted     BOOLEAN         NOT NULL DEFAULT 0,\n" +
+	"\ttoken         VARBINARY(128)  NOT NULL,\n" +
+	"\tfence         BIGINT          NOT NULL,\n" +
+	"\tlease_until   DATETIME(6)     NOT NULL,\n" +
+	"\texpires_at    DATETIME(6)     NOT NULL,\n" +
+	"\tstatus        INT             NULL,\n" +
+	"\theader        LONGBLOB        NULL,\n" +
+	"\tbody          LONGBLOB        NULL,\n" +
+	"\tbody_omitted  BOOLEAN         NOT NULL DEFAULT 0,\n" +
+	"\tPRIMARY KEY (`key`),\n" +
+	"\tKEY idem_records_expires_at (expires_at)\n" +
+	") ENGINE=InnoDB;\n"
+
+// column is what Check expects of one of the table's columns:
+// information_schema's DATA_TYPE, the least length of a VARBINARY
+// (CHARACTER_MAXIMUM_LENGTH), and whether an in-progress record leaves it
+// NULL or the acquire leaves it to its DEFAULT.
+type column struct {
+	name, typ string
+	length    int64  // VARBINARY: at least this many bytes
+	decl      string // the column's definition in Schema, for ALTER TABLE
+	nullable  bool
+	defaulted bool
+}
+
+var columns = []column{
+	{name: "key", typ: "varbinary", length: MaxKeyLength, decl: "VARBINARY(2048) NOT NULL"},
+	{name: "fingerprint", typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
+	{name: "completed", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
+	{name: "token", typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
+	{name: "fence", typ: "bigint", decl: "BIGINT NOT NULL"},
+	{name: "lease_until", typ: "datetime", decl: "DATETIME(6) NOT NULL"},
+	{name: "expires_at", typ: "datetime", decl: "DATETIME(6) NOT NULL"},
+	{name: "status", typ: "int", decl: "INT NULL", nullable: true},
+	{name: "header", typ: "longblob", decl: "LONGBLOB NULL", nullable: true},
+	{name: "body", typ: "longblob", decl: "LONGBLOB NULL", nullable: true},
+	{name: "body_omitted", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
+}
+
+// table is a table name, parsed and quoted.
+type table struct {
+	name   string // as given: "records" or "db.records"
+	schema string // the database part, "" for the connection's
+	last   string // the table part
+	quoted string // for SQL text
+	index  string // the expires_at index, quoted
+}
+
+// maxIdent is the longest name of a table (MySQL's identifiers are at most
+// 64 characters), less the suffix of the journal's index.
+const maxIdent = 64 - len("_steps_expires_at")
+
+// parseTable checks a table name given to WithTable: one or two
+// dot-separated parts (database.table), each a name of letters, digits and
+// underscores that does not start with a digit.
+func parseTable(name string) (table, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return table{}, fmt.Errorf("mysqlstore: table name %q: at most one dot (database.table)", name)
+	}
+	for _, p := range parts {
+		if !plainIdent(p) {
+			return table{}, fmt.Errorf("mysqlstore: table name %q: %q is not a plain identifier (letters, digits, _; not starting with a digit; at most %d bytes)", name, p, maxIdent)
+		}
+	}
+	t := table{name: name, last: parts[len(parts)-1]}
+	if len(parts) == 2 {
+		t.schema = parts[0]
+	}
+	t.quoted = quoteName(t.schema, t.last)
+	t.index = quoteName("", t.last+"_expires_at")
+	return t, nil
+}
+
+// quoteName quotes schema.name (schema "" for none) with backquotes; both
+// are plain identifiers.
+func quoteName(schema, name string) string {
+	if schema == "" {
+		return "`" + name + "`"
+	}
+	return "`" + schema + "`.`" + name + "`"
+}
+
+func plainIdent(s string) bool {
+	if s == "" || len(s) > maxIdent {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// schemaSQL is Schema for t.
+func schemaSQL(t table) string {
+	if t.name == DefaultTable {
+		return Schema
+	}
+	s := strings.Replace(Schema, "KEY idem_records_expires_at", "KEY "+t.index, 1)
+	return strings.Replace(s, " idem_records ", " "+t.quoted+" ", 1)
+}

@@ -1,0 +1,111 @@
+package mysqlstore
+
+import "strings"
+
+// The store's SQL, in one place beside Schema (schema.go). Every time is the
+// database's, in UTC: UTC_TIMESTAMP(6), which MySQL evaluates once per
+// statement, whatever the session's time_zone. Durations arrive in whole
+// microseconds (the store rounds them up to whole milliseconds first). A
+// record whose expires_at has passed does not exist for any statement,
+// whether or not the purge has deleted it yet.
+
+// statements are the store's SQL for one table.
+type statements struct {
+	read, claim, claimTx, complete, release, extend, owned, lookup, purgeSelect, purgeDelete string
+}
+
+// now is the database's clock.
+const now = "UTC_TIMESTAMP(6)"
+
+// sqlFor replaces T in s with the table t.
+func sqlFor(s, t string) string { return strings.ReplaceAll(s, "$T", t) }
+
+func newStatements(t string) statements {
+	return statements{
+		// ? key. What a live record holds: its fingerprint, whether it is
+		// completed, whether its lease has lapsed, the remaining lease in
+		// ms (at least 1), and the response. A consistent read: no lock,
+		// no transaction id, no write; a replay is this one statement.
+		read: sqlFor("SELECT fingerprint, completed, lease_until <= "+now+",\n"+
+			"\tGREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, "+now+", lease_until) / 1000), 1),\n"+
+			"\tstatus, header, body, body_omitted\n"+
+			"FROM $T WHERE `key` = ? AND expires_at > "+now, t),
+
+		// The acquire's claim (claimSQL): fence 1 for a new or expired
+		// record, fence + 1 for a lapsed one.
+		claim: claimSQL(t, "1", "fence + 1"),
+
+		// As claim, for a claim inside the run's transaction: its fence is
+		// the clock in microseconds, above the fence of the record it takes
+		// over.
+		claimTx: claimSQL(t, nowUS, "GREATEST(fence + 1, "+nowUS+")"),
+
+		// ? retention µs, ? status, ? header, ? body, ? body omitted, ?
+		// key, ? token, ? fence (0: any), ? fence again. The token stays,
+		// so that a lost commit can be looked up (lookup). Under the row's
+		// lock, until the transaction ends.
+		complete: sqlFor("UPDATE $T SET completed = 1, lease_until = "+now+",\n"+
+			"\texpires_at = "+now+" + INTERVAL ? MICROSECOND, status = ?, header = ?, body = ?, body_omitted = ?\n"+
+			"WHERE `key` = ? AND token = ? AND (? = 0 OR fence = ?) AND NOT completed AND expires_at > "+now, t),
+
+		// ? key, ? token.
+		release: sqlFor("DELETE FROM $T WHERE `key` = ? AND token = ? AND NOT completed AND expires_at > "+now, t),
+
+		// ? lease µs, ? lease+abandoned µs, ? key, ? token.
+		extend: sqlFor("UPDATE $T SET lease_until = "+now+" + INTERVAL ? MICROSECOND, expires_at = "+now+" + INTERVAL ? MICROSECOND\n"+
+			"WHERE `key` = ? AND token = ? AND NOT completed AND expires_at > "+now, t),
+
+		// ? key, ? token. Whether token owns key's in-progress record: an
+		// Extend that changed nothing (a deadline equal to the one before,
+		// to the microsecond) asks it.
+		owned: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND NOT completed AND expires_at > "+now, t),
+
+		// ? token, ? key. Whether this token's completion is committed;
+		// LOCK IN SHARE MODE (FOR SHARE, in MySQL 8's words, which MariaDB
+		// does not know) waits for a transaction that still holds the row.
+		lookup: sqlFor("SELECT completed AND token = ? FROM $T WHERE `key` = ? AND expires_at > "+now+" LOCK IN SHARE MODE", t),
+
+		// ? batch size. The keys of up to that many expired records,
+		// locked, skipping rows another transaction holds (an acquire
+		// taking one over, or another instance's purge); then their
+		// deletion, in the same transaction.
+		purgeSelect: sqlFor("SELECT `key` FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", t),
+		purgeDelete: sqlFor("DELETE FROM $T WHERE `key` IN (%s) AND expires_at <= "+now, t),
+	}
+}
+
+// nowUS is the database's clock in microseconds since 1970, UTC.
+const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
+
+// claimSQL is the claim of table t whose fence is fresh for a new or
+// expired record and taken for a lapsed one.
+//
+// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs, ? the
+// previous fingerprint (empty for none). It creates an absent record, or, on
+// the key's row, takes over an expired one or an in-progress one of this
+// fingerprint (or the previous one) whose lease has lapsed; it leaves any
+// other row as it is. The insert id it answers (LAST_INSERT_ID(n), which
+// needs no AUTO_INCREMENT column) is the fence taken, or 0 for none: the
+// affected-rows count cannot tell, as it depends on the client's
+// CLIENT_FOUND_ROWS flag.
+//
+// MySQL assigns ON DUPLICATE KEY UPDATE's columns left to right, each
+// seeing the ones before: token is decided first, and every later column
+// asks whether the row now holds this attempt's token (tokens are random),
+// so the decision is made once.
+func claimSQL(t, fresh, taken string) string {
+	mine := "token = VALUES(token)"
+	return sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
+		"VALUES (?, ?, 0, ?, LAST_INSERT_ID("+fresh+"), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)\n"+
+		"ON DUPLICATE KEY UPDATE\n"+
+		"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint IN (VALUES(fingerprint), ?) AND lease_until <= "+now+"), VALUES(token), token),\n"+
+		"\tfence = IF("+mine+", LAST_INSERT_ID(IF(expires_at <= "+now+", "+fresh+", "+taken+")), fence + LAST_INSERT_ID(0)),\n"+
+		"\tfingerprint = IF("+mine+", VALUES(fingerprint), fingerprint),\n"+
+		"\tcompleted = IF("+mine+", 0, completed),\n"+
+		"\tstatus = IF("+mine+", NULL, status),\n"+
+		"\theader = IF("+mine+", NULL, header),\n"+
+		"\tbody = IF("+mine+", NULL, body),\n"+
+		"\tbody_omitted = IF("+mine+", 0, body_omitted),\n"+
+		"\tlease_until = IF("+mine+", VALUES(lease_until), lease_until),\n"+
+		"\texpires_at = IF("+mine+", VALUES(expires_at), expires_at)", t)
+}

@@ -1,0 +1,260 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+var _ idemstore.StepStore = (*Store)(nil)
+
+// StepsSchema is the SQL that creates the step journal's table beside the
+// records' table of the default name, for a migration tool;
+// [Store.CreateSchema] runs the same statements for the store's tables (the
+// journal of table T is T_steps). One row per journaled step of a record's
+// key: the fingerprint of the record it was written for (a record created
+// anew for another payload does not see it), the step's result, and when
+// it stops counting. A store whose runs call no idem.Step never reads or
+// writes it.
+const StepsSchema = "CREATE TABLE IF NOT EXISTS idem_records_steps (\n" +
+	"\t`key`         VARBINARY(2048) NOT NULL,\n" +
+	"\tname          VARBINARY(512)  NOT NULL,\n" +
+	"\tfingerprint   VARBINARY(128)  NOT NULL,\n" +
+	"\tresult        LONGBLOB        NOT NULL,\n" +
+	"\texpires_at    DATETIME(6)     NOT NULL,\n" +
+	"\tPRIMARY KEY (`key`, name),\n" +
+	"\tKEY idem_records_steps_expires_at (expires_at)\n" +
+	") ENGINE=InnoDB;\n"
+
+// stepsTable is the journal's table of records' table t, quoted, and its
+// index.
+func stepsTable(t table) (quoted, index string) {
+	return quoteName(t.schema, t.last+"_steps"), quoteName("", t.last+"_steps_expires_at")
+}
+
+// stepsSchemaSQL is StepsSchema for the store's table.
+func stepsSchemaSQL(t table) string {
+	if t.name == DefaultTable {
+		return StepsSchema
+	}
+	quoted, index := stepsTable(t)
+	s := strings.Replace(StepsSchema, "KEY idem_records_steps_expires_at", "KEY "+index, 1)
+	return strings.Replace(s, " idem_records_steps ", " "+quoted+" ", 1)
+}
+
+// stepStatements are the journal's SQL for one records' table.
+type stepStatements struct {
+	load, save, loadClaimed, saveClaimed, held, purgeSelect, purgeDelete string
+}
+
+func newStepStatements(t table) stepStatements {
+	steps, _ := stepsTable(t)
+	return stepStatements{
+		// ? key, ? token. No row: token does not own an in-progress record
+		// of key; else one row per step journaled for the record's
+		// fingerprint, or one row of NULLs for none.
+		load: strings.ReplaceAll(sqlFor("SELECT s.name, s.result FROM $T r\n"+
+			"LEFT JOIN $S s ON s.`key` = r.`key` AND s.fingerprint = r.fingerprint AND s.expires_at > "+now+"\n"+
+			"WHERE r.`key` = ? AND r.token = ? AND NOT r.completed AND r.expires_at > "+now, t.quoted), "$S", steps),
+
+		// ? name, ? result, ? retention µs, ? key, ? token, ? fence.
+		// Journals the step if token and fence own the in-progress record,
+		// checked under the record's row lock (FOR UPDATE), which the
+		// statement holds until its transaction (the step's) ends. The
+		// entry lives for the retention and at least as long as the record.
+		save: strings.ReplaceAll(sqlFor("INSERT INTO $S (`key`, name, fingerprint, result, expires_at)\n"+
+			"SELECT `key`, ?, fingerprint, ?, GREATEST(expires_at, "+now+" + INTERVAL ? MICROSECOND) FROM $T\n"+
+			"WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed AND expires_at > "+now+" FOR UPDATE\n"+
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.quoted), "$S", steps),
+
+		// ? key, ? fingerprint. The journal of an open claim's key and
+		// fingerprint (the claim's row is not committed: the store knows
+		// its fingerprint).
+		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, steps),
+
+		// ? key, ? name, ? fingerprint, ? result, ? retention µs. An open
+		// claim's entry: the claim is checked by held, in the run's
+		// transaction, before the step's commits.
+		saveClaimed: sqlFor("INSERT INTO $T (`key`, name, fingerprint, result, expires_at) VALUES (?, ?, ?, ?, "+now+" + INTERVAL ? MICROSECOND)\n"+
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", steps),
+
+		// ? key, ? token, ? fence. Run in the run's transaction, which sees
+		// its own claim's row: whether the transaction still holds it.
+		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.quoted),
+
+		// As the records' purge.
+		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", steps),
+		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, steps),
+	}
+}
+
+// LoadSteps implements [idemstore.StepStore]: one statement. For an open
+// claim of this store (AcquireRun), the entries journaled for the key and
+// the claim's fingerprint; otherwise those of the committed in-progress
+// record that token owns.
+func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
+	if err := s.checkArgs(key, token); err != nil {
+		return nil, err
+	}
+	query, args := s.steps.load, []any{key, token}
+	if run := s.claimOf(key, token); run != nil {
+		query, args = s.steps.loadClaimed, []any{key, run.fingerprint}
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, storeError("steps", err)
+	}
+	defer rows.Close()
+	var steps map[string][]byte
+	for rows.Next() {
+		var name sql.NullString
+		var result []byte
+		if err := rows.Scan(&name, &result); err != nil {
+			return nil, storeError("steps", err)
+		}
+		if steps == nil {
+			steps = make(map[string][]byte)
+		}
+		if name.Valid {
+			if result == nil {
+				result = []byte{}
+			}
+			steps[name.String] = result
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError("steps", err)
+	}
+	switch {
+	case steps != nil:
+		return steps, nil
+	case query == s.steps.loadClaimed:
+		return map[string][]byte{}, nil
+	}
+	return nil, idemstore.ErrNotOwner
+}
+
+// claimOf returns the open claim of key that token holds in this store,
+// or nil.
+func (s *Store) claimOf(key, token string) *runTx {
+	if v, ok := s.claims.Load(token); ok {
+		if run := v.(*runTx); run.key == key {
+			return run
+		}
+	}
+	return nil
+}
+
+// BeginStep implements [idemstore.StepStore]: the step gets a transaction
+// of its own, on a connection of the pool, in which its function's writes
+// (through [Tx] of the step's context) commit together with its journal
+// entry, or not at all. It is not the run's transaction, which commits
+// only with the response: a step's writes are committed when Step returns,
+// and a re-run does not do them again. So a step does not see what the
+// run's transaction wrote and has not committed, and must not write rows
+// the run's transaction has written (it would wait for a lock its own run
+// holds until the response). For an open claim, the entry is checked
+// against the claim in the run's transaction (which sees its own claimed
+// row) just before the step's transaction commits: a run whose claim the
+// server ended journals nothing.
+func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
+	if err := s.checkArgs(key, token); err != nil {
+		return nil, err
+	}
+	tx, end, err := s.begin(ctx)
+	if err != nil {
+		return nil, storeError("begin step", err)
+	}
+	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: s.claimOf(key, token)}, nil
+}
+
+// stepTx is one step's transaction.
+type stepTx struct {
+	s          *Store
+	tx         *sql.Tx
+	end        context.CancelFunc
+	key, token string
+	fence      int64
+	run        *runTx // the open claim the step is of, or nil
+}
+
+// Context implements [idemstore.StepTx]: [Tx] of the returned context is
+// the step's transaction.
+func (t *stepTx) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txKey{}, t.tx)
+}
+
+// Commit implements [idemstore.StepTx]: the journal entry, written if the
+// run still owns the record (checked under its row lock), then COMMIT; a
+// refused entry rolls the step back.
+func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
+	defer t.end()
+	ret, err := durationUS("retention", retention, idemstore.DefaultRetention)
+	if err != nil {
+		_ = t.tx.Rollback()
+		return err
+	}
+	if result == nil {
+		result = []byte{}
+	}
+	if t.run != nil {
+		return t.commitClaimed(ctx, name, result, ret)
+	}
+	res, err := t.tx.ExecContext(ctx, t.s.steps.save, name, result, ret, t.key, t.token, t.fence)
+	if err != nil {
+		_ = t.tx.Rollback()
+		return storeError("step", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		_ = t.tx.Rollback()
+		if err != nil {
+			return storeError("step", err)
+		}
+		return idemstore.ErrNotOwner
+	}
+	if err := t.tx.Commit(); err != nil {
+		return storeError("step", err)
+	}
+	return nil
+}
+
+// commitClaimed journals the step of an open claim: the entry in the
+// step's transaction, the claim checked in the run's, then the step's
+// COMMIT.
+func (t *stepTx) commitClaimed(ctx context.Context, name string, result []byte, ret int64) error {
+	ret = max(ret, t.s.abandonedUS)
+	if _, err := t.tx.ExecContext(ctx, t.s.steps.saveClaimed, t.key, name, t.run.fingerprint, result, ret); err != nil {
+		_ = t.tx.Rollback()
+		return storeError("step", err)
+	}
+	var one int
+	if t.run.done || t.run.fence != t.fence {
+		_ = t.tx.Rollback()
+		return idemstore.ErrNotOwner
+	}
+	if err := t.run.tx.QueryRowContext(ctx, t.s.steps.held, t.key, t.token, t.fence).Scan(&one); err != nil {
+		_ = t.tx.Rollback()
+		if errors.Is(err, sql.ErrNoRows) || claimLost(err) {
+			return idemstore.ErrNotOwner
+		}
+		return storeError("step", err)
+	}
+	if err := t.tx.Commit(); err != nil {
+		return storeError("step", err)
+	}
+	return nil
+}
+
+// Rollback implements [idemstore.StepTx].
+func (t *stepTx) Rollback(context.Context) error {
+	defer t.end()
+	err := t.tx.Rollback()
+	if err == nil || errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return storeError("rollback step", err)
+}

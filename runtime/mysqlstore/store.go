@@ -1,0 +1,418 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+// Store is the [idemstore.Store] on MySQL or MariaDB (InnoDB), and an
+// [idemstore.TxStore] and [idemstore.StepStore]: one row per key in one
+// table, each transition one statement under the row's lock, timed only by
+// the database's clock. It is safe for concurrent use.
+//
+// A replay, a mismatch or a conflict costs one read-only statement (a
+// consistent read: no lock, no write). A first request costs that read and
+// the run's transaction: START TRANSACTION, the claim, the handler's
+// statements, the completion's UPDATE and COMMIT, one commit in all (see
+// [Store.AcquireRun]).
+//
+// Size the pool (sql.DB.SetMaxOpenConns) above the number of requests that
+// run handlers at once: each holds a connection for its transaction.
+//
+// Every error it returns, other than [idemstore.ErrNotOwner] and the
+// argument checks, is a *[idemstore.StoreError], which matches
+// [idemstore.ErrStoreUnavailable] under errors.Is; a missing table, column
+// or right, or a server set up so that a commit can be lost, also matches
+// [idemstore.ErrStoreMisconfigured].
+type Store struct {
+	db           *sql.DB
+	table        table
+	tableErr     error         // WithTable's, returned by every call
+	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
+	abandonedUS  int64         // abandonedTTL in whole ms, as µs
+	purgeEvery   time.Duration // < 0: no background purge
+	purgeBatch   int
+	maxRecord    int64 // WithMaxRecord
+
+	sql    statements
+	steps  stepStatements // the step journal's (steps.go)
+	verify verifier
+
+	prep   atomic.Pointer[prepared] // statements(), once prepared
+	prepMu sync.Mutex
+	claims sync.Map // token -> *runTx: the open claims of this process (steps.go)
+	// sessions: driver connection -> the idle timeout the store set on
+	// its session (tx.go, prepareSession), sessionCount its entries.
+	sessions     sync.Map
+	sessionCount atomic.Int64
+
+	purgeOnce sync.Once
+	stop      chan struct{} // closed by Close
+	stopOnce  sync.Once
+	purging   sync.WaitGroup
+}
+
+var (
+	_ idemstore.Store   = (*Store)(nil)
+	_ idemstore.TxStore = (*Store)(nil)
+)
+
+// Option configures a [Store].
+type Option func(*Store)
+
+// Defaults of the options.
+const (
+	DefaultPurgeInterval = time.Minute // WithPurgeInterval
+	DefaultPurgeBatch    = 1000        // WithPurgeBatch
+	// DefaultMaxRecord is the largest stored response WithMaxRecord
+	// assumes: the engine's default stored-body limit (1 MiB,
+	// idem.DefaultStoredBodyLimit) and 64 KiB of headers.
+	DefaultMaxRecord = 1<<20 + 64<<10
+)
+
+// WithTable sets the records' table: "name" or "database.name", each part a
+// plain identifier. The default is [DefaultTable], in the connection's
+// database. A name that is not valid makes every call of the store fail
+// with an error that says so.
+func WithTable(name string) Option {
+	return func(s *Store) { s.table, s.tableErr = parseTable(name) }
+}
+
+// WithAbandonedTTL sets how long an in-progress record outlives its lease
+// deadline. Until then a later acquire takes the record over with the next
+// fence number; afterwards it starts again at fence 1. The default is
+// [idemstore.DefaultRetention]; d <= 0 keeps the default.
+func WithAbandonedTTL(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.abandonedTTL = d
+		}
+	}
+}
+
+// WithPurgeInterval sets how often the store deletes expired records in the
+// background (see [Store.Purge]); the default is [DefaultPurgeInterval]. d <
+// 0 turns the background purge off: call Purge yourself (a cron job, one
+// instance, or every instance: they skip each other's rows). d == 0 keeps
+// the default.
+func WithPurgeInterval(d time.Duration) Option {
+	return func(s *Store) {
+		if d != 0 {
+			s.purgeEvery = d
+		}
+	}
+}
+
+// WithPurgeBatch sets how many expired records one purge statement deletes
+// (default [DefaultPurgeBatch]); n <= 0 keeps the default.
+func WithPurgeBatch(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.purgeBatch = n
+		}
+	}
+}
+
+// WithMaxRecord sets the largest stored response the store must be able to
+// write and read back, in bytes (body and headers): the engine's stored-body
+// limit (idem.WithStoredBodyLimit) plus its headers. [Store.Check] refuses
+// a server whose max_allowed_packet is below it, since such a record could
+// be neither completed nor replayed. The default is [DefaultMaxRecord]; n <=
+// 0 keeps it.
+func WithMaxRecord(n int64) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxRecord = n
+		}
+	}
+}
+
+// New returns a store on db (a pool of github.com/go-sql-driver/mysql
+// connections) configured by opts. The table must exist (apply [Schema] with
+// your migrations, or call [Store.CreateSchema]); see [Store.Check] for a
+// readiness probe. From its first acquire the store purges expired records
+// in the background until [Store.Close].
+func New(db *sql.DB, opts ...Option) *Store {
+	s := &Store{
+		db:           db,
+		abandonedTTL: idemstore.DefaultRetention,
+		purgeEvery:   DefaultPurgeInterval,
+		purgeBatch:   DefaultPurgeBatch,
+		maxRecord:    DefaultMaxRecord,
+		stop:         make(chan struct{}),
+	}
+	s.table, _ = parseTable(DefaultTable)
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.abandonedUS, _ = durationUS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.sql = newStatements(s.table.quoted)
+	s.steps = newStepStatements(s.table)
+	return s
+}
+
+// Close stops the background purge, waits for a purge in flight, and
+// closes the store's prepared statements. It does not close the pool.
+func (s *Store) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.purging.Wait()
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if p := s.prep.Swap(nil); p != nil {
+		p.close()
+	}
+}
+
+// Acquire implements [idemstore.Store]. A zero req.Lease means
+// [idemstore.DefaultLease].
+//
+// A table or server the store cannot keep its promise on is refused before
+// anything runs: the store runs [Store.Check] before its first acquire and
+// every 30 s after (every second while it fails), and a statement of its
+// own that the table refuses (a value too long, a NOT NULL or CHECK
+// constraint, a trigger that signalled) counts as a failed Check.
+// Meanwhile Acquire returns the error matching
+// [idemstore.ErrStoreMisconfigured] that says what to change, which the
+// engine answers 503 store-misconfigured without running the handler.
+//
+// One read-only statement answers a replay, a mismatch or a conflict. A key
+// that is absent, expired, or in progress past its lease is then claimed
+// with one INSERT ... ON DUPLICATE KEY UPDATE, which creates the record
+// (fence 1) or takes it over (fence + 1) under the row's lock, and answers
+// the fence it took; an attempt that lost the race to a concurrent one
+// reads the row again.
+func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
+	lease, err := durationUS("lease", req.Lease, idemstore.DefaultLease)
+	if err != nil {
+		return idemstore.Acquisition{}, err
+	}
+	if err := s.checkArgs(req.Key, req.Token); err != nil {
+		return idemstore.Acquisition{}, err
+	}
+	if req.Fingerprint == "" {
+		return idemstore.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
+	}
+	if err := s.verified(ctx); err != nil {
+		return idemstore.Acquisition{}, err
+	}
+	s.purgeOnce.Do(s.startPurge)
+	for attempt := 0; ; attempt++ {
+		acq, claim, err := s.read(ctx, req.Key, req.Fingerprint)
+		if err != nil || !claim {
+			return acq, err
+		}
+		st, err := s.statements(ctx)
+		if err != nil {
+			return idemstore.Acquisition{}, err
+		}
+		res, err := st.claim.ExecContext(ctx, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS, "")
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait) {
+			// An open claim (AcquireRun) holds the row.
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil
+		}
+		if err != nil {
+			return idemstore.Acquisition{}, s.refused("acquire", storeError("acquire", err))
+		}
+		fence, err := res.LastInsertId()
+		switch {
+		case err != nil:
+			return idemstore.Acquisition{}, storeError("acquire", err)
+		case fence == 1:
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
+		case fence > 1:
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: fence}, nil
+		case attempt > 0:
+			// Claimed by another attempt between two reads twice: answer
+			// a conflict of a moment, which the engine's wait retries.
+			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
+		}
+		// Another attempt claimed the key between the read and the claim:
+		// read what it holds now.
+	}
+}
+
+// read is the acquire's read of key: the acquisition it answers, or claim
+// true when the key is free to claim (absent or expired, or, with
+// acq.Outcome OutcomeRecovered, in progress with this fingerprint past its
+// lease).
+func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
+	var (
+		fp          string
+		completed   bool
+		lapsed      bool
+		remainingMS int64
+		status      sql.NullInt32
+		header      []byte
+		body        []byte
+		omitted     bool
+	)
+	st, err := s.statements(ctx)
+	if err != nil {
+		return idemstore.Acquisition{}, false, err
+	}
+	err = st.read.QueryRowContext(ctx, key).Scan(&fp, &completed, &lapsed, &remainingMS, &status, &header, &body, &omitted)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return idemstore.Acquisition{}, true, nil
+	case err != nil:
+		return idemstore.Acquisition{}, false, s.refused("acquire", storeError("acquire", err))
+	case fp != fingerprint:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
+	case !completed && lapsed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, true, nil
+	case !completed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, false, nil
+	case !status.Valid:
+		return idemstore.Acquisition{}, false, storeError("acquire", errors.New("completed record without a status"))
+	}
+	rec := &idemstore.Record{Status: int(status.Int32), Body: body, BodyOmitted: omitted}
+	if rec.Body == nil {
+		rec.Body = []byte{}
+	}
+	if len(header) > 0 {
+		if err := json.Unmarshal(header, &rec.Header); err != nil {
+			return idemstore.Acquisition{}, false, storeError("acquire", fmt.Errorf("the record's header: %w", err))
+		}
+	}
+	if rec.Header == nil {
+		rec.Header = http.Header{}
+	}
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+}
+
+// Complete implements [idemstore.Store]: it stores rec if token still owns
+// the in-progress record (its lease may have lapsed, as long as no other
+// attempt took it over). The engine calls it only for a store that is not
+// an [idemstore.TxStore]; mysqlstore's runs complete through
+// [idemstore.RunTx.Commit].
+func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
+	return s.complete(ctx, func(ctx context.Context, args ...any) (sql.Result, error) {
+		return s.db.ExecContext(ctx, s.sql.complete, args...)
+	}, key, token, 0, rec, retention)
+}
+
+// complete writes rec through exec (the completion's statement, on the pool
+// or in a transaction) if token (and fence, unless 0) own key's in-progress
+// record.
+func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
+	us, err := durationUS("retention", retention, idemstore.DefaultRetention)
+	if err != nil {
+		return err
+	}
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	if rec == nil {
+		return errors.New("idem: complete: nil record")
+	}
+	header := rec.Header
+	if header == nil {
+		header = http.Header{}
+	}
+	hb, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("idem: complete: the record's header: %w", err)
+	}
+	body := rec.Body
+	if body == nil {
+		body = []byte{}
+	}
+	res, err := exec(ctx, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
+	if err != nil {
+		return s.refused("complete", storeError("complete", err))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return storeError("complete", err)
+	} else if n == 0 {
+		return idemstore.ErrNotOwner
+	}
+	return nil
+}
+
+// Release implements [idemstore.Store].
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.sql.release, key, token)
+	if err != nil {
+		return s.refused("release", storeError("release", err))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return storeError("release", err)
+	} else if n == 0 {
+		return idemstore.ErrNotOwner
+	}
+	return nil
+}
+
+// Extend implements [idemstore.Store].
+func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	us, err := durationUS("lease", lease, idemstore.DefaultLease)
+	if err != nil {
+		return err
+	}
+	if err := s.checkArgs(key, token); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)
+	if err != nil {
+		return s.refused("extend", storeError("extend", err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return storeError("extend", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	// Without CLIENT_FOUND_ROWS a row set to the values it held counts
+	// for nothing: ask whether token owns the record.
+	var one int
+	switch err := s.db.QueryRowContext(ctx, s.sql.owned, key, token).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return idemstore.ErrNotOwner
+	case err != nil:
+		return storeError("extend", err)
+	}
+	return nil
+}
+
+// checkArgs rejects an empty key or token, a key longer than the key
+// column, and calls of a store whose WithTable name was not valid.
+func (s *Store) checkArgs(key, token string) error {
+	switch {
+	case s.tableErr != nil:
+		return s.tableErr
+	case key == "":
+		return errors.New("idem: empty storage key")
+	case len(key) > MaxKeyLength:
+		return fmt.Errorf("idem: storage key of %d bytes: mysqlstore keeps keys of at most %d", len(key), MaxKeyLength)
+	case token == "":
+		return errors.New("idem: empty owner token")
+	}
+	return nil
+}
+
+// durationUS converts d to whole milliseconds, rounded up, and returns them
+// as microseconds; 0 means def.
+func durationUS(name string, d, def time.Duration) (int64, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("idem: negative %s %v", name, d)
+	}
+	if d == 0 {
+		d = def
+	}
+	return int64((d+time.Millisecond-1)/time.Millisecond) * 1000, nil
+}

@@ -1,0 +1,172 @@
+package mysqlstore_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idemgen/idemgen/internal/mysqltest"
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// TestTxCommitsWithTheResult: the handler's INSERT and the stored response
+// commit together; the replay answers the same and adds no row.
+func TestTxCommitsWithTheResult(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
+	defer srv.Close()
+	st, body := post(t, srv.Client(), srv.URL, "k1")
+	if st != http.StatusCreated {
+		t.Fatalf("first = %d %s", st, body)
+	}
+	st2, body2 := post(t, srv.Client(), srv.URL, "k1")
+	if st2 != st || body2 != body {
+		t.Fatalf("replay = %d %s, want %d %s", st2, body2, st, body)
+	}
+	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
+		t.Fatalf("%d payment rows, want 1", n)
+	}
+}
+
+// TestTxHandlerErrorRollsBack: a handler that wrote and then answered a
+// status that is not stored (500) leaves no row and no record: the retry
+// runs again, and commits once.
+func TestTxHandlerErrorRollsBack(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	var fail atomic.Bool
+	fail.Store(true)
+	h := func(w http.ResponseWriter, r *http.Request) {
+		if _, err := insertPayment(r.Context(), pay); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if fail.Load() {
+			http.Error(w, "downstream failed", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	defer srv.Close()
+	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
+		t.Fatalf("first = %d %s, want 500", st, body)
+	}
+	if n := mysqltest.Count(t, db, pay, "true"); n != 0 {
+		t.Fatalf("%d payment rows after a 500, want 0", n)
+	}
+	fail.Store(false)
+	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+		t.Fatalf("retry = %d %s, want 201", st, body)
+	}
+	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
+		t.Fatalf("%d payment rows, want 1", n)
+	}
+}
+
+// TestConcurrentRequestsOneRow: 200 concurrent requests with one key, on a
+// pool of 50 connections: the handler runs once, one payment row, every
+// other request answered 409 (in flight) or the replay.
+func TestConcurrentRequestsOneRow(t *testing.T) {
+	db := mysqltest.DB(t, 50)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	var runs atomic.Int64
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
+	var wg sync.WaitGroup
+	statuses := make([]int, 200)
+	start := make(chan struct{})
+	for i := range statuses {
+		wg.Go(func() {
+			<-start
+			statuses[i], _ = post(t, client, srv.URL, "one-key")
+		})
+	}
+	close(start)
+	wg.Wait()
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the handler ran %d times, want 1", runs.Load())
+	}
+	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
+		t.Errorf("%d payment rows, want 1", n)
+	}
+	if counts[http.StatusCreated]+counts[http.StatusConflict] != len(statuses) || counts[http.StatusCreated] < 1 {
+		t.Errorf("statuses %v: want only 201 (the run and replays) and 409 (in flight)", counts)
+	}
+}
+
+// TestLongKeyRefused: a storage key longer than the key column is refused
+// with an error that says so, never truncated into another key.
+func TestLongKeyRefused(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, _ := mysqltest.Store(t, db)
+	long := make([]byte, 3000)
+	for i := range long {
+		long[i] = 'k'
+	}
+	_, err := s.Acquire(context.Background(), idemAcquire(string(long)))
+	if err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
+		t.Fatalf("Acquire of a 3000-byte key = %v; want an argument error", err)
+	}
+	if want := "at most 2048"; !contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+// TestDuplicateOfAnOpenClaimIsAnsweredAtOnce: while a run's transaction
+// holds the key's claim (its handler waits until the duplicate has its
+// answer), a duplicate is answered 409 without waiting for the
+// transaction: were it to wait, the run could never end (the sessions'
+// innodb_lock_wait_timeout is a day: only the claim's own no-wait ends the
+// wait). The run then commits, and the key replays.
+func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
+	cfg, err := mysql.ParseDSN(mysqltest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["innodb_lock_wait_timeout"] = "86400"
+	db := mysqltest.DBOf(t, cfg.FormatDSN(), 0)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	inside, duplicateAnswered := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) {
+		if runs.Add(1) == 1 {
+			close(inside)
+			<-duplicateAnswered
+		}
+	})))
+	defer srv.Close()
+	first := make(chan int, 1)
+	go func() { st, _ := post(t, srv.Client(), srv.URL, "open"); first <- st }()
+	<-inside
+	st, body := post(t, srv.Client(), srv.URL, "open")
+	close(duplicateAnswered)
+	if st != http.StatusConflict {
+		t.Errorf("duplicate of an open claim = %d %s, want 409", st, body)
+	}
+	if st := <-first; st != http.StatusCreated {
+		t.Fatalf("the run = %d, want 201", st)
+	}
+	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
+		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
+	}
+}
