@@ -35,7 +35,6 @@ type Row struct {
 
 // prober sends the requests of one run.
 type prober struct {
-	base       *url.URL
 	header     http.Header // every request's (auth)
 	other      http.Header // a second caller's, for the scope check; nil: none
 	concurrent int
@@ -122,10 +121,10 @@ func (p *prober) send(ctx context.Context, r req) answer {
 	for k, v := range as {
 		header[k] = slices.Clone(v)
 	}
-	switch {
-	case t.op.KeyPointer != "":
+	switch ptr := keyPointer(t.op); {
+	case ptr != "":
 		if m, ok := body.(map[string]any); ok {
-			body = setPointer(m, t.op.KeyPointer, r.key)
+			body = setPointer(m, ptr, r.key)
 		}
 	case r.key != "":
 		name := t.op.KeyHeader
@@ -139,8 +138,9 @@ func (p *prober) send(ctx context.Context, r req) answer {
 		raw, _ = json.Marshal(body) // decoded JSON marshals
 		header.Set("Content-Type", "application/json")
 	}
-	u := p.base.JoinPath(t.path)
-	u.RawQuery = q.Encode()
+	at := *t.at
+	at.RawQuery = q.Encode()
+	u := &at
 	if p.dryRun != nil {
 		fmt.Fprintf(p.dryRun, "  %s %s", t.op.Method, u)
 		for _, k := range sortedKeys(header) {
@@ -227,10 +227,10 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 	note(fmt.Sprintf("%d concurrent requests, one key", p.concurrent))
 	rows = append(rows, p.concurrently(ctx, t, policy))
 
-	if t.op.KeyPointer != "" {
+	if ptr := keyPointer(t.op); ptr != "" {
 		note("body key")
 		a := p.send(ctx, req{t: t, key: freshKey()})
-		row("body key", "another key at "+t.op.KeyPointer+" runs anew", a,
+		row("body key", "another key at "+ptr+" runs anew", a,
 			a.err == nil && !a.replayed() && a.status != http.StatusUnprocessableEntity && a.code() != "missing-key", "")
 	}
 	if scope := scopeHeaders(t); scope != "" {
