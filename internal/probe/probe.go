@@ -104,12 +104,12 @@ type Config struct {
 	// name; EventsBase, when not nil, receives every other one at
 	// EventsBase/<name>. A marked webhook or callback with neither is
 	// listed as not probed: the spec does not say where it is received.
-	Events     map[string]*url.URL
-	EventsBase *url.URL
-	Header, Other                http.Header // every request's; a second caller's (nil: no scope check)
-	Concurrent                   int
-	Client                       *http.Client
-	DryRun                       bool
+	Events        map[string]*url.URL
+	EventsBase    *url.URL
+	Header, Other http.Header // every request's; a second caller's (nil: no scope check)
+	Concurrent    int
+	Client        *http.Client
+	DryRun        bool
 }
 
 // Probe runs the checks of c and returns the table's rows. In a dry run
