@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/probe"
 
 	idem "github.com/idemgen/idemgen/runtime"
@@ -58,9 +59,9 @@ uses WithScope without a secret).
 
 // Exit codes of Run.
 const (
-	ExitOK       = 0
+	ExitOK       = cmdline.ExitOK
 	ExitError    = 1 // Redis failed, or forget was refused
-	ExitUsage    = 2
+	ExitUsage    = cmdline.ExitUsage
 	ExitNoRecord = 3 // the key holds no record
 )
 
@@ -87,12 +88,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmd := args[0]
-	fs := flag.NewFlagSet("idemctl "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs := cmdline.FlagSet("idemctl "+cmd, usage, stderr)
 	var o options
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
@@ -109,11 +105,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fs.BoolVar(&o.force, "force", false, "delete a record in progress too (see above for the risk)")
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := cmdline.Parse(fs, args[1:]); done {
+		return code
 	}
 	fs.Visit(func(f *flag.Flag) { o.scoped = o.scoped || f.Name == "scope" })
 	if o.redisURL == "" {

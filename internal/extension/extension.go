@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemgen/idemgen/internal/errtree"
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
@@ -113,21 +114,11 @@ var (
 // ParseDocument and Resolve report every problem they find, joined.
 func Errors(err error) []*Error {
 	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
+	for _, leaf := range errtree.Leaves(err) {
 		var e *Error
-		if errors.As(err, &e) {
+		if errors.As(leaf, &e) {
 			out = append(out, e)
 		}
-	}
-	if err != nil {
-		walk(err)
 	}
 	return out
 }

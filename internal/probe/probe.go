@@ -23,8 +23,6 @@ package probe
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -35,15 +33,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/cli"
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/model"
 )
 
 // Exit codes of Run.
 const (
-	ExitOK     = 0 // every check passed (or was not probed)
-	ExitBroken = 1 // a check failed: the deployment breaks the contract
-	ExitUsage  = 2 // bad flags, or a spec idemgen refuses
+	ExitOK     = cmdline.ExitOK    // every check passed (or was not probed)
+	ExitBroken = 1                 // a check failed: the deployment breaks the contract
+	ExitUsage  = cmdline.ExitUsage // bad flags, or a spec idemgen refuses
 )
 
 // Warning is what Run prints before it sends anything.
@@ -194,12 +192,7 @@ func (c Config) receivedAt(op model.Operation, path string) (*url.URL, string) {
 // Run runs idemctl probe with args (after "probe") and returns the exit
 // code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("idemctl probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs := cmdline.FlagSet("idemctl probe", usage, stderr)
 	var c Config
 	var base string
 	var headers, others, opsFlag, events listFlag
@@ -218,11 +211,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.Concurrent, "n", 8, "requests sent at once with one key (at least 2)")
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "list the requests, send nothing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := cmdline.Parse(fs, args); done {
+		return code
 	}
 	u, err := url.Parse(base)
 	switch {
@@ -262,7 +252,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rows, err := Probe(ctx, c, stdout)
 	if err != nil && rows == nil {
-		fmt.Fprint(stderr, cli.Message(err))
+		fmt.Fprint(stderr, cmdline.Message("idemctl probe: ", err))
 		return ExitUsage
 	}
 	writeTable(stdout, rows)
