@@ -219,6 +219,14 @@ func (f File) Receiver() string { return f.Names.ServerReceiver }
 // OpVar is the package-level idem.Operation of the server wrappers.
 func (o Operation) OpVar() string { return o.Names.OpVar }
 
+// OpVarDoc is the doc comment of OpVar, line by line.
+func (o Operation) OpVarDoc() []string {
+	if o.Event != nil {
+		return []string{o.OpVar() + " is the idempotency configuration of " + o.ReceiverMethod() + ",", o.EventRoute() + "."}
+	}
+	return []string{o.OpVar() + " is the idempotency configuration of " + o.GoName + " (" + o.Route() + ")."}
+}
+
 // ClientOpVar is the package-level idem.ClientOperation of the client helper.
 func (o Operation) ClientOpVar() string { return o.Names.ClientOpVar }
 
