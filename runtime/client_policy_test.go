@@ -19,7 +19,7 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	if DefaultRetryPolicy().RetryOn[0] != 409 {
 		t.Fatal("DefaultRetryPolicy shares its RetryOn slice")
 	}
-	got := RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}.withDefaults()
+	got := withDefaults(RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second})
 	want := DefaultRetryPolicy()
 	want.MaxAttempts, want.AttemptTimeout = 2, time.Second
 	if got.MaxAttempts != 2 || got.AttemptTimeout != time.Second || got.InitialInterval != want.InitialInterval ||
@@ -27,10 +27,10 @@ func TestRetryPolicyDefaults(t *testing.T) {
 		got.MaxElapsed != want.MaxElapsed || !slices.Equal(got.RetryOn, want.RetryOn) {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}
-	if on := (RetryPolicy{RetryOn: []int{}}).withDefaults().RetryOn; on == nil || len(on) != 0 {
+	if on := withDefaults(RetryPolicy{RetryOn: []int{}}).RetryOn; on == nil || len(on) != 0 {
 		t.Fatalf("an empty non-nil RetryOn became %v", on)
 	}
-	if !want.retriesStatus(503) || want.retriesStatus(500) || want.retriesStatus(422) {
+	if !retriesStatus(want, 503) || retriesStatus(want, 500) || retriesStatus(want, 422) {
 		t.Fatal("retriesStatus disagrees with RetryOn")
 	}
 }

@@ -102,7 +102,7 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 		return err
 	case err == nil && resp == nil:
 		return ErrNoResponse
-	case err == nil && !p.retriesStatus(resp.StatusCode):
+	case err == nil && !retriesStatus(*p, resp.StatusCode):
 		return nil
 	case n >= p.MaxAttempts:
 		return budgetError(ErrAttemptsExhausted, err)

@@ -13,8 +13,9 @@ import (
 // runtime/idemotel imports, nor a web framework (echo, gin), which only
 // runtime/idemecho and runtime/idemgin import, nor pgx, which only
 // runtime/pgstore imports. Of the runtime's packages it links only
-// runtime/internal/... and the store contract, runtime/idemstore, which
-// imports the standard library alone. The same holds for a chi server (the
+// runtime/internal/..., the store contract, runtime/idemstore, which
+// imports the standard library alone, and the operation description,
+// runtime/idemop, which imports only idemstore. The same holds for a chi server (the
 // petstore's plain one).
 func TestClientLinksNoDriver(t *testing.T) {
 	if testing.Short() {
@@ -39,7 +40,7 @@ func TestClientLinksNoDriver(t *testing.T) {
 				strings.HasPrefix(dep, "github.com/labstack/") || strings.HasPrefix(dep, "github.com/gin-gonic/") ||
 				strings.HasPrefix(dep, "github.com/jackc/") ||
 				(strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/") && !strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/internal/") &&
-					dep != "github.com/idemgen/idemgen/runtime/idemstore") {
+					dep != "github.com/idemgen/idemgen/runtime/idemstore" && dep != "github.com/idemgen/idemgen/runtime/idemop") {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}
@@ -55,6 +56,7 @@ func TestStoreContractIsALeaf(t *testing.T) {
 	}
 	for pkg, allowed := range map[string][]string{
 		"./idemstore":  {"github.com/idemgen/idemgen/runtime/idemstore"},
+		"./idemop":     {"github.com/idemgen/idemgen/runtime/idemstore", "github.com/idemgen/idemgen/runtime/idemop"},
 		"./redisstore": {"github.com/idemgen/idemgen/runtime/idemstore", "github.com/idemgen/idemgen/lua", "github.com/idemgen/idemgen/runtime/redisstore"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()

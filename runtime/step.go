@@ -199,7 +199,7 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 		}
 		return nil, err
 	}
-	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, raw, l.k.op.retention()); {
+	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, raw, opRetention(l.k.op)); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
 	case err != nil:

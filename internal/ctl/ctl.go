@@ -18,7 +18,7 @@ import (
 	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/probe"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
@@ -130,8 +130,8 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (o options, code in
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of the Redis call")
 	if cmd == "inspect" {
 		fs.BoolVar(&o.body, "body", false, "print the stored response body too")
-		fs.DurationVar(&o.retention, "retention", idem.DefaultRetention, "the operation's x-idempotent.retention, to estimate a completed record's age")
-		fs.DurationVar(&o.lock, "lock", idem.DefaultLock, "the operation's x-idempotent.lock, to estimate an in-progress record's age")
+		fs.DurationVar(&o.retention, "retention", idemop.DefaultRetention, "the operation's x-idempotent.retention, to estimate a completed record's age")
+		fs.DurationVar(&o.lock, "lock", idemop.DefaultLock, "the operation's x-idempotent.lock, to estimate an in-progress record's age")
 	} else {
 		fs.BoolVar(&o.force, "force", false, "delete a record in progress too (see above for the risk)")
 	}

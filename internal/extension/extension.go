@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/internal/errtree"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Name is the name of the extension in an OpenAPI document.
@@ -432,7 +432,7 @@ func parseRetryOn(p *problems, v any) []int {
 		case slices.Contains(out, n):
 			p.add(field, "%d is listed twice", n)
 		default:
-			if err := (idem.RetryPolicy{RetryOn: []int{n}}).Validate(); err != nil {
+			if err := (idemop.RetryPolicy{RetryOn: []int{n}}).Validate(); err != nil {
 				p.add(field, "the runtime refuses it (%v): the generated client would fail every call", err)
 				continue
 			}

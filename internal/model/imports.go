@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // RuntimeImport is the import path of the runtime package (package idem).
@@ -23,7 +23,7 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // change when version 4 came.
 func (f File) RuntimeVersion() int {
 	if f.HasEvents() || f.HasPolicy() {
-		return idem.MaxVersion
+		return idemop.MaxVersion
 	}
 	return pathsVersion
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Result says how a check went.
@@ -51,7 +51,7 @@ type answer struct {
 }
 
 // replayed reports whether a carries Idempotent-Replayed: true.
-func (a answer) replayed() bool { return a.header.Get(idem.HeaderReplayed) == "true" }
+func (a answer) replayed() bool { return a.header.Get(idemop.HeaderReplayed) == "true" }
 
 // code is the problem code of an application/problem+json answer, or "".
 func (a answer) code() string {
@@ -129,7 +129,7 @@ func (p *prober) send(ctx context.Context, r req) answer {
 	case r.key != "":
 		name := t.op.KeyHeader
 		if name == "" {
-			name = idem.DefaultKeyHeader
+			name = idemop.DefaultKeyHeader
 		}
 		header.Set(name, r.key)
 	}
@@ -187,7 +187,7 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 			fmt.Fprintf(p.dryRun, "%s: %s\n", t.name, check)
 		}
 	}
-	policy := idem.Operation{Final: t.op.Final, Transient: t.op.Transient}
+	policy := idemop.Operation{Final: t.op.Final, Transient: t.op.Transient}
 
 	if !t.op.Optional {
 		note("missing key")
@@ -251,7 +251,7 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 // tells one run from several by what comes back: every answer but the 409s
 // is the same status and body, and at most one is not a replay; every 409 is
 // a conflict with Retry-After.
-func (p *prober) concurrently(ctx context.Context, t target, policy idem.Operation) Row {
+func (p *prober) concurrently(ctx context.Context, t target, policy idemop.Operation) Row {
 	check := fmt.Sprintf("%d concurrent, one key", p.concurrent)
 	r := Row{Operation: t.name, Check: check, Expected: "one run: the rest 409 with Retry-After, or replays", Result: Pass}
 	key := freshKey()
@@ -343,7 +343,7 @@ func sameAnswer(first, again answer) string {
 // run's own answer with its replays.
 func markReplay(a answer) answer {
 	h := a.header.Clone()
-	h.Set(idem.HeaderReplayed, "true")
+	h.Set(idemop.HeaderReplayed, "true")
 	a.header = h
 	return a
 }
