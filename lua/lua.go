@@ -6,11 +6,11 @@
 // the record format below may change with the store.
 //
 // Every script touches exactly one key, KEYS[1], so it runs unchanged on
-// Redis Cluster; the step journal's two (steps.go) touch the record and a
-// key in its slot. Time comes only from Redis, never from the application: a
-// lease deadline is kept as the record's own expiry (see below). The scripts
-// rely on effects replication, the default since Redis 5 and the only mode
-// since Redis 7, and they also run on miniredis.
+// Redis Cluster; the step journal's two (steps.go) and forget.lua touch
+// the record and a key in its slot. Time comes only from Redis, never from
+// the application: a lease deadline is kept as the record's own expiry
+// (see below). The scripts rely on effects replication, the default since
+// Redis 5 and the only mode since Redis 7, and they also run on miniredis.
 //
 // A record is one Redis string, so that a script needs at most one GET and
 // one SET ... PX (acquire on an absent key: a single SET NX), and a record
@@ -104,8 +104,8 @@ var Extend string
 //go:embed inspect.lua
 var Inspect string
 
-// Forget is forget.lua: delete a record for an operator, an in-progress one
-// only when forced.
+// Forget is forget.lua: delete a record and its step journal for an
+// operator, an in-progress record only when forced.
 //
 //go:embed forget.lua
 var Forget string

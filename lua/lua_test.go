@@ -16,7 +16,6 @@ func TestScriptsDocumentTheirInterface(t *testing.T) {
 		"release":  lua.Release,
 		"extend":   lua.Extend,
 		"inspect":  lua.Inspect,
-		"forget":   lua.Forget,
 	}
 	for name, src := range scripts {
 		if !strings.HasPrefix(src, "-- "+name+".lua:") {

@@ -7,11 +7,12 @@ import (
 	"github.com/idemgen/idemgen/lua"
 )
 
-// TestStepScriptsDocumentTheirInterface checks the journal's scripts as
+// TestStepScriptsDocumentTheirInterface checks the journal's scripts (and
+// forget.lua, which deletes a journal with its record) as
 // TestScriptsDocumentTheirInterface checks the others, except that they
 // document and touch a second key, and no third.
 func TestStepScriptsDocumentTheirInterface(t *testing.T) {
-	for name, src := range map[string]string{"step": lua.Step, "steps": lua.Steps} {
+	for name, src := range map[string]string{"step": lua.Step, "steps": lua.Steps, "forget": lua.Forget} {
 		if !strings.HasPrefix(src, "-- "+name+".lua:") {
 			t.Errorf("%s.lua: header does not start with its name", name)
 		}

@@ -245,34 +245,15 @@ func BenchmarkEngine(b *testing.B) {
 func BenchmarkEngineRedis(b *testing.B) {
 	op := benchOp
 	op.Retention = time.Minute
-	// first: no key of the previous layout can hold a record (the layout
-	// marker says 0, as an operator sets it); first-rollout: within a day
-	// of the upgrade, when every first request also creates, completes and
-	// reads its record under its previous key (redisstore's previous.go);
-	// first-upgrade-window: after the rollout, within the retention, when
-	// every first request also reads its previous key.
-	for _, c := range []struct {
-		name   string
-		marker int64
-	}{
-		{"first", 0},
-		{"first-rollout", time.Now().UnixMilli()},
-		{"first-upgrade-window", time.Now().Add(-idemstore.PreviousLayoutRollout - 10*time.Second).UnixMilli()},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			op := op
-			if c.name == "first-upgrade-window" {
-				op.Retention = time.Hour // the window stays open for the run
-			}
-			rdb, prefix := redistest.Keyspace(b)
-			if err := rdb.Set(context.Background(), prefix+":"+redisstore.KeyLayoutMarker, c.marker, 0).Err(); err != nil {
-				b.Fatal(err)
-			}
-			h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(op)(benchHandler)
-			var n atomic.Int64
-			benchParallel(b, h, func() string { return "k-" + strconv.FormatInt(n.Add(1), 10) })
-		})
-	}
+	// first: a new deployment's first requests (redisstore.New: one key
+	// layout from the first request). The rolling upgrade's costs are
+	// package previouslayout's benchmarks.
+	b.Run("first", func(b *testing.B) {
+		rdb, prefix := redistest.Keyspace(b)
+		h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(op)(benchHandler)
+		var n atomic.Int64
+		benchParallel(b, h, func() string { return "k-" + strconv.FormatInt(n.Add(1), 10) })
+	})
 	b.Run("replay", func(b *testing.B) {
 		rdb, prefix := redistest.Keyspace(b)
 		h := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix))).Middleware(op)(benchHandler)

@@ -245,12 +245,12 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 	case cfg.policy != nil:
 		p = *cfg.policy
 	case c.policy != nil:
-		p = c.policy(op.ID, withDefaults(p))
+		p = c.policy(op.ID, withDefaults(p, op.Lock))
 	}
 	if err := p.Validate(); err != nil && call.err == nil {
 		call.err = fmt.Errorf("%w (operation %s)", err, op.ID)
 	}
-	call.policy = withDefaults(p)
+	call.policy = withDefaults(p, op.Lock)
 	call.report()
 	return call
 }
@@ -278,6 +278,7 @@ type Call struct {
 	keyAt  int
 
 	attempts   int
+	counted    int            // attempts that count against MaxAttempts (see RetryPolicy.MaxAttempts)
 	sent       int            // CallResult.Sent
 	last       *http.Response // response of the last attempt, if it had one
 	retryAfter time.Duration  // the Retry-After that exceeded the budget

@@ -138,19 +138,27 @@ func TestCallTransportErrors(t *testing.T) {
 	clock := newFakeClock()
 	c := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep))
 
-	// Refused: retried until the attempts run out.
+	// Refused (nothing listens, as while a server restarts): retried
+	// beyond MaxAttempts, until the time runs out.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
 	ln.Close()
-	call := c.Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 2}))
+	call := c.Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{
+		MaxAttempts: 2, InitialInterval: time.Second, MaxInterval: time.Second, Multiplier: 1, MaxElapsed: 10 * time.Second}))
 	err = call.Run(context.Background(), sender(http.DefaultClient, url, call, nil))
 	var re *idem.RetryError
-	if !errors.As(err, &re) || re.Attempts != 2 || re.LastStatus != 0 || re.LastResponse != nil ||
-		!errors.Is(err, idem.ErrAttemptsExhausted) || !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Errorf("refused: Run = %v (%+v), want ErrAttemptsExhausted wrapping ECONNREFUSED after 2 attempts", err, re)
+	if !errors.As(err, &re) || re.Attempts <= 2 || re.LastStatus != 0 || re.LastResponse != nil ||
+		!errors.Is(err, idem.ErrTimeExhausted) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("refused: Run = %v (%+v), want ErrTimeExhausted wrapping ECONNREFUSED after more than 2 attempts", err, re)
+	}
+	// With MaxAttempts 1 (no retry), a refused connection is not retried.
+	call = c.Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 1}))
+	err = call.Run(context.Background(), sender(http.DefaultClient, url, call, nil))
+	if !errors.As(err, &re) || re.Attempts != 1 || !errors.Is(err, idem.ErrAttemptsExhausted) {
+		t.Errorf("refused, MaxAttempts 1: Run = %v (%+v), want ErrAttemptsExhausted after 1 attempt", err, re)
 	}
 
 	// An untrusted certificate and a bad URL are final at once.
@@ -171,5 +179,53 @@ func TestCallTransportErrors(t *testing.T) {
 	err = call.Run(context.Background(), func(context.Context) (*http.Response, error) { return nil, nil })
 	if !errors.Is(err, idem.ErrNoResponse) {
 		t.Errorf("no response: Run = %v, want ErrNoResponse", err)
+	}
+}
+
+// TestCallWaitsOutTheLock: a 409 with Retry-After (the key's run in
+// progress, or its dead process's lease not lapsed yet) is waited out
+// within the time budget, however many there are; the answer after it
+// ends the call. A 409 without Retry-After counts as an attempt.
+func TestCallWaitsOutTheLock(t *testing.T) {
+	clock := newFakeClock()
+	steps := []step{answer(502)}
+	for range 12 {
+		steps = append(steps, answer(409, "Retry-After", "1"))
+	}
+	srv := newScriptServer(t, append(steps, answer(201))...)
+	var res idem.CallResult
+	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idem.ClientOperation{ID: "CreatePet", Lock: 10 * time.Second}, idem.WithResult(&res))
+	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); err != nil {
+		t.Fatalf("Run = %v, want the answer after 12 409s with Retry-After", err)
+	}
+	if res.Attempts != 14 || res.Status != 201 {
+		t.Errorf("result %+v, want 14 attempts ending in 201", res)
+	}
+
+	// Past the budget (lock 5s + 30s), the call gives up.
+	steps = nil
+	for range 40 {
+		steps = append(steps, answer(409, "Retry-After", "1"))
+	}
+	srv = newScriptServer(t, steps...)
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idem.ClientOperation{ID: "CreatePet", Lock: 5 * time.Second})
+	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil))
+	var re *idem.RetryError
+	if !errors.As(err, &re) || !errors.Is(err, idem.ErrBudgetExceeded) || errors.Is(err, idem.ErrAttemptsExhausted) || re.Attempts != 35 {
+		t.Errorf("Run = %v (%+v), want the time budget exceeded after 35 attempts (35s of Retry-After 1)", err, re)
+	}
+
+	// Without Retry-After, a 409 is an attempt like any other.
+	srv = newScriptServer(t, answer(409), answer(409), answer(409))
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 3}))
+	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); !errors.As(err, &re) ||
+		!errors.Is(err, idem.ErrAttemptsExhausted) || re.Attempts != 3 {
+		t.Errorf("409 without Retry-After: Run = %v, want ErrAttemptsExhausted after 3 attempts", err)
+	}
+	// And MaxAttempts 1 still means no retry.
+	srv = newScriptServer(t, answer(409, "Retry-After", "1"))
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 1}))
+	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); !errors.As(err, &re) || re.Attempts != 1 {
+		t.Errorf("MaxAttempts 1: Run = %v, want a RetryError after 1 attempt", err)
 	}
 }

@@ -19,19 +19,40 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	if DefaultRetryPolicy().RetryOn[0] != 409 {
 		t.Fatal("DefaultRetryPolicy shares its RetryOn slice")
 	}
-	got := withDefaults(RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second})
+	got := withDefaults(RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}, 0)
 	want := DefaultRetryPolicy()
-	want.MaxAttempts, want.AttemptTimeout = 2, time.Second
+	want.MaxAttempts, want.AttemptTimeout, want.MaxElapsed = 2, time.Second, DefaultLock+30*time.Second
 	if got.MaxAttempts != 2 || got.AttemptTimeout != time.Second || got.InitialInterval != want.InitialInterval ||
 		got.MaxInterval != want.MaxInterval || got.Multiplier != want.Multiplier ||
 		got.MaxElapsed != want.MaxElapsed || !slices.Equal(got.RetryOn, want.RetryOn) {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}
-	if on := withDefaults(RetryPolicy{RetryOn: []int{}}).RetryOn; on == nil || len(on) != 0 {
+	if on := withDefaults(RetryPolicy{RetryOn: []int{}}, 0).RetryOn; on == nil || len(on) != 0 {
 		t.Fatalf("an empty non-nil RetryOn became %v", on)
 	}
 	if !retriesStatus(want, 503) || retriesStatus(want, 500) || retriesStatus(want, 422) {
 		t.Fatal("retriesStatus disagrees with RetryOn")
+	}
+}
+
+// TestDefaultMaxElapsedOutlastsTheLock: a call's default time budget is
+// the operation's lock plus a margin, so that a retry outlives the lease of
+// a run whose process died; a budget the spec or the caller sets is kept.
+func TestDefaultMaxElapsedOutlastsTheLock(t *testing.T) {
+	for _, c := range []struct {
+		lock, set, want time.Duration
+	}{
+		{0, 0, DefaultLock + 30*time.Second},
+		{5 * time.Second, 0, 35 * time.Second},
+		{10 * time.Minute, 0, 10*time.Minute + 30*time.Second},
+		{10 * time.Minute, 3 * time.Second, 3 * time.Second},
+	} {
+		if got := withDefaults(RetryPolicy{MaxElapsed: c.set}, c.lock).MaxElapsed; got != c.want {
+			t.Errorf("lock %v, MaxElapsed %v: budget %v, want %v", c.lock, c.set, got, c.want)
+		}
+		if c.set == 0 && DefaultMaxElapsed(c.lock) != c.want {
+			t.Errorf("DefaultMaxElapsed(%v) = %v, want %v", c.lock, DefaultMaxElapsed(c.lock), c.want)
+		}
 	}
 }
 

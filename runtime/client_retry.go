@@ -9,6 +9,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -104,7 +105,11 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 		return ErrNoResponse
 	case err == nil && !retriesStatus(*p, resp.StatusCode):
 		return nil
-	case n >= p.MaxAttempts:
+	}
+	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err) {
+		c.counted++
+	}
+	if c.counted >= p.MaxAttempts {
 		return budgetError(ErrAttemptsExhausted, err)
 	}
 	now := c.caller.clockNow()
@@ -132,6 +137,19 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	}
 	info.Retry, info.Wait, info.RetryAfter = true, wait, fromHeader
 	return nil
+}
+
+// refusedBeforeRun reports whether an attempt's failure says that the
+// server ran nothing and when to come back, so that it counts against the
+// time budget only (see RetryPolicy.MaxAttempts): a refused connection,
+// which a server restarting answers, and a 409 with Retry-After, which is
+// how a key in progress is answered until its run ends or, when its
+// process died, its lease lapses and a retry takes it over.
+func refusedBeforeRun(resp *http.Response, err error) bool {
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	return resp.StatusCode == http.StatusConflict && resp.Header.Get("Retry-After") != ""
 }
 
 // try runs one attempt under the per-attempt timeout, if any, and returns

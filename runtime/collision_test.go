@@ -71,51 +71,51 @@ func TestCollidingOperationTokensRefuse(t *testing.T) {
 
 // fingerprintBeforeAPI is the fingerprint the engine gave the store, before
 // fingerprints covered the API identity (e48a257), for the request of
-// TestRecordsFingerprintedBeforeTheAPIReplay.
+// TestRecordsFingerprintedBeforeTheAPIRefused.
 const fingerprintBeforeAPI = "14ad496352b39f514170c621019faa4e5e6370a204f01e69c0dcc3d836f34b18"
 
-// beforeAPIFingerprint is the store as the version before used it: every
-// record with the request's fingerprint without the API identity
-// (fingerprintBeforeAPI, for the one request it serves).
+// beforeAPIFingerprint is the store as the version between the key layouts
+// used it: records under the current key, with the request's fingerprint
+// without the API identity (fingerprintBeforeAPI, for the one request it
+// serves).
 type beforeAPIFingerprint struct{ idem.Store }
 
 func (s beforeAPIFingerprint) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	req.Fingerprint, req.PreviousFingerprint = fingerprintBeforeAPI, ""
+	req.Fingerprint = fingerprintBeforeAPI
 	return s.Store.Acquire(ctx, req)
 }
 
-// TestRecordsFingerprintedBeforeTheAPIReplay: a record stored before the
-// fingerprint covered the API identity (by the previous version, within
-// its retention) is still replayed to a retry after the upgrade, and
-// another payload under its key is still refused. On real Redis.
-func TestRecordsFingerprintedBeforeTheAPIReplay(t *testing.T) {
+// TestRecordsFingerprintedBeforeTheAPIRefused: a record stored before the
+// fingerprint covered the API identity (by the version between the key
+// layouts) is another request's to the store a new deployment builds
+// (redisstore.New, no migration): the colliding API's request with the same
+// body and key is answered 422, never a replay of the other API's body, and
+// its handler does not run. (Package previouslayout accepts such records
+// while an upgrade's window lasts.) On real Redis.
+func TestRecordsFingerprintedBeforeTheAPIRefused(t *testing.T) {
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)
-	op := idem.Operation{ID: "CreatePayment", API: collidingAPIs[0], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
-	var runs atomic.Int32
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		runs.Add(1)
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte("paid"))
-	}
-	serve := func(s idem.Store, body string) *httptest.ResponseRecorder {
+	var runs [2]atomic.Int32
+	serve := func(i int, s idem.Store) *httptest.ResponseRecorder {
+		op := idem.Operation{ID: "CreatePayment", API: collidingAPIs[i], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
 		w := httptest.NewRecorder()
-		idem.NewEngine(s).Serve(w, engineReq(http.MethodPost, "/payments", body, "Idempotency-Key", "k-1"), &op, handler)
+		idem.NewEngine(s).Serve(w, engineReq(http.MethodPost, "/payments", `{"amount":4200}`, "Idempotency-Key", "k-1"), &op, func(w http.ResponseWriter, r *http.Request) {
+			runs[i].Add(1)
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte("paid by " + collidingAPIs[i]))
+		})
 		return w
 	}
 	store := func() *redisstore.Store {
 		return redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
 	}
-	if w := serve(beforeAPIFingerprint{store()}, `{"amount":4200}`); w.Code != http.StatusCreated {
-		t.Fatalf("previous version: %d %s", w.Code, w.Body)
+	if w := serve(0, beforeAPIFingerprint{store()}); w.Code != http.StatusCreated {
+		t.Fatalf("API 1 on the version between: %d %s", w.Code, w.Body)
 	}
-	if w := serve(store(), `{"amount":4200}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != "paid" {
-		t.Errorf("retry after the upgrade: %d %v %q; want the replay", w.Code, w.Header(), w.Body)
+	if w := serve(1, store()); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("API 2, same key and body, after the upgrade: %d %v %q; want 422", w.Code, w.Header(), w.Body)
 	}
-	if w := serve(store(), `{"amount":1}`); w.Code != http.StatusUnprocessableEntity {
-		t.Errorf("another payload after the upgrade: %d; want 422", w.Code)
-	}
-	if n := runs.Load(); n != 1 {
-		t.Errorf("handler ran %d times, want once", n)
+	if a, b := runs[0].Load(), runs[1].Load(); a != 1 || b != 0 {
+		t.Errorf("runs %d, %d; want 1, 0", a, b)
 	}
 }

@@ -49,16 +49,25 @@ func scopeFrom(ctx context.Context) *runScope {
 	return s
 }
 
-// runIdentity is the hash of what names a run in every process and on
-// every fence: its API, operation, hashed scope and client key. Each part
-// is length-prefixed, so no two tuples share a hash input.
+// runIdentity is the hash of what names a run's request in every process
+// and on every fence: its API, operation, hashed scope, client key and
+// fingerprint (k.sum, the payload's). The fingerprint makes the identity
+// the step journal's too: a store keeps a journal for the record's key and
+// fingerprint, so a re-run of the same request finds the journal and
+// derives the same keys, and a request with another payload under a key
+// released meanwhile finds no journal and derives keys of its own (v1 left
+// the fingerprint out: its keys made a provider replay the released
+// request's calls). Each part is length-prefixed, so no two tuples share a
+// hash input.
 func runIdentity(k *keyedRequest) [32]byte {
 	h := sha256.New()
 	var b []byte
-	for _, p := range [...]string{"idem-run-v1", k.name.api, k.op.ID, k.scope, k.key} {
+	for _, p := range [...]string{"idem-run-v2", k.name.api, k.op.ID, k.scope, k.key} {
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)
 	}
+	b = binary.AppendUvarint(b, uint64(len(k.sum)))
+	b = append(b, k.sum[:]...)
 	h.Write(b)
 	var id [32]byte
 	h.Sum(id[:0])
@@ -110,8 +119,11 @@ var ErrNoRun = errors.New("idem: not in a protected run")
 
 // DerivedKey returns an idempotency key derived from the protected run whose
 // context ctx is (or derives from) and from name: the same on every run of
-// the same request (the same API, operation, scope and client key), in any
-// process and on any fence, and different for every other name or request.
+// the same request (the same API, operation, scope, client key and
+// payload: the request's fingerprint), in any process and on any fence,
+// and different for every other name or request. A request with another
+// payload under a key whose run failed (and released it) is another
+// request: its keys differ, as its step journal does.
 // Use it for what a handler sets in motion that no generated client call
 // covers: a message it publishes (the consumer deduplicates with [Do] on the
 // key), a call through a client of its own.

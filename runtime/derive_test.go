@@ -232,3 +232,55 @@ func TestCallFormKeyIsDerivedInARun(t *testing.T) {
 		t.Errorf("form and key %q on the first run, %q on the second", first, second)
 	}
 }
+
+// TestDerivedKeysFollowThePayload (issue 47, item 1): the keys a run
+// derives (named, of a client call, within a step) are its request's: a
+// retry of the same request under key K derives the same keys and finds
+// the step journal; another payload under K, released by the failed run,
+// is another request, which derives other keys and finds no journal,
+// as the store keeps the journal for the record's fingerprint. Before,
+// the keys were K's alone, so a provider replayed the released request's
+// call (or answered 422) for the new one.
+func TestDerivedKeysFollowThePayload(t *testing.T) {
+	store := newMemStepStore()
+	op := &idem.Operation{ID: "CreateOrder"}
+	charge := &idem.ClientOperation{ID: "CreateCharge"}
+	s := &sentKeys{caller: idem.NewCaller()}
+	var stepRuns int
+	run := func(payload string) []string {
+		var keys []string
+		_, _, err := idem.Do(context.Background(), store, op, "order-K", []byte(payload), func(ctx context.Context) ([]byte, error) {
+			named, err := idem.DerivedKey(ctx, "ledger-entry")
+			if err != nil {
+				return nil, err
+			}
+			inStep, err := idem.Step(ctx, "charge", func(ctx context.Context) (string, error) {
+				stepRuns++
+				return s.call(t, ctx, charge), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			keys = []string{named, inStep, s.call(t, ctx, charge)}
+			return nil, errAgain // released: the next Do of K runs again
+		})
+		if !errors.Is(err, errAgain) {
+			t.Fatalf("run of %s: %v", payload, err)
+		}
+		return keys
+	}
+	first := run(`{"amount":10}`)
+	retry := run(`{"amount":10}`)
+	other := run(`{"amount":20}`)
+	if fmt.Sprint(first) != fmt.Sprint(retry) {
+		t.Errorf("a retry of the same request derived %v, the first run %v", retry, first)
+	}
+	for i, what := range []string{"named key", "key of the step's call", "key of the handler's call"} {
+		if other[i] == first[i] {
+			t.Errorf("%s: another payload under the released key derived the first request's %s", what, first[i])
+		}
+	}
+	if stepRuns != 2 {
+		t.Errorf("step ran %d times, want twice: once per request (the retry read the journal, the other payload did not see it)", stepRuns)
+	}
+}

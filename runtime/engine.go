@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,6 @@ type Engine struct {
 	runs      ewma.Durations[*Operation] // how long a run of each operation takes, for a 409's Retry-After
 	beats     beat.Scheduler             // the heartbeats of the leases held
 	tokens    sync.Map                   // operation ID -> *opName
-	previous  idemstore.PreviousKeyStore
 	namer     idemstore.OperationNamer
 
 	// misconfigured is the message of the store misconfiguration logged
@@ -39,22 +39,41 @@ type Engine struct {
 }
 
 // NewEngine returns an engine over store configured by opts. It panics if
-// store is nil, or if opts contradict each other or lack what one of them
+// store is nil, or a nil pointer of a store type (a *redisstore.Store
+// declared and never assigned), or if opts contradict each other or lack what one of them
 // needs (WithScopeFromHeader without WithScopeSecret), with a message that
 // says what to change: these are start-up failures, like
 // regexp.MustCompile's.
 func NewEngine(store Store, opts ...Option) *Engine {
-	if store == nil {
-		panic("idem: NewEngine: nil store")
+	if msg := nilStore(store); msg != "" {
+		panic(msg)
 	}
 	cfg := newConfig(opts)
 	if msg := cfg.checkScope(); msg != "" {
 		panic(msg)
 	}
 	e := &Engine{store: store, cfg: cfg, allow: replayAllowList(cfg.replayHeaders), deadlines: deadline.New(cfg.storeTimeout)}
-	e.previous, _ = store.(idemstore.PreviousKeyStore)
 	e.namer, _ = store.(idemstore.OperationNamer)
 	return e
+}
+
+// nilStore returns the panic message for a store that is nil, or a nil
+// pointer (or other nil value) of a store type, which would only fail at
+// the first request; "" for a store. The generated constructors
+// (WithIdempotency, NewStrictHandlerWithIdempotency, WithIdempotentWebhooks)
+// and Do pass their store here, so the message names them too.
+func nilStore(store Store) string {
+	const what = "pass a store built by its constructor, such as redisstore.New(rdb) or pgstore.New(pool), to idem.NewEngine, idem.Do or the generated WithIdempotency, NewStrictHandlerWithIdempotency or WithIdempotentWebhooks"
+	if store == nil {
+		return "idem: the store is nil: " + what
+	}
+	switch v := reflect.ValueOf(store); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		if v.IsNil() {
+			return fmt.Sprintf("idem: the store is a nil %T (declared but never assigned?): %s", store, what)
+		}
+	}
+	return ""
 }
 
 // NewEngineFor is NewEngine for an engine that serves ops, as the generated

@@ -69,13 +69,6 @@ func TestRedisRoundTrips(t *testing.T) {
 		started, start := onceSignal()
 		release := make(chan struct{})
 		prefix := redistest.Prefix(t)
-		// The steady state: no process of the previous key layout runs or
-		// ran within the retention (an operator's 0). During the rollout a
-		// first request also writes its previous key (redisstore's
-		// previous.go; BenchmarkEngineRedis/first-rollout).
-		if err := rdb.Set(context.Background(), prefix+":"+redisstore.KeyLayoutMarker, 0, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
 		store := redisstore.New(rdb, redisstore.WithPrefix(prefix))
 		h := newHarnessOn(t, store, idem.Operation{Lock: time.Minute},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {

@@ -178,8 +178,7 @@ func fingerprintOf(op *Operation, rl *requestLine, body payload) [sha256.Size]by
 // and the operation in what is compared, two operations whose record keys
 // collide ([idemstore.OperationToken] is 48 bits) refuse each other's keys
 // (422) instead of replaying each other's answers. sum in hex is the
-// fingerprint before it had them, which records stored then hold
-// ([idemstore.AcquireRequest.PreviousFingerprint]).
+// fingerprint before it had them ([idemstore.Origin]'s Request).
 func apiFingerprint(api, name string, sum [sha256.Size]byte) [sha256.Size]byte {
 	var buf [192]byte
 	b := field(buf[:0], "fingerprint", "2")

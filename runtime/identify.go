@@ -28,11 +28,11 @@ type keyedRequest struct {
 	key         string // the client's key
 	storageKey  string
 	fingerprint string            // apiFingerprint of sum, in hex
-	previous    string            // sum in hex: the fingerprint before it had the API identity
 	token       string            // the owner token of the first acquire (acquireRequest)
 	sum         [sha256.Size]byte // the request's fingerprint without the API identity
 	name        *opName           // the API identity and token in storageKey
 	scope       string            // the hashed scope in storageKey
+	origin      idemstore.Origin  // what storageKey and fingerprint were composed of, for the store
 
 	acquireCtx deadline.Ctx // the first acquire's context, kept here to save an allocation
 
@@ -83,7 +83,8 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.S
 	hex.Encode(b[hexLen:2*hexLen], sum[:])
 	randomToken(b[2*hexLen:])
 	s := string(b[:])
-	k.fingerprint, k.previous, k.token = s[:hexLen], s[hexLen:2*hexLen], s[2*hexLen:]
+	k.fingerprint, k.token = s[:hexLen], s[2*hexLen:]
+	k.origin = idemstore.Origin{API: api, Operation: op.ID, Scope: scope, Key: key, Request: s[hexLen : 2*hexLen]}
 	return k
 }
 
@@ -144,22 +145,10 @@ func (e *Engine) nameOperation(token, api, op string) {
 }
 
 // acquireRequest is the store's request to acquire k's record for a new
-// owner. While records of the previous layout may live (a
-// [PreviousKeyStore]'s window), it names their key and fingerprint too;
-// other stores get the previous fingerprint always, as the records they
-// hold that predate it are found under the current key.
-// token is the new owner's: k.token for the first acquire, a fresh one for
-// any later.
+// owner. token is the new owner's: k.token for the first acquire, a fresh
+// one for any later.
 func (e *Engine) acquireRequest(k *keyedRequest, token string) idemstore.AcquireRequest {
-	req := idemstore.AcquireRequest{Key: k.storageKey, Token: token, Fingerprint: k.fingerprint, Lease: opLock(k.op)}
-	if e.previous != nil {
-		if since, known := e.previous.KeyLayoutSince(); known && (since.IsZero() || time.Since(since) >= opRetention(k.op)+idemstore.PreviousLayoutRollout) {
-			return req
-		}
-		req.PreviousKey = idemstore.PreviousRecordKey(k.name.api, k.op.ID, k.scope, k.key)
-	}
-	req.PreviousFingerprint = k.previous
-	return req
+	return idemstore.AcquireRequest{Key: k.storageKey, Token: token, Fingerprint: k.fingerprint, Lease: opLock(k.op), Origin: &k.origin}
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,

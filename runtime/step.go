@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -67,7 +69,11 @@ func (s stepLimits) maxSize() int {
 // where it stopped, each finished step's effect happening once.
 //
 // The result is journaled as JSON (encoding/json) and returned decoded, on
-// the first run as on a re-run, so both see the same value. fn's error is
+// the first run as on a re-run, so both see the same value. The journal
+// records T's JSON shape with it: read as a type of another shape (the
+// step's type changed between deploys), Step returns a *[StepTypeError]
+// (matching [ErrStepType]) and the zero T, never a result decoded into
+// the wrong fields; fn is not run again. fn's error is
 // returned as is and journals nothing (a re-run runs the step again), as
 // does a panic, which goes on after the step is undone.
 //
@@ -102,7 +108,7 @@ func Step[T any](ctx context.Context, name string, fn func(ctx context.Context) 
 	if s == nil {
 		return fn(ctx)
 	}
-	raw, err := s.step(ctx, name, func(ctx context.Context) ([]byte, error) {
+	raw, err := s.step(ctx, name, stepTypeOf(reflect.TypeFor[T]()), func(ctx context.Context) ([]byte, error) {
 		r, err := fn(ctx)
 		if err != nil {
 			return nil, err
@@ -152,8 +158,9 @@ func checkStepName(name string) error {
 // stepSep joins the names of nested steps; no name holds it.
 const stepSep = "\x1f"
 
-// step runs fn as step name of s's run, or returns its journaled result.
-func (s *runScope) step(ctx context.Context, name string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
+// step runs fn as step name of s's run, or returns its journaled result,
+// read as type st: the result's JSON, journaled with st's header.
+func (s *runScope) step(ctx context.Context, name string, st *stepType, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	if err := checkStepName(name); err != nil {
 		return nil, err
 	}
@@ -174,8 +181,8 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 	}
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
-	if raw, ok := j.result(full); ok {
-		return raw, nil
+	if journaled, ok := j.result(full); ok {
+		return st.unwrap(strings.ReplaceAll(full, stepSep, "/"), journaled)
 	}
 
 	tx, err := ss.BeginStep(l.e.deadlines.Context(ctx), l.k.storageKey, l.token, l.info.Fence)
@@ -199,14 +206,15 @@ func (s *runScope) step(ctx context.Context, name string, fn func(context.Contex
 		}
 		return nil, err
 	}
-	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, raw, opRetention(l.k.op)); {
+	journaled := st.wrap(raw)
+	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, journaled, opRetention(l.k.op)); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
 	case err != nil:
 		return nil, fmt.Errorf("idem: step %q: journal: %w", name, storeFailure("step", err))
 	}
 	j.mu.Lock()
-	j.entries[full] = raw
+	j.entries[full] = journaled
 	j.mu.Unlock()
 	return raw, nil
 }

@@ -3,6 +3,8 @@ package idem_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -191,5 +193,158 @@ func TestStepNeedsAStepStore(t *testing.T) {
 	}
 	if v, err := idem.Step(context.Background(), "a", counted(&runs, 7)); err != nil || v != 7 || runs.Load() != 1 {
 		t.Errorf("outside a run: %v, %v, %d runs", v, err, runs.Load())
+	}
+}
+
+// TestStepTypeChangeAcrossDeploys (issue 47, item 2): deploy 1 journals
+// step "charge" as struct{Charge string} and its run fails (the key is
+// released, the journal stays). Deploy 2 reads the step as
+// struct{ChargeID string `json:"charge_id"`}, then as int: each read fails
+// the run with a *StepTypeError naming the step and both types and saying
+// what to do, instead of the zero value (before: a silent zero value for
+// the struct, and an error for the int on every retry); the step's
+// function is not run. A step renamed runs; once the key's journal is
+// forgotten (as idemctl forget does on Redis), the request runs through.
+func TestStepTypeChangeAcrossDeploys(t *testing.T) {
+	store := newMemStepStore()
+	op := &idem.Operation{ID: "CreateOrder"}
+	do := func(fn func(ctx context.Context) ([]byte, error)) error {
+		_, _, err := idem.Do(context.Background(), store, op, "order-1", []byte(`{"amount":10}`), fn)
+		return err
+	}
+	type deploy1 struct{ Charge string }
+	if err := do(func(ctx context.Context) ([]byte, error) {
+		if _, err := idem.Step(ctx, "charge", func(context.Context) (deploy1, error) { return deploy1{Charge: "ch_1"}, nil }); err != nil {
+			return nil, err
+		}
+		return nil, errAgain
+	}); !errors.Is(err, errAgain) {
+		t.Fatalf("deploy 1: %v", err)
+	}
+
+	var runs atomic.Int64
+	type deploy2 struct {
+		ChargeID string `json:"charge_id"`
+	}
+	var got deploy2
+	check := func(what string, err error, want string) {
+		t.Helper()
+		var te *idem.StepTypeError
+		if !errors.As(err, &te) || !errors.Is(err, idem.ErrStepType) {
+			t.Fatalf("%s: err %v, want a *StepTypeError", what, err)
+		}
+		if te.Step != "charge" || te.Journaled != "idem_test.deploy1" || te.Want != want {
+			t.Errorf("%s: %+v", what, te)
+		}
+		for _, s := range []string{`step "charge"`, "idem_test.deploy1", want, "idemctl forget", `"charge/v2"`} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q does not say %s", what, err, s)
+			}
+		}
+	}
+	err := do(func(ctx context.Context) ([]byte, error) {
+		v, err := idem.Step(ctx, "charge", counted(&runs, deploy2{ChargeID: "ch_2"}))
+		got = v
+		return nil, err
+	})
+	check("read as deploy2", err, "idem_test.deploy2")
+	if got != (deploy2{}) {
+		t.Errorf("read as deploy2 returned %+v with its error", got)
+	}
+	err = do(func(ctx context.Context) ([]byte, error) {
+		_, err := idem.Step(ctx, "charge", counted(&runs, 7))
+		return nil, err
+	})
+	check("read as int", err, "int")
+	if runs.Load() != 0 {
+		t.Fatalf("the step's function ran %d times on a journal of another type", runs.Load())
+	}
+
+	// Not stuck: the step renamed runs; the journal forgotten, so does the old name.
+	if err := do(func(ctx context.Context) ([]byte, error) {
+		_, err := idem.Step(ctx, "charge/v2", counted(&runs, 7))
+		if err != nil {
+			return nil, err
+		}
+		return nil, errAgain
+	}); !errors.Is(err, errAgain) || runs.Load() != 1 {
+		t.Fatalf("renamed step: %v, %d runs", err, runs.Load())
+	}
+	keys := slices.Collect(maps.Keys(store.journals))
+	if len(keys) != 1 {
+		t.Fatalf("journals %v", keys)
+	}
+	store.forgetJournal(keys[0])
+	var n int
+	if err := do(func(ctx context.Context) ([]byte, error) {
+		v, err := idem.Step(ctx, "charge", counted(&runs, 7))
+		n = v
+		return []byte("ok"), err
+	}); err != nil || n != 7 || runs.Load() != 2 {
+		t.Fatalf("after the journal was forgotten: %v, %d, %d runs", err, n, runs.Load())
+	}
+}
+
+// TestStepTypeOfOldEntries: a journal entry written before entries
+// recorded their type (plain JSON) reads as before, unchecked; entries of
+// one JSON shape read each other whatever their Go names.
+func TestStepTypeOfOldEntries(t *testing.T) {
+	store := newMemStepStore()
+	op := &idem.Operation{ID: "CreateOrder"}
+	do := func(fn func(ctx context.Context) ([]byte, error)) error {
+		_, _, err := idem.Do(context.Background(), store, op, "order-1", nil, fn)
+		return err
+	}
+	type charge struct {
+		ID    string `json:"id"`
+		Cents int
+	}
+	if err := do(func(ctx context.Context) ([]byte, error) {
+		if _, err := idem.Step(ctx, "charge", func(context.Context) (charge, error) { return charge{ID: "ch_1", Cents: 5}, nil }); err != nil {
+			return nil, err
+		}
+		return nil, errAgain
+	}); !errors.Is(err, errAgain) {
+		t.Fatal(err)
+	}
+	for k, j := range store.journals { // as the version before wrote it: the JSON alone
+		for name, b := range j.steps {
+			if !strings.HasPrefix(string(b), "idem-step/1 ") {
+				t.Fatalf("journaled %q", b)
+			}
+			_, plain, _ := strings.Cut(string(b), "\n")
+			j.steps[name] = []byte(plain)
+		}
+		t.Logf("journal %s: %q", k, j.steps)
+	}
+	var runs atomic.Int64
+	type renamed struct { // same shape: names match without case, as encoding/json decodes
+		Identifier string `json:"ID"`
+		Amount     *int   `json:"cents"`
+	}
+	var got renamed
+	if err := do(func(ctx context.Context) ([]byte, error) {
+		v, err := idem.Step(ctx, "charge", counted(&runs, renamed{}))
+		got = v
+		if err != nil {
+			return nil, err
+		}
+		// A second step of the same shape, under another Go name, in this run.
+		if _, err := idem.Step(ctx, "again", counted(&runs, charge{ID: "x"})); err != nil {
+			return nil, err
+		}
+		if _, err := idem.Step(ctx, "again", counted(&runs, renamed{})); err != nil {
+			return nil, err
+		}
+		_, err = idem.Step(ctx, "again", counted(&runs, "a string"))
+		if !errors.Is(err, idem.ErrStepType) {
+			t.Errorf("step again read as string in the run that journaled it: %v", err)
+		}
+		return []byte("ok"), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Identifier != "ch_1" || got.Amount == nil || *got.Amount != 5 || runs.Load() != 1 {
+		t.Errorf("old entry read as %+v, %d runs; want ch_1 5, the step not run again", got, runs.Load())
 	}
 }

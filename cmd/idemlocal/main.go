@@ -5,7 +5,14 @@
 // the idemgen and idemctl tool lines. Run it in your module's directory:
 //
 //	go run ../idemgen/cmd/idemlocal/main.go
-//	go generate ./... && go mod tidy
+//	go mod tidy
+//	go generate ./...
+//	go mod tidy
+//
+// The first go mod tidy records the sums of the modules the idemgen tool is
+// built from (go generate fails with "updates to go.mod needed" without
+// it); the second adds what the generated files import. idemlocal prints
+// that order as its last line.
 //
 // idemgen's modules are not on the module proxy under the versions a
 // checkout's go.mod files name (v0.0.0), so without every replace `go mod
@@ -91,6 +98,11 @@ func wire(dir, checkout string, stdout io.Writer) error {
 	if checkout, err = filepath.Abs(checkout); err != nil {
 		return err
 	}
+	// A checkout reached through a symbolic link (../idemgen linking to
+	// it) is walked at its real place: WalkDir does not follow a link.
+	if real, err := filepath.EvalSymlinks(checkout); err == nil {
+		checkout = real
+	}
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		return fmt.Errorf("%s has no go.mod: run go mod init first, or give the module's directory with -C", dir)
 	}
@@ -119,9 +131,14 @@ func wire(dir, checkout string, stdout io.Writer) error {
 	if err := goCmd(dir, append([]string{"mod", "edit"}, args...)...); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "Now run: go generate ./... && go mod tidy")
+	fmt.Fprintln(stdout, nextSteps)
 	return nil
 }
+
+// nextSteps is idemlocal's last line: the order that works after it (the
+// README's and docs/setup.md's setup:build block, which
+// TestSetupAsDocumented runs).
+const nextSteps = "Now run, in this order: go mod tidy && go generate ./... && go mod tidy"
 
 // module is one module of the checkout.
 type module struct {

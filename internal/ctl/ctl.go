@@ -35,8 +35,10 @@ inspect prints the record of one idempotency key: its state, the lease or
 retention it has left, its fence, the stored status, header names and body
 size. The body is printed only with -body.
 
-forget deletes the record, so that the next request with the key runs the
-operation again. It refuses a record in progress unless -force is given:
+forget deletes the record and its step journal (idem.Step), so that the
+next request with the key runs the operation again, every step included; a
+key whose run failed keeps its journal without a record, and forget deletes
+that too. It refuses a record in progress unless -force is given:
 its handler may still be running, and a retry would run the operation a
 second time beside it.
 
@@ -260,7 +262,7 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 		if info.LeaseRemaining > 0 {
 			line("lease", "%v left: a retry now is answered 409; once it lapses, the next request with this key takes the record over (fence %d)",
 				round(info.LeaseRemaining), info.Fence+1)
-			line("age", "%v since the lease was acquired or extended (if -lock %v is the operation's)", round(info.Age(o.retention, o.lock)), o.lock)
+			line("age", "%s", age(info.Age(o.retention, o.lock), "since the lease was acquired or extended", "-lock", o.lock, info.LeaseRemaining, "lease left"))
 			return nil
 		}
 		line("lease", "lapsed %v ago: its handler is presumed dead; the next request with this key takes the record over (fence %d)", round(-info.LeaseRemaining), info.Fence+1)
@@ -278,7 +280,7 @@ func inspect(ctx context.Context, store *redisstore.Store, key string, o options
 		line("body", "%d bytes", info.BodySize)
 	}
 	line("retained", "%v more: replayed to every retry until then", round(info.TTL))
-	line("age", "%v since completion (if -retention %v is the operation's)", round(info.Age(o.retention, o.lock)), o.retention)
+	line("age", "%s", age(info.Age(o.retention, o.lock), "since completion", "-retention", o.retention, info.TTL, "retention left"))
 	if o.body && !info.BodyOmitted {
 		fmt.Fprintf(w, "\n%s\n", info.Body())
 	}
@@ -299,6 +301,18 @@ func forget(ctx context.Context, store *redisstore.Store, key string, o options,
 		fmt.Fprintln(stderr, "idemctl: -force: if the record was in progress, its handler may still be running; its result will not be stored")
 	}
 	return nil
+}
+
+// age words the estimate of a record's age, which is the operation's
+// setting (flag, value) less what the record has left: a record with more
+// left than the setting was written under a longer one, so its age is not
+// known from the flags, and saying "-71h since completion" would be wrong.
+func age(estimate time.Duration, since, flag string, value, left time.Duration, leftName string) string {
+	if estimate < 0 {
+		return fmt.Sprintf("unknown: %v %s is more than %s %v, so the operation's %s is longer; pass its value (%s) to estimate the age",
+			round(left), leftName, flag, value, strings.TrimPrefix(flag, "-"), flag)
+	}
+	return fmt.Sprintf("%v %s (if %s %v is the operation's)", round(estimate), since, flag, value)
 }
 
 func present(ok bool) string {

@@ -200,3 +200,56 @@ func TestInspectFindsAPIRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestInspectAgeUnderLongerSetting: a record written under a longer
+// retention (or lock) than the flags say has more left than the flag, so
+// its age is unknown from the flags; inspect says so instead of printing a
+// negative age, and estimates it once given the operation's value.
+func TestInspectAgeUnderLongerSetting(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
+		done := idemstore.RecordKey("CreatePet", "", "long-kept")
+		running := idemstore.RecordKey("CreatePet", "", "long-locked")
+		for _, k := range []string{done, running} {
+			if _, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: k, Token: "owner", Fingerprint: "fp", Lease: 2 * time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := store.Complete(ctx, done, "owner", &idemstore.Record{Status: 201, Body: []byte(`{}`)}, 96*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		ageLine := func(out string) string {
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "age ") {
+					return l
+				}
+			}
+			return ""
+		}
+		for _, c := range []struct {
+			name string
+			args []string
+			want []string
+		}{
+			{"completed, default -retention", []string{"-key", "long-kept"}, []string{"unknown", "more than -retention 24h0m0s", "pass its value (-retention)"}},
+			{"completed, its -retention", []string{"-key", "long-kept", "-retention", "96h"}, []string{"since completion (if -retention 96h0m0s is the operation's)"}},
+			{"in progress, default -lock", []string{"-key", "long-locked"}, []string{"unknown", "lease left is more than -lock 30s", "pass its value (-lock)"}},
+			{"in progress, its -lock", []string{"-key", "long-locked", "-lock", "2h"}, []string{"since the lease was acquired or extended (if -lock 2h0m0s is the operation's)"}},
+		} {
+			code, out, errOut := b.run(t, append([]string{"inspect", "-op", "CreatePet"}, c.args...)...)
+			if code != ExitOK {
+				t.Fatalf("%s: exit %d, %s", c.name, code, errOut)
+			}
+			line := ageLine(out)
+			if strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(line, "age")), "-") {
+				t.Errorf("%s: negative age: %q", c.name, line)
+			}
+			for _, want := range c.want {
+				if !strings.Contains(line, want) {
+					t.Errorf("%s: age line lacks %q: %q", c.name, want, line)
+				}
+			}
+		}
+	})
+}

@@ -44,7 +44,7 @@ import (
 const (
 	envShop        = "IDEM_E2E_SHOP"         // the shop's mode: "charges" (this file), "steps" (steps_test.go)
 	envShopAddr    = "IDEM_E2E_SHOP_ADDR"    // where it listens
-	envShopStore   = "IDEM_E2E_SHOP_STORE"   // "redis" (REDIS_URL) or "postgres" (DATABASE_URL)
+	envShopStore   = "IDEM_E2E_SHOP_STORE"   // "redis" (REDIS_URL), "cluster" (REDIS_CLUSTER_ADDRS) or "postgres" (DATABASE_URL)
 	envShopSpace   = "IDEM_E2E_SHOP_SPACE"   // Redis key prefix or PostgreSQL table of its records
 	envShopStall   = "IDEM_E2E_SHOP_STALL"   // where the handler stalls until killed; "" nowhere
 	envShopUpright = "IDEM_E2E_SHOP_UPRIGHT" // the provider's URL (charges), or a table of the shop's (steps)
@@ -174,6 +174,9 @@ func shopSpace(t *testing.T, store string) (space string, provider idem.Store) {
 		rdb := redistest.Real(t)
 		prefix := redistest.Prefix(t)
 		return prefix, redisstore.New(rdb, redisstore.WithPrefix(prefix+"-provider"))
+	case "cluster":
+		rdb, prefix := redistest.Cluster(t)
+		return prefix, redisstore.New(rdb, redisstore.WithPrefix(prefix+"-provider"))
 	case "postgres":
 		pool := pgtest.Pool(t, 20)
 		_, table := pgtest.Store(t, pool)
@@ -194,6 +197,9 @@ func openStore(ctx context.Context) (idem.Store, error) {
 			return nil, err
 		}
 		return redisstore.New(redis.NewClient(opts), redisstore.WithPrefix(space)), nil
+	case "cluster":
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), ContextTimeoutEnabled: true})
+		return redisstore.New(rdb, redisstore.WithPrefix(space)), nil
 	case "postgres":
 		cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
 		if err != nil {
@@ -354,11 +360,13 @@ func placeOrders(t *testing.T, addr string, n int) <-chan string {
 }
 
 // TestRunsOnceAcrossServices is the reproduction of issue 37, against real
-// Redis and real PostgreSQL: 10 orders, each run charging twice, the shop
+// Redis, real PostgreSQL and a real Redis Cluster (the shop's records and
+// the provider's spread over three masters; issue 47, item 4): 10 orders,
+// each run charging twice, the shop
 // process killed after both charges of every order were answered; the
 // retries succeed on a second shop process, and each charge ran once.
 func TestRunsOnceAcrossServices(t *testing.T) {
-	for _, store := range []string{"redis", "postgres"} {
+	for _, store := range []string{"redis", "postgres", "cluster"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			const orders = 10
@@ -402,6 +410,11 @@ func TestRunsOnceAcrossServices(t *testing.T) {
 				}
 			}
 			t.Logf("%d of %d charges ran other than once; the provider ran %d charges for %d orders", twice, 2*orders, total(prov.charged), orders)
+			if store == "cluster" {
+				if records, _ := clusterSpread(t, space); records != orders {
+					t.Errorf("cluster: %d records of the shop, want %d", records, orders)
+				}
+			}
 		})
 	}
 }

@@ -132,8 +132,11 @@ func TestDefaultsAreTheRuntimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s.Retry.Policy(), idem.DefaultRetryPolicy()) {
-		t.Errorf("retry policy %+v, runtime default %+v", s.Retry.Policy(), idem.DefaultRetryPolicy())
+	// The runtime's default budget is the operation's lock plus a margin.
+	want := idem.DefaultRetryPolicy()
+	want.MaxElapsed = idem.DefaultMaxElapsed(s.Lock)
+	if !reflect.DeepEqual(s.Retry.Policy(), want) {
+		t.Errorf("retry policy %+v, runtime default %+v", s.Retry.Policy(), want)
 	}
 	if s.KeyHeader != idem.DefaultKeyHeader || s.Retention != idem.DefaultRetention || s.Lock != idem.DefaultLock {
 		t.Errorf("key header %q, retention %v, lock %v; runtime defaults %q, %v, %v",
@@ -181,7 +184,7 @@ func TestResolve(t *testing.T) {
 		KeyHeader: "Idempotency-Key", Required: true, Retention: 24 * time.Hour, Lock: 30 * time.Second,
 		Final: []string{"2xx", "3xx", "4xx"},
 		Retry: extension.RetrySettings{MaxAttempts: 5, InitialInterval: 200 * time.Millisecond, MaxInterval: 5 * time.Second,
-			Multiplier: 2, MaxElapsed: 30 * time.Second, RetryOn: []int{409, 429, 502, 503, 504}},
+			Multiplier: 2, MaxElapsed: time.Minute, RetryOn: []int{409, 429, 502, 503, 504}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
@@ -196,7 +199,8 @@ func TestResolve(t *testing.T) {
 		FingerprintHeaders: []string{"X-Account-Id"},
 		Final:              []string{"2xx", "4xx", "500"}, Transient: []int{402},
 		Retry: extension.RetrySettings{MaxAttempts: 7, InitialInterval: time.Second, MaxInterval: 5 * time.Second,
-			Multiplier: 2, MaxElapsed: 30 * time.Second, RetryOn: []int{503}},
+			Multiplier: 2, MaxElapsed: 35 * time.Second, RetryOn: []int{503}}, // the lock (5s) + 30s
+
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("merged:\n got %+v\nwant %+v", got, want)

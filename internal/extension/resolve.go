@@ -63,7 +63,7 @@ func Defaults() Settings {
 			InitialInterval: p.InitialInterval,
 			MaxInterval:     p.MaxInterval,
 			Multiplier:      p.Multiplier,
-			MaxElapsed:      p.MaxElapsed,
+			MaxElapsed:      idemop.DefaultMaxElapsed(idemop.DefaultLock),
 			AttemptTimeout:  p.AttemptTimeout,
 			RetryOn:         p.RetryOn,
 		},
@@ -90,8 +90,12 @@ func (r RetrySettings) Policy() idemop.RetryPolicy {
 // joins every problem found, each an *Error.
 func Resolve(doc, op Spec) (Settings, error) {
 	s := Defaults()
+	s.Retry.MaxElapsed = 0 // unless a layer sets it: the lock's, below
 	for _, layer := range []Spec{doc, op} {
 		s.apply(layer)
+	}
+	if s.Retry.MaxElapsed == 0 {
+		s.Retry.MaxElapsed = idemop.DefaultMaxElapsed(s.Lock)
 	}
 	var p problems
 	for i, h := range s.FingerprintHeaders {

@@ -72,11 +72,6 @@ func large(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, st
 			}
 		},
 	}
-	// The steady state past a key-layout rollout (marker 0): inside one,
-	// each completion also writes the previous layout's record.
-	if err := rdb.Set(ctx, prefix+":large:"+redisstore.KeyLayoutMarker, 0, 0).Err(); err != nil {
-		return res, fmt.Errorf("loadtest: set the layout marker: %w", err)
-	}
 	store := redisstore.New(rdb, redisstore.WithPrefix(prefix+":large"), redisstore.WithLogger(nil))
 	engine := idem.NewEngine(store, idem.WithHooks(hooks), idem.WithLogger(nil))
 	op := &idem.Operation{ID: "ExportReport", Method: http.MethodPost, Path: "/reports", KeyHeader: idem.DefaultKeyHeader}

@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -201,14 +200,10 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 	return vs, nil
 }
 
-// steadyStore is a store on c under prefix whose server holds no record of
-// the previous key layout: its layout marker (on rdb) says 0, as on a
-// server that was empty when first checked, or after the upgrade window.
-// The harness measures that steady state; the window's one more GET per
-// first request is BenchmarkEngineRedis/first-upgrade-window's. A marker
-// it cannot write leaves the lookups on, which the run then includes.
-func steadyStore(rdb *redis.Client, c redis.Scripter, prefix string) *redisstore.Store {
-	_ = rdb.Set(context.Background(), prefix+":"+redisstore.KeyLayoutMarker, 0, 0).Err()
+// steadyStore is a store on c under prefix, as a new deployment builds it
+// (redisstore.New: one key layout from the first request). rdb is unused;
+// it is kept so that callers need not change.
+func steadyStore(_ *redis.Client, c redis.Scripter, prefix string) *redisstore.Store {
 	return redisstore.New(c, redisstore.WithPrefix(prefix))
 }
 

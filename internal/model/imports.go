@@ -17,13 +17,18 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // RuntimeVersion is the version of the runtime's API for generated code
 // that generated files check at compile time: the runtime's own constant,
 // so that the generator and the runtime it is built with cannot disagree,
-// for a file that uses what version 4 added (the receivers of webhooks and
-// callbacks set idem.Operation's Provider; a storage policy sets its Final
-// and Transient); 3 for one that does not, so that such files did not
-// change when version 4 came.
+// for a file with a client helper or webhook initiator (version 5 added
+// idem.ClientOperation's Lock, which they set); 4 for a file that uses
+// what version 4 added (the receivers of webhooks and callbacks set
+// idem.Operation's Provider; a storage policy sets its Final and
+// Transient); 3 for one that uses neither, so that such files did not
+// change when versions 4 and 5 came.
 func (f File) RuntimeVersion() int {
-	if f.HasEvents() || f.HasPolicy() {
+	switch {
+	case f.Client || f.Initiators:
 		return idemop.MaxVersion
+	case f.HasEvents() || f.HasPolicy():
+		return eventsVersion
 	}
 	return pathsVersion
 }
@@ -39,9 +44,13 @@ func (f File) HasPolicy() bool {
 	return false
 }
 
-// pathsVersion is the version a file without webhooks or callbacks is
-// generated for.
-const pathsVersion = 3
+// pathsVersion is the version a server file without webhooks, callbacks
+// or a storage policy is generated for; eventsVersion one with them and
+// without a client.
+const (
+	pathsVersion  = 3
+	eventsVersion = 4
+)
 
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.

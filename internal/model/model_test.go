@@ -190,21 +190,26 @@ func TestOperationText(t *testing.T) {
 	}
 }
 
-// A file states the newest runtime version only when it wraps webhooks or
-// callbacks, or has a storage policy, whose operations set what that
-// version added; files without them stay on the version they had, and the
-// runtime supports both.
+// A file states the newest runtime version only when it has a client
+// helper or webhook initiator, which set what that version added
+// (ClientOperation.Lock); one that wraps webhooks or callbacks, or has a
+// storage policy, states 4; files without any stay on the version they
+// had, and the runtime supports them all.
 func TestRuntimeVersion(t *testing.T) {
+	for _, f := range []File{{Client: true}, {Initiators: true}, {Server: true, Client: true, Receivers: true}} {
+		if v := f.RuntimeVersion(); v != idem.MaxVersion {
+			t.Errorf("a file with a client (%+v) states version %d, want the runtime's newest, %d", f, v, idem.MaxVersion)
+		}
+	}
 	plain := File{Server: true}
 	events := File{Receivers: true}
-	if v := events.RuntimeVersion(); v != idem.MaxVersion {
-		t.Errorf("a file with receivers states version %d, want the runtime's newest, %d", v, idem.MaxVersion)
-	}
 	policy := File{Server: true, Operations: []Operation{{Transient: []int{402}}}}
-	if v := policy.RuntimeVersion(); v != idem.MaxVersion {
-		t.Errorf("a file with a storage policy states version %d, want the runtime's newest, %d", v, idem.MaxVersion)
+	for _, f := range []File{events, policy} {
+		if v := f.RuntimeVersion(); v != 4 || v > idem.MaxVersion || v < idem.MinVersion {
+			t.Errorf("a server file with receivers or a storage policy states version %d, want 4", v)
+		}
 	}
-	if v := plain.RuntimeVersion(); v >= idem.MaxVersion || v < idem.MinVersion {
-		t.Errorf("a file without webhooks states version %d, want one below %d that the runtime still supports (from %d)", v, idem.MaxVersion, idem.MinVersion)
+	if v := plain.RuntimeVersion(); v >= 4 || v < idem.MinVersion {
+		t.Errorf("a file without webhooks states version %d, want one below 4 that the runtime still supports (from %d)", v, idem.MinVersion)
 	}
 }

@@ -8,12 +8,19 @@ import (
 )
 
 // ClientOperation is the per-operation client configuration that generated
-// code declares once (from x-idempotent.key and x-idempotent.retry).
+// code declares once (from x-idempotent.key, .lock and .retry).
 type ClientOperation struct {
 	ID         string      // operationId as oapi-codegen names it
 	KeyHeader  string      // header that carries the key ("" for a body key)
 	KeyPointer string      // JSON Pointer of a body key
 	Policy     RetryPolicy // defaults from the spec
+
+	// Lock is the server's lease on a key in progress (x-idempotent.lock;
+	// 0: DefaultLock): a run whose process died holds the key that long
+	// before a retry can take it over, answered 409 meanwhile. A zero
+	// Policy.MaxElapsed is DefaultMaxElapsed(Lock), so that the call's
+	// patience outlasts the lock.
+	Lock time.Duration
 }
 
 // RetryPolicy is how a generated client helper retries one logical call.
@@ -21,13 +28,21 @@ type ClientOperation struct {
 // the default statuses, while an empty non-nil RetryOn retries no status
 // (transport errors are still retried).
 type RetryPolicy struct {
-	MaxAttempts     int           // attempts in all, the first included; 1 means no retry
+	// MaxAttempts is how many attempts the call makes, the first
+	// included; 1 means no retry. Above 1, an attempt that the server
+	// refused before running anything counts against MaxElapsed only: a
+	// refused connection (ECONNREFUSED: nothing listens, as while a server
+	// restarts) and a 409 with Retry-After (the key's run is in progress,
+	// or its dead process's lease has not lapsed yet: come back then).
+	MaxAttempts     int
 	InitialInterval time.Duration // backoff cap before the first retry
 	MaxInterval     time.Duration // largest backoff wait; a server's Retry-After is obeyed beyond it
 	Multiplier      float64       // growth of the backoff cap per retry, at least 1
-	MaxElapsed      time.Duration // no attempt starts later than this after Run began
-	AttemptTimeout  time.Duration // 0: none; its expiry is retried
-	RetryOn         []int         // statuses that are retried
+	// MaxElapsed: no attempt starts later than this after Run began; 0
+	// is DefaultMaxElapsed of the operation's lock (ClientOperation.Lock).
+	MaxElapsed     time.Duration
+	AttemptTimeout time.Duration // 0: none; its expiry is retried
+	RetryOn        []int         // statuses that are retried
 }
 
 // ErrInvalidPolicy is returned (wrapped) by [RetryPolicy.Validate], and by
@@ -36,7 +51,8 @@ var ErrInvalidPolicy = errors.New("idem: invalid retry policy")
 
 // DefaultRetryPolicy returns the documented defaults: 5 attempts, 200ms
 // initial, 5s max interval, multiplier 2, 30s elapsed, retry on 409, 429,
-// 502, 503, 504.
+// 502, 503, 504. The 30s are the margin: a call's default MaxElapsed is
+// the operation's lock plus it ([DefaultMaxElapsed]).
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		MaxAttempts:     5,
@@ -81,4 +97,18 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("%w: %s", ErrInvalidPolicy, problem)
 	}
 	return nil
+}
+
+// DefaultMaxElapsed is the time budget of a call to an operation whose
+// lock (x-idempotent.lock) is lock, when neither the spec nor the caller
+// sets MaxElapsed: the lock, which is how long a run whose process died
+// holds the key (a retry is answered 409 until it lapses and then takes
+// the run over), plus DefaultRetryPolicy's MaxElapsed (30s) as the margin
+// for the restart, the wait before the takeover's attempt, and whatever
+// else fails meanwhile. A lock of 0 is DefaultLock (30s): 1 minute.
+func DefaultMaxElapsed(lock time.Duration) time.Duration {
+	if lock <= 0 {
+		lock = DefaultLock
+	}
+	return lock + DefaultRetryPolicy().MaxElapsed
 }

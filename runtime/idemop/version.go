@@ -13,8 +13,9 @@ const (
 	// Version 4 added Operation.Provider and Operation.KeyPointers, which
 	// the receivers of webhooks and callbacks set, and Operation.Final and
 	// Operation.Transient, which a storage policy sets; files without them
-	// still state 3.
-	MaxVersion = 4
+	// still state 3. Version 5 added ClientOperation.Lock, which client
+	// helpers and webhook initiators set; server-only files state 3 or 4.
+	MaxVersion = 5
 
 	// MinVersion is the oldest version of generated code this runtime still
 	// supports.

@@ -25,7 +25,7 @@
 // composes it (the API and operation as an [OperationToken], the scope as a
 // [ScopeKey], the client's key), [SplitRecordKey] takes one apart, for tools
 // that list records (idemctl). [PreviousRecordKey] is the key of the layout
-// before, which a [PreviousKeyStore] still reads after an upgrade (for
-// [PreviousLayoutRollout] and the retention); an [OperationNamer] keeps the
-// names behind the tokens.
+// before, which idemctl still lists and which a store decorator that migrates
+// records reads during an upgrade ([AcquireRequest.Origin]); an
+// [OperationNamer] keeps the names behind the tokens.
 package idemstore

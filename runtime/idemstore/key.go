@@ -87,10 +87,10 @@ func SplitRecordKey(k string) (token, scope, key string, ok bool) {
 
 // PreviousRecordKey is the key the record had in the previous layout of
 // keys, the names in full: api + ":" + op + ":" + scope + ":" + key, each
-// part escaped, or op + ":" + scope + ":" + key for api "". A store that
-// kept records under it looks there while such records may live
-// ([AcquireRequest.PreviousKey]), so that a retry across the upgrade is
-// still answered from the record written before it.
+// part escaped, or op + ":" + scope + ":" + key for api "". idemctl lists
+// records of either layout; a store decorator that migrates records looks
+// there during an upgrade ([AcquireRequest.Origin]), so that a retry across
+// the upgrade is still answered from the record written before it.
 func PreviousRecordKey(api, op, scope, key string) string {
 	var b strings.Builder
 	b.Grow(len(api) + len(op) + len(scope) + len(key) + 10)

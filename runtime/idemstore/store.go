@@ -35,43 +35,25 @@ type AcquireRequest struct {
 	Token       string        // random owner token of this attempt
 	Fingerprint string        // request fingerprint (hex SHA-256)
 	Lease       time.Duration // in-progress lease
-	// PreviousKey is the key of the same record in the previous key layout
-	// ([PreviousRecordKey]), set only for a [PreviousKeyStore] while
-	// records written under it may live; "" otherwise. Such a store that
-	// creates the record at Key looks at PreviousKey too, and answers from
-	// a record there (replay, mismatch, conflict) as it would from one at
-	// Key, so that a retry across the upgrade runs nothing twice; while
-	// processes of the previous version may still run (the rollout) it
-	// also writes the record there, as that version reads it, and a
-	// takeover's fence is above the fences under both keys. Other stores
-	// ignore it.
-	PreviousKey string
-	// PreviousFingerprint is the request's fingerprint as the engine
-	// computed it before fingerprints covered the API identity and the
-	// operation's API (hex SHA-256), set while records stored with it may
-	// live; "" otherwise. A store treats a record holding it as one holding
-	// Fingerprint, so that a retry of a request answered before the upgrade
-	// is still replayed. Records a store writes under Key hold Fingerprint;
-	// under PreviousKey, for the previous version, PreviousFingerprint.
-	PreviousFingerprint string
+	// Origin is what the engine composed Key and Fingerprint of, for a
+	// store decorator that also finds the records of an earlier layout of
+	// keys and fingerprints (package redisstore/previouslayout, during an
+	// upgrade it was turned on for); stores ignore it. nil from a caller
+	// that has none.
+	Origin *Origin
 }
 
-// PreviousKeyStore is a [Store] that kept records under the previous key
-// layout ([PreviousRecordKey]) and looks for them there after an upgrade
-// ([AcquireRequest.PreviousKey]). The engine composes the previous key only
-// while such a record may live: until KeyLayoutSince's time plus the
-// operation's retention plus [PreviousLayoutRollout].
-type PreviousKeyStore interface {
-	Store
-	// KeyLayoutSince returns when the first process of the current key
-	// layout checked the store's server, which is when processes of the
-	// previous one began to be replaced; the zero time when the server
-	// holds no record of the previous layout and no process of it runs (an
-	// operator said so: an empty server says nothing of the processes
-	// still to be replaced). known is false until the store has asked its
-	// server (before its first acquire or check), and while what it holds
-	// is malformed.
-	KeyLayoutSince() (since time.Time, known bool)
+// Origin is what [AcquireRequest.Key] and [AcquireRequest.Fingerprint] were
+// composed of.
+type Origin struct {
+	API       string // the API identity (package idem: Operation.API, or the engine's WithAPI)
+	Operation string // the operation's ID
+	Scope     string // the hashed scope ([ScopeKey]); "" for a shared key space
+	Key       string // the client's idempotency key
+	// Request is the request's own fingerprint (hex SHA-256): Fingerprint
+	// is the SHA-256 of the API identity, the operation and it, and it is
+	// what fingerprints were before they covered the API identity.
+	Request string
 }
 
 // Defaults a store applies to a zero duration it is given, which are the
@@ -82,12 +64,6 @@ const (
 	DefaultRetention = 24 * time.Hour   // how long a completed record is kept
 	DefaultTimeout   = 2 * time.Second  // a store call, detached from the request
 )
-
-// PreviousLayoutRollout is how long processes of the previous key layout
-// are taken to go on writing records after the first process of the
-// current one started: a rolling upgrade that takes longer leaves records
-// that a retry on a new process does not find.
-const PreviousLayoutRollout = 24 * time.Hour
 
 // OperationNamer is a [Store] that keeps the names behind the operation
 // tokens of its keys ([OperationToken]), for tools that list records

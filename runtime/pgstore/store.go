@@ -169,10 +169,13 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, req.PreviousFingerprint)
+	// No other fingerprint is the request's (the SQL's $6, readAcquire's
+	// prev): a row stored before fingerprints covered the API identity is
+	// another request's, as a colliding API's is (issue 44).
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, "")
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
-	acq, err := readAcquire(br, req.Fingerprint, req.PreviousFingerprint)
+	acq, err := readAcquire(br, req.Fingerprint, "")
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

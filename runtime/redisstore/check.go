@@ -217,11 +217,6 @@ func (s *Store) verify(ctx context.Context) error {
 	})
 	if err == nil {
 		s.checked(ctx, dur)
-		// Unread, the marker leaves every previous key looked up and
-		// written: safe, and read again at the next verification.
-		if p, _ := s.readLayout(ctx); p != "" {
-			problems = append(problems, p)
-		}
 	}
 	if err != nil && len(problems) == 0 {
 		return &idemstore.StoreError{Op: "verify configuration", Err: err}

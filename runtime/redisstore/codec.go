@@ -124,7 +124,7 @@ func isLowerHex(s string) bool {
 // status and the body's length in one uvarint, the header entries and the
 // body; such a record decodes only whole, and a record cut short anywhere
 // is an error, never a shorter body. Unsized (format 2, what the previous
-// version reads, for the rollout: see previous.go), the tag is 'c' and the
+// version reads, for the rollout: WithUnsizedRecords, package previouslayout), the tag is 'c' and the
 // result the status in two bytes, the meta byte, the header entries and
 // the body. The body is gzip-compressed when it is longer than threshold
 // (> 0) and that makes it smaller.

@@ -142,10 +142,14 @@ func (s *Store) Inspect(ctx context.Context, key string) (RecordInfo, error) {
 }
 
 // Forget deletes the record of key (the engine's key, [idemstore.RecordKey],
-// without the store's prefix), so that the next request with its key runs
-// the operation again. It returns [ErrNoRecord] when there is none, and
-// refuses an in-progress record with [ErrInProgress] unless force is set;
-// that error says what forcing risks.
+// without the store's prefix) and its step journal, so that the next
+// request with its key runs the operation again, every step included. A
+// key whose run failed has no record but may have a journal (kept for a
+// retry to resume from): Forget deletes it, which unblocks a request whose
+// step is read as another type than it was journaled as
+// (idem.StepTypeError). It returns [ErrNoRecord] when there is neither,
+// and refuses an in-progress record with [ErrInProgress] unless force is
+// set, keeping its journal; that error says what forcing risks.
 func (s *Store) Forget(ctx context.Context, key string, force bool) error {
 	if key == "" {
 		return errors.New("idem: empty storage key")
@@ -154,11 +158,12 @@ func (s *Store) Forget(ctx context.Context, key string, force bool) error {
 	if force {
 		arg = "force"
 	}
-	n, err := forgetScript.Run(ctx, s.rdb, []string{s.storageKey(key)}, arg).Int64()
+	skey := s.storageKey(key)
+	n, err := forgetScript.Run(ctx, s.rdb, []string{skey, journalKey(s.prefix, key, skey)}, arg).Int64()
 	switch {
 	case err != nil:
 		return &idemstore.StoreError{Op: "forget", Err: err}
-	case n == 1:
+	case n >= 1 && n <= 3:
 		return nil
 	case n == 0:
 		return ErrNoRecord

@@ -53,16 +53,19 @@ type Store struct {
 	durability       durability    // WithWarnings, and the last warning (durability.go)
 	log              *slog.Logger  // WithLogger
 
-	lastTTL     atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
-	noSetGet    atomic.Bool             // the server refused SET NX GET (before Redis 7.0): acquire sends SET NX and GET
-	layoutSince atomic.Int64            // the layout marker's time (Unix ms), 0: none, -1: not read yet (previous.go)
-	pairs       sync.Map                // owner token -> previous key, for leases of both keys of a record (previous.go)
-	verdict     atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
-	mu          sync.Mutex              // guards flight
-	flight      *flight                 // the verification acquires wait for, if one runs
+	unsized bool // WithUnsizedRecords
+
+	lastTTL  atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
+	noSetGet atomic.Bool             // the server refused SET NX GET (before Redis 7.0): acquire sends SET NX and GET
+	verdict  atomic.Pointer[verdict] // the last verification's; nil before the first (check.go)
+	mu       sync.Mutex              // guards flight
+	flight   *flight                 // the verification acquires wait for, if one runs
 }
 
-var _ idemstore.Store = (*Store)(nil)
+var (
+	_ idemstore.Store          = (*Store)(nil)
+	_ idemstore.OperationNamer = (*Store)(nil)
+)
 
 // pipeliner is what Acquire's plain commands need of a client; every
 // go-redis client has it.
@@ -125,6 +128,16 @@ func WithAbandonedTTL(d time.Duration) Option {
 	}
 }
 
+// WithUnsizedRecords writes completed records in format 2, without their
+// body's size, as releases before the sized format (format 3) read them;
+// the store reads every format either way. A record without its size that
+// Redis cut short cannot be told from a whole one, so it is only for
+// records that a process of such a release reads, as during a rolling
+// upgrade (package previouslayout).
+func WithUnsizedRecords() Option {
+	return func(s *Store) { s.unsized = true }
+}
+
 // Defaults of the options.
 const (
 	DefaultPrefix       = "idem"  // key prefix (WithPrefix)
@@ -156,7 +169,6 @@ func New(rdb redis.Scripter, opts ...Option) *Store {
 	if s.pipe != nil {
 		s.lanes.plain = newLane(s.pipe)
 	}
-	s.layoutSince.Store(-1)
 	s.proc, _ = rdb.(processor)
 	for _, opt := range opts {
 		opt(s)
@@ -200,19 +212,13 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if err := checkKeyToken(req.Key, req.Token); err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 || strings.IndexByte(req.PreviousFingerprint, '\n') >= 0 {
+	if req.Fingerprint == "" || strings.IndexByte(req.Fingerprint, '\n') >= 0 {
 		return idemstore.Acquisition{}, errors.New("idem: acquire: fingerprint must be non-empty and free of newlines")
 	}
 	if err := s.admit(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint), given: req.Fingerprint}
-	if req.PreviousFingerprint != "" {
-		a.prevFP, a.given = storedFingerprint(req.PreviousFingerprint), req.PreviousFingerprint
-	}
-	if req.PreviousKey != "" && s.layoutSince.Load() != 0 {
-		return a.acquireTwo(ctx, s.storageKey(req.PreviousKey), s.rollout())
-	}
+	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint)}
 	// One SET NX GET rather than the script: a plain command costs Redis a
 	// third of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
 	// rather than SET NX and GET, a command less to send, parse and answer
@@ -222,7 +228,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 			return acq, err
 		}
 	}
-	return a.script(ctx, a.key, a.fp, 1)
+	return a.script(ctx)
 }
 
 // attempt is one Acquire: its request and what follows from it.
@@ -232,31 +238,21 @@ type attempt struct {
 	lease int64  // req.Lease in ms
 	key   string // the record's Redis key
 	fp    string // the stored form of req.Fingerprint, which records written at key hold
-	// prevFP is the stored form of req.PreviousFingerprint ("" for none),
-	// which records written before hold; a record holding it is this
-	// request's too.
-	prevFP string
-	given  string // the fingerprint a record of format 1 holds: req.PreviousFingerprint, else req.Fingerprint
 }
 
 // matches reports whether a record's stored fingerprint, of the given
 // format, is this request's.
 func (a *attempt) matches(stored string, format int) bool {
 	if format == 1 {
-		return stored == a.given
+		return stored == a.req.Fingerprint
 	}
-	return stored == a.fp || (a.prevFP != "" && stored == a.prevFP)
+	return stored == a.fp
 }
 
-// script runs acquire.lua on the record at key, writing fingerprint fp and
-// at least fence least in a record it creates or takes over.
-func (a *attempt) script(ctx context.Context, key, fp string, least int64) (idemstore.Acquisition, error) {
+// script runs acquire.lua on the record.
+func (a *attempt) script(ctx context.Context) (idemstore.Acquisition, error) {
 	s := a.s
-	other := a.prevFP
-	if fp == a.prevFP {
-		other = a.fp
-	}
-	v, err := s.acquire.Run(ctx, s.rdb, []string{key}, a.req.Token, fp, a.lease+s.abandonedMS, s.abandonedMS, a.given, other, least).Result()
+	v, err := s.acquire.Run(ctx, s.rdb, []string{a.key}, a.req.Token, a.fp, a.lease+s.abandonedMS, s.abandonedMS, a.req.Fingerprint).Result()
 	if err != nil {
 		return idemstore.Acquisition{}, s.denied("acquire", err)
 	}
@@ -409,37 +405,14 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if rec == nil || rec.Status < 100 || rec.Status > 999 {
 		return errors.New("idem: complete: record needs a status in 100..999")
 	}
-	prevKey, paired := s.pair(token)
-	if !paired {
-		tag, result := encodeResult(rec, s.compressOver, true)
-		return s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
-	}
-	// Both keys of the record (the rollout, previous.go), the previous
-	// one first, in the result its version decodes: a failure leaves the
-	// lease of both for the engine's next attempt, which finds the
-	// previous key completed (0) and goes on.
-	tag, result := encodeResult(rec, s.compressOver, false)
-	if err := s.run(ctx, "complete", s.complete, prevKey, token, result, ret, countNone, tagArgs[tag]); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-		return err
-	}
-	tag, result = encodeResult(rec, s.compressOver, true)
-	err = s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
-	if err == nil || errors.Is(err, idemstore.ErrNotOwner) || errors.Is(err, idemstore.ErrUnreplicated) {
-		s.pairs.Delete(token)
-	}
-	return err
+	tag, result := encodeResult(rec, s.compressOver, !s.unsized)
+	return s.completeAcked(ctx, s.storageKey(key), token, tag, result, ret)
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err := checkKeyToken(key, token); err != nil {
 		return err
-	}
-	if prevKey, paired := s.pair(token); paired {
-		if err := s.run(ctx, "release", s.release, prevKey, token); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-			return err
-		}
-		s.pairs.Delete(token)
 	}
 	return s.run(ctx, "release", s.release, s.storageKey(key), token)
 }
@@ -454,13 +427,21 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err := checkKeyToken(key, token); err != nil {
 		return err
 	}
-	err = s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
-	if prevKey, paired := s.pair(token); paired && err == nil {
-		if err := s.run(ctx, "extend", s.extend, prevKey, token, ms+s.abandonedMS, s.abandonedMS); err != nil && !errors.Is(err, idemstore.ErrNotOwner) {
-			return err
-		}
+	return s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS)
+}
+
+// ExtendFence is [Store.Extend] that also raises the fence the record
+// holds to fence, if it is lower: for an owner of a record under two keys
+// whose fences must grow together (package previouslayout).
+func (s *Store) ExtendFence(ctx context.Context, key, token string, lease time.Duration, fence int64) error {
+	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
+	if err != nil {
+		return err
 	}
-	return err
+	if err := checkKeyToken(key, token); err != nil {
+		return err
+	}
+	return s.run(ctx, "extend", s.extend, s.storageKey(key), token, ms+s.abandonedMS, s.abandonedMS, fence)
 }
 
 // run runs one of the owner-only scripts on the record at skey, which
@@ -519,6 +500,10 @@ func evalsha(ctx context.Context, script *redis.Script, skey string, args ...any
 	cmd.SetFirstKeyPos(3) // KEYS[1], for a ClusterClient's slot
 	return cmd
 }
+
+// StorageKey is the Redis key of the record of key: the prefix, ":" and
+// key (key itself without a prefix).
+func (s *Store) StorageKey(key string) string { return s.storageKey(key) }
 
 // storageKey is the Redis key of the record of key.
 func (s *Store) storageKey(key string) string {

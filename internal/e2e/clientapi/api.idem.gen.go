@@ -13,20 +13,21 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CreateOrder",
 	KeyHeader: "Idempotency-Key",
+	Lock:      10 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
@@ -41,6 +42,7 @@ var createOrderIdempotencyClientOp = idem.ClientOperation{
 var createPaymentIdempotencyClientOp = idem.ClientOperation{
 	ID:         "CreatePayment",
 	KeyPointer: "/idempotency_key",
+	Lock:       10 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
@@ -55,6 +57,7 @@ var createPaymentIdempotencyClientOp = idem.ClientOperation{
 var shipOrderIdempotencyClientOp = idem.ClientOperation{
 	ID:        "ShipOrder",
 	KeyHeader: "Idempotency-Key",
+	Lock:      10 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
@@ -69,6 +72,7 @@ var shipOrderIdempotencyClientOp = idem.ClientOperation{
 var uploadFileIdempotencyClientOp = idem.ClientOperation{
 	ID:        "UploadFile",
 	KeyHeader: "Idempotency-Key",
+	Lock:      10 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,

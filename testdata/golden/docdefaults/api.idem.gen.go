@@ -13,14 +13,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
@@ -52,12 +52,13 @@ var createTransferIdempotencyOp = idem.Operation{
 var createRefundIdempotencyClientOp = idem.ClientOperation{
 	ID:         "CreateRefund",
 	KeyPointer: "/key",
+	Lock:       5 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     7,
 		InitialInterval: time.Second,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      35 * time.Second,
 		RetryOn:         []int{409, 429, 503},
 	},
 }
@@ -66,12 +67,13 @@ var createRefundIdempotencyClientOp = idem.ClientOperation{
 var createTransferIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CreateTransfer",
 	KeyHeader: "X-Idempotency-Key",
+	Lock:      45 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     7,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      75 * time.Second,
 		RetryOn:         []int{409, 429, 503},
 	},
 }

@@ -16,14 +16,14 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
@@ -54,12 +54,13 @@ var refundOrderIdempotencyOp = idem.Operation{
 var closeStoreIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CloseStore",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -68,6 +69,7 @@ var closeStoreIdempotencyClientOp = idem.ClientOperation{
 var refundOrderIdempotencyClientOp = idem.ClientOperation{
 	ID:        "RefundOrder",
 	KeyHeader: "Idempotency-Key",
+	Lock:      time.Minute,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     3,
 		InitialInterval: 100 * time.Millisecond,

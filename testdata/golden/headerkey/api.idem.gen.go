@@ -14,14 +14,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
@@ -51,12 +51,13 @@ var vaccinatePetIdempotencyOp = idem.Operation{
 var createPetIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CreatePet",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -65,12 +66,13 @@ var createPetIdempotencyClientOp = idem.ClientOperation{
 var vaccinatePetIdempotencyClientOp = idem.ClientOperation{
 	ID:        "VaccinatePet",
 	KeyHeader: "X-Request-Id",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }

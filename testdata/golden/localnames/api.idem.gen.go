@@ -15,14 +15,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // packBoxIdempotencyOp is the idempotency configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
@@ -84,12 +84,13 @@ var tagItIdempotencyOp = idem.Operation{
 var packBoxIdempotencyClientOp1 = idem.ClientOperation{
 	ID:        "PackBox",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -98,12 +99,13 @@ var packBoxIdempotencyClientOp1 = idem.ClientOperation{
 var putThingIdempotencyClientOp = idem.ClientOperation{
 	ID:        "PutThing",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -112,12 +114,13 @@ var putThingIdempotencyClientOp = idem.ClientOperation{
 var removeLabelIdempotencyClientOp = idem.ClientOperation{
 	ID:        "RemoveLabel",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -126,12 +129,13 @@ var removeLabelIdempotencyClientOp = idem.ClientOperation{
 var shipCrateIdempotencyClientOp = idem.ClientOperation{
 	ID:        "ShipCrate",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -140,12 +144,13 @@ var shipCrateIdempotencyClientOp = idem.ClientOperation{
 var tagItIdempotencyClientOp = idem.ClientOperation{
 	ID:        "TagIt",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }

@@ -12,14 +12,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // n3DsVerifyIdempotencyOp is the idempotency configuration of N3DsVerify (POST /3ds/verify).
@@ -81,12 +81,13 @@ var setSKUHTTPURLIdempotencyOp = idem.Operation{
 var n3DsVerifyIdempotencyClientOp = idem.ClientOperation{
 	ID:        "N3DsVerify",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -95,12 +96,13 @@ var n3DsVerifyIdempotencyClientOp = idem.ClientOperation{
 var orderItemsAddItemIdempotencyClientOp = idem.ClientOperation{
 	ID:        "OrderItemsAddItem",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -109,12 +111,13 @@ var orderItemsAddItemIdempotencyClientOp = idem.ClientOperation{
 var petsCreateIdempotencyClientOp = idem.ClientOperation{
 	ID:        "PetsCreate",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -123,12 +126,13 @@ var petsCreateIdempotencyClientOp = idem.ClientOperation{
 var postWidgetsWidgetIDIdempotencyClientOp = idem.ClientOperation{
 	ID:        "PostWidgetsWidgetID",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }
@@ -137,12 +141,13 @@ var postWidgetsWidgetIDIdempotencyClientOp = idem.ClientOperation{
 var setSKUHTTPURLIdempotencyClientOp = idem.ClientOperation{
 	ID:        "SetSKUHTTPURL",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }

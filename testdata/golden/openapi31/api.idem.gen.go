@@ -14,14 +14,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // createSubscriptionIdempotencyOp is the idempotency configuration of CreateSubscription (POST /subscriptions).
@@ -39,12 +39,13 @@ var createSubscriptionIdempotencyOp = idem.Operation{
 var createSubscriptionIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CreateSubscription",
 	KeyHeader: "Idempotency-Key",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{409, 429, 502, 503, 504},
 	},
 }

@@ -14,14 +14,14 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemfiber"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // WithIdempotentWebhooks returns si with its idempotent webhooks (those marked
@@ -113,12 +113,13 @@ func (c *IdempotentWebhookInitiator) PetStatusChanged(ctx context.Context, targe
 var petStatusChangedIdempotencyClientOp = idem.ClientOperation{
 	ID:        "PetStatusChanged",
 	KeyHeader: "webhook-id",
+	Lock:      30 * time.Second,
 	Policy: idem.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
 		Multiplier:      2.0,
-		MaxElapsed:      30 * time.Second,
+		MaxElapsed:      time.Minute,
 		RetryOn:         []int{408, 409, 425, 429, 500, 502, 503, 504},
 	},
 }

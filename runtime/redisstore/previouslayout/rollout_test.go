@@ -1,4 +1,4 @@
-package idem_test
+package previouslayout_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // previousLayoutCommit is the last commit of the previous key layout
@@ -110,11 +111,11 @@ func (ro *rollout) startPrevious(lock time.Duration, heartbeat bool) string {
 }
 
 // startCurrent starts a process of this version (an engine on its own
-// store, as a new process has) with the given lease and heartbeat and
-// returns its base URL.
+// store, with the migration on, as a process of an upgrade has) with the
+// given lease and heartbeat and returns its base URL.
 func (ro *rollout) startCurrent(lock time.Duration, heartbeat bool, log io.Writer) string {
 	ro.t.Helper()
-	store := redisstore.New(ro.rdb, redisstore.WithPrefix(ro.prefix), redisstore.WithLogger(nil))
+	store := previouslayout.New(ro.rdb, 0, redisstore.WithPrefix(ro.prefix), redisstore.WithLogger(nil))
 	e := idem.NewEngine(store, idem.WithHeartbeat(heartbeat), idem.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
 	op := ro.op
 	op.Lock = lock
@@ -322,7 +323,7 @@ func TestRollingUpgradeBesideThePreviousVersion(t *testing.T) {
 
 	// (d) A malformed marker.
 	for _, bad := range []string{"-1", "1e30", "1.5", "garbage"} {
-		if err := ro.rdb.Set(ctx, ro.prefix+":"+redisstore.KeyLayoutMarker, bad, 0).Err(); err != nil {
+		if err := ro.rdb.Set(ctx, ro.prefix+":"+previouslayout.KeyLayoutMarker, bad, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		var log syncBuffer
@@ -332,7 +333,7 @@ func TestRollingUpgradeBesideThePreviousVersion(t *testing.T) {
 		if a.status != http.StatusServiceUnavailable || !strings.Contains(a.body, "store-misconfigured") || len(ro.runs(key)) != 0 {
 			t.Errorf("(d) marker %q: %+v, runs %v; want 503 store-misconfigured and no run", bad, a, ro.runs(key))
 		}
-		if !strings.Contains(log.String(), redisstore.KeyLayoutMarker) {
+		if !strings.Contains(log.String(), previouslayout.KeyLayoutMarker) {
 			t.Errorf("(d) marker %q: the log does not name the marker: %q", bad, log.String())
 		}
 	}

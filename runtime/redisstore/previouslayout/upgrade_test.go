@@ -1,4 +1,4 @@
-package idem_test
+package previouslayout_test
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // previousLayout is the store as the previous version's engine used it:
 // every record under its key of the previous layout (the names in full),
-// and no lookup of any other key.
+// with the fingerprint without the API identity, and no lookup of any
+// other key.
 type previousLayout struct {
 	s   idem.Store
 	api string
@@ -36,7 +38,7 @@ func (p previousLayout) key(k string) string {
 }
 
 func (p previousLayout) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	req.Key, req.PreviousKey = p.key(req.Key), ""
+	req.Key, req.Fingerprint, req.Origin = p.key(req.Key), req.Origin.Request, nil
 	return p.s.Acquire(ctx, req)
 }
 
@@ -113,14 +115,9 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 			busy := make(chan *httptest.ResponseRecorder, 1)
 			go func() { busy <- serve(old, "k-busy", `{"n":2}`, "X-Block", "1") }()
 			<-started
-			// The previous version wrote no layout marker (this one's store,
-			// used for it above, did: gone, as it never was).
-			if err := rdb.Del(ctx, prefix+":"+redisstore.KeyLayoutMarker).Err(); err != nil {
-				t.Fatal(err)
-			}
 
-			// The upgrade: a process of the current layout.
-			store := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
+			// The upgrade: a process of the current layout, the migration on.
+			store := previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
 			cur := idem.NewEngine(store)
 			w := serve(cur, "k-done", `{"n":1}`)
 			if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != `{"order":"k-done"}` {
@@ -174,17 +171,11 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 
 			// After the window: the marker's time further back than the
 			// operation's retention plus the rollout.
-			past := time.Now().Add(-op.Retention - idem.DefaultRetention - idemstore.PreviousLayoutRollout - time.Hour).UnixMilli()
-			if err := rdb.Set(ctx, prefix+":"+redisstore.KeyLayoutMarker, past, 0).Err(); err != nil {
+			past := time.Now().Add(-idem.DefaultRetention - previouslayout.Rollout - time.Hour).UnixMilli()
+			if err := rdb.Set(ctx, prefix+":"+previouslayout.KeyLayoutMarker, past, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			// (Before its first check, the store's first acquire may still
-			// look: a lookup is never wrong, only a cost.)
-			laterStore := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
-			if err := laterStore.Check(ctx); err != nil {
-				t.Fatal(err)
-			}
-			later := idem.NewEngine(laterStore)
+			later := idem.NewEngine(previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)))
 			if w := serve(later, "k-done", `{"n":1}`); w.Header().Get(idem.HeaderReplayed) != "" || runsOf("k-done") != 2 {
 				t.Errorf("after the window: %d %v, k-done ran %d times; want a first run (the previous key not looked up)", w.Code, w.Header(), runsOf("k-done"))
 			}
@@ -192,37 +183,38 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 	}
 }
 
-// TestKeyLayoutOfANewServer: a store whose server held nothing when it
-// first checked it still starts the upgrade's window at the server's time,
-// since processes of the previous version may write records there during
-// the rollout (issue 36: with marker 0, their records were never looked
-// up).
+// TestKeyLayoutOfANewServer: a migrating store whose server held nothing
+// when it first used it still starts the upgrade's window at the server's
+// time, since processes of the previous version may write records there
+// during the rollout (issue 36: with marker 0, their records were never
+// looked up).
 func TestKeyLayoutOfANewServer(t *testing.T) {
 	_, rdb := embedredis.StartTB(t)
-	store := redisstore.New(rdb, redisstore.WithLogger(nil))
+	store := previouslayout.New(rdb, 0, redisstore.WithLogger(nil))
 	if _, known := store.KeyLayoutSince(); known {
 		t.Error("KeyLayoutSince known before the store asked its server")
 	}
-	if err := store.Check(context.Background()); err != nil {
+	req := idemstore.AcquireRequest{Key: idemstore.RecordKeyIn("shop", "CreateOrder", "", "k"), Token: "t", Fingerprint: "f", Lease: time.Minute,
+		Origin: &idemstore.Origin{API: "shop", Operation: "CreateOrder", Key: "k", Request: "g"}}
+	if _, err := store.Acquire(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	since, known := store.KeyLayoutSince()
 	if !known || since.IsZero() {
 		t.Errorf("KeyLayoutSince = %v, %v; want the server's time, known", since, known)
 	}
-	v, err := rdb.Get(context.Background(), "idem:"+redisstore.KeyLayoutMarker).Result()
+	v, err := rdb.Get(context.Background(), "idem:"+previouslayout.KeyLayoutMarker).Result()
 	if err != nil || v != strconv.FormatInt(since.UnixMilli(), 10) {
 		t.Errorf("marker %q, %v; want %d", v, err, since.UnixMilli())
 	}
 }
 
-// TestNewDeploymentWithoutPreviousLayout: a store told that no process of
-// the previous layout serves its Redis (redisstore.WithoutPreviousLayout)
-// writes a first request's record under the current key alone, reads and
-// writes no layout marker, and replays the retry from it; without the
-// option, the same request on a new server writes both layouts (the
-// rollout window).
-func TestNewDeploymentWithoutPreviousLayout(t *testing.T) {
+// TestNewDeploymentWritesOneLayout: the store a new deployment builds
+// (redisstore.New) writes a first request's record under the current key
+// alone, reads and writes no layout marker, and replays the retry from it;
+// with the migration on (previouslayout.New), the same request on a new
+// server writes both layouts (the rollout window) and the marker.
+func TestNewDeploymentWritesOneLayout(t *testing.T) {
 	for _, b := range []struct {
 		name string
 		rdb  func(t *testing.T) *redis.Client
@@ -230,19 +222,16 @@ func TestNewDeploymentWithoutPreviousLayout(t *testing.T) {
 		{"redis", func(t *testing.T) *redis.Client { return redistest.Real(t) }},
 		{"miniredis", func(t *testing.T) *redis.Client { _, rdb := embedredis.StartTB(t); return rdb }},
 	} {
-		for _, without := range []bool{true, false} {
-			name := b.name + map[bool]string{true: "/without previous layout", false: "/default"}[without]
+		for _, migrating := range []bool{false, true} {
+			name := b.name + map[bool]string{false: "/redisstore.New", true: "/previouslayout.New"}[migrating]
 			t.Run(name, func(t *testing.T) {
 				ctx := context.Background()
 				rdb := b.rdb(t)
 				prefix := redistest.Prefix(t)
 				opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)}
-				if without {
-					opts = append(opts, redisstore.WithoutPreviousLayout())
-				}
-				store := redisstore.New(rdb, opts...)
-				if since, known := store.KeyLayoutSince(); without && (!known || !since.IsZero()) {
-					t.Errorf("KeyLayoutSince = %v, %v; want the zero time, known, before any request", since, known)
+				var store idem.Store = redisstore.New(rdb, opts...)
+				if migrating {
+					store = previouslayout.New(rdb, 0, opts...)
 				}
 				op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
 				runs := 0
@@ -266,11 +255,11 @@ func TestNewDeploymentWithoutPreviousLayout(t *testing.T) {
 				}
 				cur := prefix + ":" + idemstore.RecordKeyIn("shop", "CreateOrder", "", "k-1")
 				prev := prefix + ":" + idemstore.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
-				marker := prefix + ":" + redisstore.KeyLayoutMarker
+				marker := prefix + ":" + previouslayout.KeyLayoutMarker
 				for _, k := range []struct {
 					key  string
 					want bool
-				}{{cur, true}, {prev, !without}, {marker, !without}} {
+				}{{cur, true}, {prev, migrating}, {marker, migrating}} {
 					if n, err := rdb.Exists(ctx, k.key).Result(); err != nil || (n == 1) != k.want {
 						t.Errorf("%s exists: %d, %v; want %v", k.key, n, err, k.want)
 					}
