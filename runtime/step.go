@@ -85,7 +85,14 @@ func (s stepLimits) maxSize() int {
 //
 // The journal write is fenced like a completion: a run whose lease was
 // taken over cannot write a step (Step returns an error matching
-// idemstore.ErrNotOwner, and the handler should stop). What a step cannot cover: an
+// idemstore.ErrNotOwner, and the handler should stop). A store that has
+// completions acknowledged by replicas (redisstore) has journal entries
+// acknowledged too: when none acknowledges in time, the step ran and is
+// journaled on the master, but Step returns an error matching
+// ErrUnreplicated (and no result), since a failover could lose the entry
+// and a re-run would run the step again; the handler should stop, or go
+// on knowing it. A later Step of that name in the same run returns the
+// result. What a step cannot cover: an
 // effect that landed but whose answer fn never got (the process died, the
 // call timed out) is run again on the re-run. Make such calls with a
 // derived key (generated clients do by themselves, [DerivedKey] for
@@ -210,6 +217,14 @@ func (s *runScope) step(ctx context.Context, name string, st *stepType, fn func(
 	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, journaled, opRetention(l.k.op)); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
+	case errors.Is(err, ErrUnreplicated):
+		// Journaled on the master, which a later Step of the name in
+		// this run reads as done; the caller learns that a failover may
+		// still lose it.
+		j.mu.Lock()
+		j.entries[full] = journaled
+		j.mu.Unlock()
+		return nil, fmt.Errorf("idem: step %q: ran and journaled, but no replica acknowledged the entry in time (a failover now would make a re-run run the step again): %w", name, err)
 	case err != nil:
 		return nil, fmt.Errorf("idem: step %q: journal: %w", name, storeFailure("step", err))
 	}

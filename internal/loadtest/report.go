@@ -27,7 +27,7 @@ func writeHeader(w io.Writer, e env, cfg Config) {
 // writeCompare writes the comparison tables.
 func writeCompare(w io.Writer, cfg Config, vs []*variant, first, replay map[string]*phaseResult, dups map[string]dupResult) {
 	fmt.Fprintf(w, "## Throughput and latency\n\n")
-	fmt.Fprintf(w, "Loopback HTTP/1.1, %d concurrent connections, %d-byte JSON response, %d rounds of %v (at most %d requests) per phase and variant, variants in rotated order each round; a %v warm-up per variant first. Ratios are to the floor and to bare, from the same run. Go CPU/req is this process's CPU time (HTTP client, HTTP server, middleware, go-redis) per request; Redis CPU/req is the server's (INFO used_cpu_user+sys).\n\n",
+	fmt.Fprintf(w, "Loopback HTTP/1.1, %d concurrent connections, %d-byte JSON response, %d rounds of %v (at most %d requests) per phase and variant, variants in rotated order each round; a %v warm-up per variant first. Ratios are to the floor and to bare, from the same run. Go CPU/req is this process's CPU time (HTTP client, HTTP server, middleware, go-redis) per request; Redis CPU/req is the server's (INFO used_cpu_user+sys), master and replica together for the variants on the replicated master.\n\n",
 		cfg.Concurrency, cfg.BodySize, cfg.Rounds, cfg.Duration, cfg.Requests, cfg.Warmup)
 	for _, ph := range []struct {
 		title string
@@ -59,6 +59,11 @@ func writeCompare(w io.Writer, cfg Config, vs []*variant, first, replay map[stri
 				r.perRequest(r.goCPU), r.perRequest(r.redisCPU), r.runs, r.errors)
 		}
 		fmt.Fprintln(w)
+		if with, without := ph.res[VariantIdemgenReplica], ph.res[VariantIdemgen]; with != nil && without != nil && without.requests > 0 {
+			fmt.Fprintf(w, "- %s / %s: %s of the requests per second; p50 %s vs %s, p99 %s vs %s\n",
+				VariantIdemgenReplica, VariantIdemgen, ratio(with.throughput(), without, (*phaseResult).throughput),
+				ms(with.percentile(50)), ms(without.percentile(50)), ms(with.percentile(99)), ms(without.percentile(99)))
+		}
 		for _, v := range vs {
 			if r := ph.res[v.name]; r.firstErr != nil {
 				fmt.Fprintf(w, "- %s first error: %v\n", v.name, r.firstErr)

@@ -92,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.RedisServer, "redis-server", "redis-server", "redis-server binary for the child server")
 	fs.StringVar(&cfg.RedisCPUs, "redis-cpus", "", "pin the child redis-server to these CPUs (taskset -c list, e.g. 1); run the harness itself under taskset on the others to keep them apart")
 	fs.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound of the whole run")
-	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire+", "+VariantFloorAutoPipeline+", "+VariantFloorStoreAutoPipe)
+	fs.StringVar(&variants, "variants", strings.Join(defaultVariants(), ","), "comma-separated variants to compare; diagnostic extras: "+VariantIdemgenNoHeartbeat+", "+VariantIdemgenRawBody+", "+VariantIdemgenRawNoHeartbeat+", "+VariantFloorStore+", "+VariantIdemgenScriptAcquire+", "+VariantFloorAutoPipeline+", "+VariantFloorStoreAutoPipe+"; on a second master with one replica, both started by the harness: "+VariantIdemgenReplica+", "+VariantIdemgenReplicaAcksOff+", "+VariantFloorStoreReplica)
 	fs.DurationVar(&cfg.Duration, "duration", 2*time.Second, "length of each measured phase (per variant, per round)")
 	fs.IntVar(&cfg.Requests, "requests", 200_000, "most requests of each measured phase (per variant, per round)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "unmeasured first requests per variant before the rounds")
@@ -269,7 +269,20 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, stdout, stderr io.Writer) error {
 	trips := new(roundTrips)
 	trips.count(rdb)
-	vs, err := newVariants(cfg.Variants, rdb, prefix)
+	var repl *replicatedClients
+	for _, name := range cfg.Variants {
+		if needsReplica(name) && repl == nil {
+			r, err := startReplicated(ctx, cfg, rdb.Options().PoolSize)
+			if err != nil {
+				return err
+			}
+			defer r.stop()
+			fmt.Fprintf(stderr, "idemload: replicated master %s, replica %s\n", r.master.Addr(), r.replica.Addr())
+			repl = &r.clients
+			trips.count(repl.master)
+		}
+	}
+	vs, err := newVariants(cfg.Variants, rdb, repl, prefix)
 	if err != nil {
 		return err
 	}
@@ -354,8 +367,10 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 		}
 	}
 	writeCompare(stdout, cfg, vs, first, replay, dups)
-	if d, ok := dups[VariantIdemgen]; ok && (d.duplicates > 0 || d.keysNeverRun > 0) {
-		return fmt.Errorf("idemgen ran %d duplicate executions and left %d keys unrun", d.duplicates, d.keysNeverRun)
+	for _, name := range []string{VariantIdemgen, VariantIdemgenReplica} {
+		if d, ok := dups[name]; ok && (d.duplicates > 0 || d.keysNeverRun > 0) {
+			return fmt.Errorf("%s ran %d duplicate executions and left %d keys unrun", name, d.duplicates, d.keysNeverRun)
+		}
 	}
 	return nil
 }
@@ -363,9 +378,18 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 // measure runs a phase and adds the handler executions, Redis round trips
 // (counted by trips, on rdb) and CPU time it caused.
 func measure(ctx context.Context, rdb *redis.Client, trips *roundTrips, v *variant, phase func() phaseResult) (phaseResult, error) {
+	if v.rdb != nil {
+		rdb = v.rdb
+	}
 	rcpu0, err := cpuSeconds(ctx, rdb)
 	if err != nil {
 		return phaseResult{}, err
+	}
+	var replica0, replica1 float64
+	if v.replica != nil {
+		if replica0, err = cpuSeconds(ctx, v.replica); err != nil {
+			return phaseResult{}, err
+		}
 	}
 	cmds0, runs0, gcpu0 := trips.load(), v.runs.total(), processCPU()
 	res := phase()
@@ -374,9 +398,14 @@ func measure(ctx context.Context, rdb *redis.Client, trips *roundTrips, v *varia
 	if err != nil {
 		return phaseResult{}, err
 	}
+	if v.replica != nil {
+		if replica1, err = cpuSeconds(ctx, v.replica); err != nil {
+			return phaseResult{}, err
+		}
+	}
 	res.runs = v.runs.total() - runs0
 	res.redisCmds = cmds1 - cmds0
 	res.goCPU = gcpu1 - gcpu0
-	res.redisCPU = time.Duration((rcpu1 - rcpu0) * float64(time.Second))
+	res.redisCPU = time.Duration((rcpu1 - rcpu0 + replica1 - replica0) * float64(time.Second))
 	return res, nil
 }

@@ -65,6 +65,10 @@ type variant struct {
 	// work its own way (a generated server around a typed handler).
 	serve func(body []byte, runs *runCounter) http.Handler
 	runs  *runCounter
+	// rdb is the client of the server the variant runs on, when it is not
+	// the run's (the replicated master): its Redis CPU is that server's,
+	// plus its replica's (replica), which shares the machine's cores.
+	rdb, replica *redis.Client
 }
 
 // runCounter counts handler executions: all of them, and per key for the
@@ -132,9 +136,10 @@ func handler(body []byte, runs *runCounter) http.Handler {
 	})
 }
 
-// newVariants builds the named variants on rdb, with every Redis key under
-// prefix.
-func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, error) {
+// newVariants builds the named variants on rdb, and those that need a
+// replica on repl (a master with one replica; nil when none is), with every
+// Redis key under prefix.
+func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, prefix string) ([]*variant, error) {
 	var vs []*variant
 	for _, name := range names {
 		v := &variant{name: name, runs: newRunCounter()}
@@ -182,6 +187,27 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 		case VariantFloorStore:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA SET PX)", "2 (EVALSHA SET PX)"
 			v.wrap = floorStore(rdb, prefix+":floor-store:")
+		case VariantIdemgenReplica, VariantIdemgenReplicaAcksOff:
+			if repl == nil {
+				return nil, errors.New("loadtest: variant " + name + " needs the replicated master")
+			}
+			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + WAIT per batch; batched)", "1 (SET NX GET; batched)", true
+			if name == VariantIdemgenReplicaAcksOff {
+				v.redisFirst = "2 (SET NX GET; EVALSHA complete; batched)"
+			}
+			v.rdb, v.replica = repl.master, repl.replica
+			var opts []redisstore.Option
+			if name == VariantIdemgenReplicaAcksOff {
+				opts = append(opts, redisstore.WithReplicaAcks(0, 0))
+			}
+			eng := idem.NewEngine(steadyStore(repl.master, repl.master, prefix+":"+name, opts...))
+			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
+		case VariantFloorStoreReplica:
+			if repl == nil {
+				return nil, errors.New("loadtest: variant " + name + " needs the replicated master")
+			}
+			v.redisFirst, v.redisReplay, v.rdb, v.replica = "2 (EVALSHA SET PX)", "2 (EVALSHA SET PX)", repl.master, repl.replica
+			v.wrap = floorStore(repl.master, prefix+":floor-store-replica:")
 		case VariantFloorStoreAutoPipe:
 			// floor-store's two writes on the batching client: what a
 			// first request costs any store that batches, before it
@@ -203,8 +229,8 @@ func newVariants(names []string, rdb *redis.Client, prefix string) ([]*variant, 
 // steadyStore is a store on c under prefix, as a new deployment builds it
 // (redisstore.New: one key layout from the first request). rdb is unused;
 // it is kept so that callers need not change.
-func steadyStore(_ *redis.Client, c redis.Scripter, prefix string) *redisstore.Store {
-	return redisstore.New(c, redisstore.WithPrefix(prefix))
+func steadyStore(_ *redis.Client, c redis.Scripter, prefix string, opts ...redisstore.Option) *redisstore.Store {
+	return redisstore.New(c, append([]redisstore.Option{redisstore.WithPrefix(prefix)}, opts...)...)
 }
 
 // scriptsOnly hides every method of a client but the scripting ones.

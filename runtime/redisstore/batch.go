@@ -221,8 +221,8 @@ func minPositive(a, b int64) int64 {
 // lanes are a store's lanes: for the calls that wait for no replica, one
 // per master (a ClusterClient's or a Ring's: a master that hangs holds up
 // only its own keys' calls) on the store's client, which routes them; and
-// one per master for completions that wait (replica.go), so that acquires
-// never queue behind a WAIT.
+// one per master for the completions and steps that wait (replica.go), so
+// that acquires never queue behind a WAIT.
 type lanes struct {
 	plain  *lane    // on the store's client; nil if it cannot pipeline
 	shards sync.Map // *redis.Client (a Cluster master, a Ring shard) -> *lane on the store's client
@@ -251,7 +251,7 @@ func (ls *lanes) of(ctx context.Context, rdb any, key string) *lane {
 	return l.(*lane)
 }
 
-// ackedLane returns the lane of completions that wait for node's replicas.
+// ackedLane returns the lane of the completions and steps that wait for node's replicas.
 func (ls *lanes) ackedLane(node *redis.Client) *lane {
 	if l, ok := ls.acked.Load(node); ok {
 		return l.(*lane)

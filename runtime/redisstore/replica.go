@@ -21,7 +21,8 @@ import (
 // connection, or when the timeout passes, with the number that did. A first
 // request still costs two round trips. When too few acknowledge, Complete
 // returns an error matching idemstore.ErrUnreplicated and the engine answers the
-// result marked Idempotency-Degraded.
+// result marked Idempotency-Degraded. A step's journal entry (steps.go) is
+// acknowledged the same way, in the same batches.
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
@@ -33,6 +34,9 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // acknowledged in time is still stored, and its client gets the result
 // marked Idempotency-Degraded: true ([idemstore.ErrUnreplicated]). n = 0 turns
 // the acknowledgement off: a failover may then undo answered completions.
+// The same applies to a step's journal entry (idem.Step): one that is not
+// acknowledged in time is journaled on the master, and Step returns an
+// error matching ErrUnreplicated.
 //
 // The default waits for one replica whenever the master holding the key
 // reports connected replicas (INFO replication, read at each check, see
@@ -120,25 +124,30 @@ func (s *Store) ackNode(ctx context.Context, key string) (*redis.Client, string,
 	return c, c.Options().Addr, nil
 }
 
+// ackTarget is the master that holds skey (node, at addr) and how many of
+// its replicas a write there waits for (n); node is nil when the client
+// cannot tell it or the acknowledgement is off.
+func (s *Store) ackTarget(ctx context.Context, skey string) (node *redis.Client, addr string, n int, err error) {
+	if s.acks.fixed == 0 {
+		return nil, "", 0, nil
+	}
+	if node, addr, err = s.ackNode(ctx, skey); err != nil || node == nil {
+		return nil, "", 0, err
+	}
+	return node, addr, s.want(addr), nil
+}
+
 // completeAcked runs complete.lua for the record at skey and, when the
 // master has replicas to wait for, WAIT after it on the same connection, in
-// the lane of that master's acknowledged completions (batch.go): one WAIT
-// after a batch's scripts acknowledges all of them. When the store knows of
-// no replica to wait for, it counts the master's replicas as the
-// completion leaves them (completeCounted), so that a replica that attached
-// since the last check is not missed (see sawReplicas).
+// the lane of that master's acknowledged writes (batch.go): one WAIT after
+// a batch's scripts acknowledges all of them. When the store knows of no
+// replica to wait for, it counts the master's replicas as the completion
+// leaves them (completeCounted), so that a replica that attached since the
+// last check is not missed (see sawReplicas).
 func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte, result []byte, retention int64) error {
-	n := 0
-	var node *redis.Client
-	var addr string
-	if s.acks.fixed != 0 {
-		var err error
-		if node, addr, err = s.ackNode(ctx, skey); err != nil {
-			return s.ackFailed(err)
-		}
-		if node != nil {
-			n = s.want(addr)
-		}
+	node, addr, n, err := s.ackTarget(ctx, skey)
+	if err != nil {
+		return s.ackFailed("complete", err)
 	}
 	if n == 0 {
 		var stored int64
@@ -157,10 +166,21 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 			return &idemstore.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
 		case stored > 1:
 			s.sawReplicas(addr, int(stored-1))
-			return &unreplicatedError{want: 1, unannounced: int(stored - 1)}
+			return &unreplicatedError{op: "complete", want: 1, unannounced: int(stored - 1)}
 		}
 		return nil
 	}
+	return s.waited(ctx, "complete", node, n, s.complete, lua.Complete, []string{skey}, token, result, retention, countNone, tagArgs[tag])
+}
+
+// waited runs script (src its source) on keys with ARGV args, an
+// owner-only script that answers 1 (done) or 0 (refused), and WAIT n after
+// it on the same connection, in the lane of node's acknowledged writes
+// (batch.go); op names the call in its errors. It returns nil once n
+// replicas acknowledged the write, an error matching
+// idemstore.ErrUnreplicated when too few did in time (the write is on the
+// master all the same).
+func (s *Store) waited(ctx context.Context, op string, node *redis.Client, n int, script *redis.Script, src string, keys []string, args ...any) error {
 	timeout := s.acks.timeout
 	if d, ok := ctx.Deadline(); ok {
 		// WAIT must answer before the call's deadline, or a stored result
@@ -169,25 +189,35 @@ func (s *Store) completeAcked(ctx context.Context, skey, token string, tag byte,
 	}
 	ms := max(timeout.Milliseconds(), 1)
 	l := s.lanes.ackedLane(node)
-	script, wait := completeWait(ctx, l, evalsha(ctx, s.complete, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
-	if noScript(script.Err()) {
-		script, wait = completeWait(ctx, l, redis.NewCmd(ctx, "eval", lua.Complete, 1, skey, token, result, retention, countNone, tagArgs[tag]), n, ms)
+	cmd, wait := scriptWait(ctx, l, evalshaKeys(ctx, script, keys, args...), n, ms)
+	if noScript(cmd.Err()) {
+		eval := append(append(make([]any, 0, 3+len(keys)+len(args)), "eval", src, len(keys)), stringArgs(keys)...)
+		cmd, wait = scriptWait(ctx, l, redis.NewCmd(ctx, append(eval, args...)...), n, ms)
 	}
-	stored, err := script.Int64()
+	done, err := cmd.Int64()
 	switch {
 	case err != nil:
-		return s.ackFailed(s.denied("complete", err))
-	case stored == 0:
+		return s.ackFailed(op, s.denied(op, err))
+	case done == 0:
 		return idemstore.ErrNotOwner
-	case stored != 1:
-		return &idemstore.StoreError{Op: "complete", Err: fmt.Errorf("malformed reply %d", stored)}
+	case done != 1:
+		return &idemstore.StoreError{Op: op, Err: fmt.Errorf("malformed reply %d", done)}
 	}
 	acked, err := wait.Result()
 	if err == nil && acked >= int64(n) {
 		return nil
 	}
 	s.recheck(s.acks.seen.Load()) // a replica may have left: read again how many there are
-	return &unreplicatedError{want: n, acked: acked, timeout: time.Duration(ms) * time.Millisecond, err: err}
+	return &unreplicatedError{op: op, want: n, acked: acked, timeout: time.Duration(ms) * time.Millisecond, err: err}
+}
+
+// stringArgs is keys as command arguments.
+func stringArgs(keys []string) []any {
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	return args
 }
 
 // completeCounted runs complete.lua for the record at skey and counts the
@@ -232,9 +262,9 @@ const countReplicas = "r"
 // ARGV[5] (the record's tag).
 const countNone = ""
 
-// completeWait sends script and WAIT n ms after it, in lane l, on one
+// scriptWait sends script and WAIT n ms after it, in lane l, on one
 // connection; wait holds WAIT's reply (shared by the batch's calls).
-func completeWait(ctx context.Context, l *lane, script *redis.Cmd, n int, ms int64) (*redis.Cmd, *redis.IntCmd) {
+func scriptWait(ctx context.Context, l *lane, script *redis.Cmd, n int, ms int64) (*redis.Cmd, *redis.IntCmd) {
 	c := newCall(ctx, script)
 	c.wait, c.waitMS = n, ms
 	l.do(c)
@@ -271,22 +301,23 @@ func (s *Store) sawReplicas(addr string, n int) {
 	}
 }
 
-// ackFailed is a completion's failure to reach the key's master. A
-// ClusterClient reloads its slot map, so that the engine's next attempt
-// goes to the slot's new master.
-func (s *Store) ackFailed(err error) error {
+// ackFailed is an acknowledged write's failure to reach the key's master
+// (op: "complete" or "step"). A ClusterClient reloads its slot map, so
+// that the engine's next attempt goes to the slot's new master.
+func (s *Store) ackFailed(op string, err error) error {
 	if c, ok := s.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(context.Background())
 	}
 	if _, ok := err.(*idemstore.StoreError); ok {
 		return err
 	}
-	return &idemstore.StoreError{Op: "complete", Err: err}
+	return &idemstore.StoreError{Op: op, Err: err}
 }
 
-// unreplicatedError is a completion stored on the master that too few
-// replicas acknowledged in time.
+// unreplicatedError is a completion or a step stored on the master that
+// too few replicas acknowledged in time.
 type unreplicatedError struct {
+	op          string // "complete" or "step"
 	want        int
 	acked       int64
 	timeout     time.Duration
@@ -295,13 +326,17 @@ type unreplicatedError struct {
 }
 
 func (e *unreplicatedError) Error() string {
+	what := "result"
+	if e.op == "step" {
+		what = "step journaled"
+	}
 	if e.unannounced > 0 {
-		return fmt.Sprintf("idem: result stored while %d replica(s) the store had not yet counted were attached; it did not wait for them", e.unannounced)
+		return fmt.Sprintf("idem: %s stored while %d replica(s) the store had not yet counted were attached; it did not wait for them", what, e.unannounced)
 	}
 	if e.err != nil {
-		return fmt.Sprintf("idem: result stored, but WAIT %d failed: %v", e.want, e.err)
+		return fmt.Sprintf("idem: %s stored, but WAIT %d failed: %v", what, e.want, e.err)
 	}
-	return fmt.Sprintf("idem: result stored, but %d of %d replicas acknowledged it within %v", e.acked, e.want, e.timeout)
+	return fmt.Sprintf("idem: %s stored, but %d of %d replicas acknowledged it within %v", what, e.acked, e.want, e.timeout)
 }
 
 // Is makes errors.Is(err, idemstore.ErrUnreplicated) true.

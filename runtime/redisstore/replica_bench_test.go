@@ -28,7 +28,10 @@ import (
 // acknowledgement off (WithReplicaAcks(0, 0): replication alone). Besides
 // ns/op it reports the 50th, 99th and 99.9th percentile and the maximum of
 // the completion's latency in µs, from which the default timeout is chosen,
-// and how many completions of the round were not acknowledged in time.
+// and how many completions of the round were not acknowledged in time. The
+// step/ variants journal a step (idem.Step's write) between acquire and
+// complete, and report its latency too (issue 47 item 3: steps are
+// acknowledged as completions are).
 func BenchmarkReplicaAck(b *testing.B) {
 	ctx := context.Background()
 	start := func(args ...string) *redisproc.Server {
@@ -44,9 +47,11 @@ func BenchmarkReplicaAck(b *testing.B) {
 	}
 	alone := start()
 	master := start()
-	start("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
+	replica := start("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
 	admin := redis.NewClient(&redis.Options{Addr: master.Addr()})
 	defer admin.Close()
+	replicaAdmin := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	defer replicaAdmin.Close()
 	for info := ""; !strings.Contains(info, ",state=online,"); info, _ = admin.Info(ctx, "replication").Result() {
 		time.Sleep(20 * time.Millisecond) // polling a server we do not control
 	}
@@ -55,28 +60,52 @@ func BenchmarkReplicaAck(b *testing.B) {
 		name string
 		addr string
 		opts []redisstore.Option
+		step bool // journal a step between acquire and complete
 	}{
-		{"no-replica", alone.Addr(), nil},
-		{"one-replica-wait", master.Addr(), nil},
-		{"one-replica-acks-off", master.Addr(), []redisstore.Option{redisstore.WithReplicaAcks(0, 0)}},
+		{"no-replica", alone.Addr(), nil, false},
+		{"one-replica-wait", master.Addr(), nil, false},
+		{"one-replica-acks-off", master.Addr(), []redisstore.Option{redisstore.WithReplicaAcks(0, 0)}, false},
+		{"step/no-replica", alone.Addr(), nil, true},
+		{"step/one-replica-wait", master.Addr(), nil, true},
+		{"step/one-replica-acks-off", master.Addr(), []redisstore.Option{redisstore.WithReplicaAcks(0, 0)}, true},
 	} {
 		b.Run("first/"+bc.name, func(b *testing.B) {
 			rdb := redis.NewClient(&redis.Options{Addr: bc.addr, ContextTimeoutEnabled: true, PoolSize: 64})
 			defer rdb.Close()
-			store := redisstore.New(rdb, append([]redisstore.Option{redisstore.WithPrefix(bc.name)}, bc.opts...)...)
+			store := redisstore.New(rdb, append([]redisstore.Option{redisstore.WithPrefix(strings.ReplaceAll(bc.name, "/", "-"))}, bc.opts...)...)
 			var unacked atomic.Int64 // completions answered ErrUnreplicated
 			var mu sync.Mutex        // guards lat
 			lat := make([]time.Duration, 0, b.N)
+			var stepLat []time.Duration // the step's journal write, when it has one
+			srv := redis.NewClient(&redis.Options{Addr: bc.addr})
+			defer srv.Close()
+			cpu0, waits0 := redisCPU(b, srv), commandCalls(b, srv, "wait")
+			replicaCPU0 := redisCPU(b, replicaAdmin)
 			b.ReportAllocs()
 			b.SetParallelism(benchParallelism)
 			b.RunParallel(func(pb *testing.PB) {
 				mine := make([]time.Duration, 0, 1024)
+				var steps []time.Duration
 				for pb.Next() {
 					key := "CreateOrder::" + strconv.FormatInt(n.Add(1), 10)
 					token := rand.Text()
 					acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: benchFingerprint, Lease: 30 * time.Second})
 					if err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
 						b.Fatalf("acquire: %+v, %v", acq, err)
+					}
+					if bc.step {
+						began := time.Now()
+						tx, err := store.BeginStep(ctx, key, token, acq.Fence)
+						if err == nil {
+							err = tx.Commit(ctx, "charge", []byte(`"ch_1"`), time.Minute)
+						}
+						switch {
+						case errors.Is(err, idem.ErrUnreplicated):
+							unacked.Add(1)
+						case err != nil:
+							b.Fatalf("step: %v", err)
+						}
+						steps = append(steps, time.Since(began))
 					}
 					began := time.Now()
 					switch err := store.Complete(ctx, key, token, benchRecord, time.Minute); {
@@ -89,8 +118,15 @@ func BenchmarkReplicaAck(b *testing.B) {
 				}
 				mu.Lock()
 				lat = append(lat, mine...)
+				stepLat = append(stepLat, steps...)
 				mu.Unlock()
 			})
+			cpu1, waits1 := redisCPU(b, srv), commandCalls(b, srv, "wait")
+			b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "master-cpu-µs/op")
+			if bc.addr == master.Addr() {
+				b.ReportMetric((redisCPU(b, replicaAdmin)-replicaCPU0)*1e6/float64(b.N), "replica-cpu-µs/op")
+			}
+			b.ReportMetric(float64(waits1-waits0)/float64(b.N), "wait/op")
 			if len(lat) == 0 {
 				return
 			}
@@ -101,6 +137,11 @@ func BenchmarkReplicaAck(b *testing.B) {
 			b.ReportMetric(at(0.999), "p999-µs")
 			b.ReportMetric(at(1), "max-µs")
 			b.ReportMetric(float64(unacked.Load()), "unacked")
+			if len(stepLat) > 0 {
+				slices.Sort(stepLat)
+				b.ReportMetric(float64(stepLat[len(stepLat)/2].Microseconds()), "step-p50-µs")
+				b.ReportMetric(float64(stepLat[len(stepLat)*99/100].Microseconds()), "step-p99-µs")
+			}
 		})
 	}
 }
@@ -211,4 +252,27 @@ func redisCost(b *testing.B, rdb *redis.Client) (cpu, evalsha, info float64) {
 		}
 	}
 	return cpu, evalsha, info
+}
+
+// redisCPU is a server's CPU seconds so far (INFO used_cpu_user + sys).
+func redisCPU(b *testing.B, rdb *redis.Client) float64 {
+	b.Helper()
+	cpu, _, _ := redisCost(b, rdb)
+	return cpu
+}
+
+// commandCalls is how many times a server ran cmd (INFO commandstats).
+func commandCalls(b *testing.B, rdb *redis.Client, cmd string) int64 {
+	b.Helper()
+	stats, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(stats) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -90,17 +90,58 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	}
 	s := t.s
 	skey := s.storageKey(t.key)
-	n, err := stepScript.Run(ctx, s.rdb, []string{skey, journalKey(s.prefix, t.key, skey)},
-		t.token, t.fence, name, result, ret).Int64()
+	return s.journalAcked(ctx, skey, journalKey(s.prefix, t.key, skey), t.token, t.fence, name, result, ret)
+}
+
+// journalAcked runs step.lua on the record at skey and its journal at
+// jkey with ARGV args, and has the write acknowledged by the master's
+// replicas as a completion is (replica.go): WAIT after it, in the lane of
+// that master's acknowledged writes, where one WAIT after a batch covers
+// the batch's completions and steps alike. A run that goes on after a step
+// that no replica has may see a failover undo the step's journal entry and
+// a re-run run the step again; so a step not acknowledged in time returns
+// an error matching idemstore.ErrUnreplicated (the entry is on the master
+// all the same). When the store knows of no replica it counts them as the
+// write left the master, in a lane on one server's client, as a
+// completion does; a Cluster's or a Ring's steps then count none.
+func (s *Store) journalAcked(ctx context.Context, skey, jkey string, args ...any) error {
+	node, addr, n, err := s.ackTarget(ctx, skey)
+	if err != nil {
+		return s.ackFailed("step", err)
+	}
+	keys := []string{skey, jkey}
+	if n > 0 {
+		return s.waited(ctx, "step", node, n, stepScript, lua.Step, keys, args...)
+	}
+	var done int64
+	replicas := 0
+	if l := s.lanes.plain; node != nil && s.acks.fixed < 0 && l != nil && l.direct {
+		cmd := evalshaKeys(ctx, stepScript, keys, args...)
+		c := newCall(ctx, cmd)
+		c.count = true
+		l.do(c)
+		replicas = c.replicas
+		c.free()
+		done, err = cmd.Int64()
+		if noScript(err) {
+			replicas = 0
+			done, err = stepScript.Eval(ctx, s.rdb, keys, args...).Int64()
+		}
+	} else {
+		done, err = stepScript.Run(ctx, s.rdb, keys, args...).Int64()
+	}
 	switch {
 	case err != nil:
 		return s.denied("step", err)
-	case n == 1:
-		return nil
-	case n == 0:
+	case done == 0:
 		return idemstore.ErrNotOwner
+	case done != 1:
+		return &idemstore.StoreError{Op: "step", Err: fmt.Errorf("malformed reply %d", done)}
+	case replicas > 0:
+		s.sawReplicas(addr, replicas)
+		return &unreplicatedError{op: "step", want: 1, unannounced: replicas}
 	}
-	return &idemstore.StoreError{Op: "step", Err: fmt.Errorf("malformed reply %d", n)}
+	return nil
 }
 
 // journalKey is the Redis key of the step journal of the record of key,

@@ -505,6 +505,17 @@ func evalsha(ctx context.Context, script *redis.Script, skey string, args ...any
 // key (key itself without a prefix).
 func (s *Store) StorageKey(key string) string { return s.storageKey(key) }
 
+// evalshaKeys is evalsha with any number of keys.
+func evalshaKeys(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if len(keys) == 1 {
+		return evalsha(ctx, script, keys[0], args...)
+	}
+	a := append(make([]any, 0, 3+len(keys)+len(args)), "evalsha", script.Hash(), len(keys))
+	cmd := redis.NewCmd(ctx, append(append(a, stringArgs(keys)...), args...)...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
 // storageKey is the Redis key of the record of key.
 func (s *Store) storageKey(key string) string {
 	if s.prefix == "" {
