@@ -1,4 +1,4 @@
-package idem_test
+package e2e_test
 
 import (
 	"bytes"
