@@ -70,3 +70,31 @@ func TestStoreContractIsALeaf(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineTestsDoNotLinkRedis: the engine's own tests run on the
+// reference store (idemstore/memstore), as database/sql's run on its fake
+// driver: `go list -deps -test` of the engine lists no Redis store, no
+// Redis driver or test server and no Redis test helper. The engine's tests
+// on Redis live in runtime/redisstore/e2e. CI runs this test.
+func TestEngineTestsDoNotLinkRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-test", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps -test: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/idemgen/idemgen/runtime/idemstore/memstore") {
+		t.Errorf("the engine's tests do not link the reference store: %s", out)
+	}
+	for _, dep := range deps {
+		switch {
+		case dep == "github.com/idemgen/idemgen/runtime/redisstore", dep == "github.com/idemgen/idemgen/runtime/embedredis",
+			dep == "github.com/idemgen/idemgen/lua",
+			strings.HasPrefix(dep, "github.com/idemgen/idemgen/internal/redistest"),
+			strings.HasPrefix(dep, "github.com/redis/"), strings.HasPrefix(dep, "github.com/alicebob/miniredis"):
+			t.Errorf("the engine's tests depend on %s", dep)
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"testing"
 	"time"
 
+	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
@@ -135,4 +137,11 @@ func (s *memStore) Extend(ctx context.Context, key, token string, lease time.Dur
 		s.onExtend()
 	}
 	return err
+}
+
+// forEachStore runs test on the store of the engine's tests, the reference
+// store, in a subtest (runtime/redisstore/e2e runs the same tests on
+// miniredis and real Redis).
+func forEachStore(t *testing.T, test func(t *testing.T, store idem.Store)) {
+	t.Run("memstore", func(t *testing.T) { test(t, memstore.New()) })
 }
