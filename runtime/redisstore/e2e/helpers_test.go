@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,16 +125,6 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code s
 		t.Error("problem detail is empty")
 	}
 	return p
-}
-
-// retryAfterSeconds parses the Retry-After header.
-func retryAfterSeconds(t *testing.T, w *httptest.ResponseRecorder) int {
-	t.Helper()
-	n, err := strconv.Atoi(w.Header().Get("Retry-After"))
-	if err != nil {
-		t.Fatalf("Retry-After %q: %v", w.Header().Get("Retry-After"), err)
-	}
-	return n
 }
 
 // wantRuns checks how often the handler ran.
