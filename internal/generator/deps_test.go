@@ -34,18 +34,23 @@ func TestToolsDoNotLinkTheEngine(t *testing.T) {
 		forbidden[p] = map[string]bool{"github.com/idemgen/idemgen/runtime": true}
 	}
 	forbidden["github.com/idemgen/idemgen/internal/probe"]["github.com/idemgen/idemgen/internal/cli"] = true
-	for _, p := range pkgs {
-		out, err := exec.Command("go", "list", "-deps", p).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", p, err, out)
-		}
-		deps := strings.Fields(string(out))
+	// One go list for all: each line is a package and its dependencies.
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, pkgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(pkgs) {
+		t.Fatalf("go list listed %d packages, want %d:\n%s", len(lines), len(pkgs), out)
+	}
+	for _, line := range lines {
+		deps := strings.Fields(line)
 		if len(deps) < 2 {
-			t.Fatalf("go list -deps %s listed %q", p, deps)
+			t.Fatalf("go list: %q has no dependencies", line)
 		}
-		for _, dep := range deps {
-			if forbidden[p][dep] {
-				t.Errorf("%s depends on %s", p, dep)
+		for _, dep := range deps[1:] {
+			if forbidden[deps[0]][dep] {
+				t.Errorf("%s depends on %s", deps[0], dep)
 			}
 		}
 	}
