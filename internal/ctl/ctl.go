@@ -25,7 +25,7 @@ import (
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
        idemctl forget  -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-force]
-       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-dry-run]
+       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-event name=URL]... [-dry-run]
 
 probe checks a deployed API against its spec's idempotency contract, and
 sends REAL requests that create real resources on the target: see
