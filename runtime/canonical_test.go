@@ -18,7 +18,7 @@ import (
 // element encodes like the string "\u0000removed".
 func legacyCanonicalJSON(doc any, op *Operation) []byte {
 	ptrs := op.FingerprintIgnore
-	if op.keyHeader() == "" {
+	if opKeyHeader(op) == "" {
 		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
 	}
 	for _, p := range ptrs {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"math/rand/v2"
 	"net/http"
@@ -13,30 +14,18 @@ import (
 	"time"
 )
 
-// ClientOperation is the per-operation client configuration that generated
-// code declares once (from x-idempotent.key, .lock and .retry).
-type ClientOperation struct {
-	ID         string      // operationId as oapi-codegen names it
-	KeyHeader  string      // header that carries the key ("" for a body key)
-	KeyPointer string      // JSON Pointer of a body key
-	Policy     RetryPolicy // defaults from the spec
-
-	// Lock is the server's lease on a key in progress (x-idempotent.lock;
-	// 0: DefaultLock): a run whose process died holds the key that long
-	// before a retry can take it over, answered 409 meanwhile. A zero
-	// Policy.MaxElapsed is DefaultMaxElapsed(Lock), so that the call's
-	// patience outlasts the lock.
-	Lock time.Duration
-}
-
-// keyHeader is the header that carries the key: KeyHeader, or
+// clientKeyHeader is the header that carries op's key: KeyHeader, or
 // DefaultKeyHeader when the operation names neither a header nor a pointer.
-func (op *ClientOperation) keyHeader() string {
+func clientKeyHeader(op *ClientOperation) string {
 	if op.KeyHeader == "" && op.KeyPointer == "" {
 		return DefaultKeyHeader
 	}
 	return op.KeyHeader
 }
+
+// ClientOperation is the per-operation client configuration that generated
+// code declares once; see [idemop.ClientOperation], of which it is an alias.
+type ClientOperation = idemop.ClientOperation
 
 // Caller holds client-wide settings (policy overrides, attempt hook, clock,
 // randomness). Each generated IdempotentClient holds one. A Caller is
@@ -256,12 +245,12 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 	case cfg.policy != nil:
 		p = *cfg.policy
 	case c.policy != nil:
-		p = c.policy(op.ID, p.withDefaults(op.Lock))
+		p = c.policy(op.ID, withDefaults(p, op.Lock))
 	}
 	if err := p.Validate(); err != nil && call.err == nil {
 		call.err = fmt.Errorf("%w (operation %s)", err, op.ID)
 	}
-	call.policy = p.withDefaults(op.Lock)
+	call.policy = withDefaults(p, op.Lock)
 	call.report()
 	return call
 }
@@ -410,7 +399,7 @@ func (c *Call) Editor() func(ctx context.Context, req *http.Request) error {
 				return err
 			}
 		}
-		h := c.op.keyHeader()
+		h := clientKeyHeader(c.op)
 		if h == "" {
 			return nil
 		}

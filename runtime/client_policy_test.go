@@ -19,7 +19,7 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	if DefaultRetryPolicy().RetryOn[0] != 409 {
 		t.Fatal("DefaultRetryPolicy shares its RetryOn slice")
 	}
-	got := RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}.withDefaults(0)
+	got := withDefaults(RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}, 0)
 	want := DefaultRetryPolicy()
 	want.MaxAttempts, want.AttemptTimeout, want.MaxElapsed = 2, time.Second, DefaultLock+30*time.Second
 	if got.MaxAttempts != 2 || got.AttemptTimeout != time.Second || got.InitialInterval != want.InitialInterval ||
@@ -27,10 +27,10 @@ func TestRetryPolicyDefaults(t *testing.T) {
 		got.MaxElapsed != want.MaxElapsed || !slices.Equal(got.RetryOn, want.RetryOn) {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}
-	if on := (RetryPolicy{RetryOn: []int{}}).withDefaults(0).RetryOn; on == nil || len(on) != 0 {
+	if on := withDefaults(RetryPolicy{RetryOn: []int{}}, 0).RetryOn; on == nil || len(on) != 0 {
 		t.Fatalf("an empty non-nil RetryOn became %v", on)
 	}
-	if !want.retriesStatus(503) || want.retriesStatus(500) || want.retriesStatus(422) {
+	if !retriesStatus(want, 503) || retriesStatus(want, 500) || retriesStatus(want, 422) {
 		t.Fatal("retriesStatus disagrees with RetryOn")
 	}
 }
@@ -47,7 +47,7 @@ func TestDefaultMaxElapsedOutlastsTheLock(t *testing.T) {
 		{10 * time.Minute, 0, 10*time.Minute + 30*time.Second},
 		{10 * time.Minute, 3 * time.Second, 3 * time.Second},
 	} {
-		if got := (RetryPolicy{MaxElapsed: c.set}).withDefaults(c.lock).MaxElapsed; got != c.want {
+		if got := withDefaults(RetryPolicy{MaxElapsed: c.set}, c.lock).MaxElapsed; got != c.want {
 			t.Errorf("lock %v, MaxElapsed %v: budget %v, want %v", c.lock, c.set, got, c.want)
 		}
 		if c.set == 0 && DefaultMaxElapsed(c.lock) != c.want {

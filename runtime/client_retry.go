@@ -103,7 +103,7 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 		return err
 	case err == nil && resp == nil:
 		return ErrNoResponse
-	case err == nil && !p.retriesStatus(resp.StatusCode):
+	case err == nil && !retriesStatus(*p, resp.StatusCode):
 		return nil
 	}
 	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err) {

@@ -12,9 +12,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/redisstore"
-
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 var derivedKeyForm = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -49,8 +47,7 @@ func runTwice(t *testing.T, store idem.Store, key string, fn func(ctx context.Co
 // of a request and different for another name or another request; it is 32
 // hex digits; outside a run there is none.
 func TestDerivedKeyIsTheRunsAndTheNames(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	names := func(ctx context.Context) []string {
 		var keys []string
 		for _, name := range []string{"ledger-entry", "email", "ledger-entry"} {
@@ -125,8 +122,7 @@ func (s *sentKeys) call(t *testing.T, ctx context.Context, op *idem.ClientOperat
 // differ, as do calls to two operations); an explicit key wins; outside a
 // run the key is random.
 func TestCallKeyIsDerivedInARun(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	charge := &idem.ClientOperation{ID: "CreateCharge"}
 	refund := &idem.ClientOperation{ID: "CreateRefund"}
 	s := &sentKeys{caller: idem.NewCaller()}
@@ -153,8 +149,7 @@ func TestCallKeyIsDerivedInARun(t *testing.T) {
 // TestCallBodyKeyIsDerivedInARun: a body-key operation's key is filled in
 // the body by MarshalBody and replaced there by the derived key at Run.
 func TestCallBodyKeyIsDerivedInARun(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	op := &idem.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
@@ -172,8 +167,7 @@ func TestCallBodyKeyIsDerivedInARun(t *testing.T) {
 // distinct keys, those of ordinals 0..n-1 (in whichever order they came):
 // the set a re-run's sequential calls send.
 func TestCallKeysOfConcurrentCalls(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	op := &idem.ClientOperation{ID: "CreateCharge"}
 	const n = 16
 	s := &sentKeys{caller: idem.NewCaller()}
@@ -207,8 +201,7 @@ func TestCallKeysOfConcurrentCalls(t *testing.T) {
 // TestCallFormKeyIsDerivedInARun: a form body's key field, filled by
 // MarshalForm, carries the derived key.
 func TestCallFormKeyIsDerivedInARun(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	op := &idem.ClientOperation{ID: "CreateCharge", KeyPointer: "/idempotency_key"}
 	type chargeForm struct {
 		Amount int    `form:"amount"`

@@ -13,9 +13,9 @@ import (
 // the key space and keys made of several body members. The flow is the
 // operations' own (protect); only the key is found differently.
 
-// recordName is the operation's name in its storage keys: its ID, or
+// opRecordName is the operation's name in its storage keys: its ID, or
 // ID@Provider for a webhook or callback receiver.
-func (op *Operation) recordName() string {
+func opRecordName(op *Operation) string {
 	if op.Provider == "" {
 		return op.ID
 	}

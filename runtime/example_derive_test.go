@@ -7,11 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 // message is what the handler publishes: the key it derived, and a body.
@@ -28,14 +25,9 @@ type message struct {
 // if it crashed), so the client's retry runs it again: the message it
 // publishes then carries the same key, and is not applied again either.
 func ExampleDerivedKey() {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	store := redisstore.New(rdb)
+	// The reference store, in memory, for the example; a service passes
+	// redisstore.New(rdb) or pgstore.New(pool).
+	store := memstore.New()
 
 	var broker []message // published, each delivered three times
 	runs := 0

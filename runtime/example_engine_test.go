@@ -9,26 +9,19 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 // Example_middleware protects a hand-written route: the first request runs
 // the handler, a retry with the same key gets the stored answer, and the
 // same key with another body is refused.
 func Example_middleware() {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
+	// The reference store, in memory, for the example; a service passes
+	// redisstore.New(rdb) or pgstore.New(pool).
+	store := memstore.New()
 
-	engine := idem.NewEngine(redisstore.New(rdb))
+	engine := idem.NewEngine(store)
 	protect := engine.Middleware(idem.Operation{ID: "CreateOrder"})
 
 	orders := 0
@@ -64,14 +57,9 @@ func Example_middleware() {
 // ExampleDo processes an at-least-once delivery: the redelivered message
 // gets the stored result instead of charging twice.
 func ExampleDo() {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	store := redisstore.New(rdb)
+	// The reference store, in memory, for the example; a service passes
+	// redisstore.New(rdb) or pgstore.New(pool).
+	store := memstore.New()
 
 	op := &idem.Operation{ID: "ChargeCard"}
 	charges := 0
@@ -106,14 +94,10 @@ func ExampleDo() {
 // decoder, and ServeStrict, in the strict middleware, identifies the
 // request by those bytes and captures the response object's Visit method.
 func ExampleEngine_ServeStrict() {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	engine := idem.NewEngine(redisstore.New(rdb))
+	// The reference store, in memory, for the example; a service passes
+	// redisstore.New(rdb) or pgstore.New(pool).
+	store := memstore.New()
+	engine := idem.NewEngine(store)
 	op := &idem.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
 
 	type newPet struct {

@@ -34,7 +34,7 @@ const maxCanonBuf = 64 << 10
 // not exactly one JSON value the payload is kept raw. For an operation
 // whose key is in the body, the same pass locates the key's value.
 func jsonPayload(op *Operation, raw []byte) payload {
-	drop, key := op.dropPointers()
+	drop, key := opDropPointers(op)
 	buf := canonBufs.Get().(*[]byte)
 	if cap(*buf) < len(raw) {
 		*buf = make([]byte, 0, len(raw)) // the canonical form is about as long as raw
@@ -65,13 +65,13 @@ func putCanonBuf(buf *[]byte) {
 	}
 }
 
-// dropPointers returns the parsed pointers left out of the body
+// opDropPointers returns the parsed pointers left out of the body
 // fingerprint: the ignore pointers and, for a body key, the key's member,
 // whose index it returns as key (-1 for none). Pointers that do not parse
 // are skipped (the generator validates them; a bad one removes nothing).
-func (op *Operation) dropPointers() (ptrs []canonjson.Pointer, key int) {
+func opDropPointers(op *Operation) (ptrs []canonjson.Pointer, key int) {
 	n := len(op.FingerprintIgnore)
-	bodyKey := op.keyHeader() == "" && op.KeyPointer != "" // a composite key's members stay in
+	bodyKey := opKeyHeader(op) == "" && op.KeyPointer != "" // a composite key's members stay in
 	if bodyKey {
 		n++
 	}

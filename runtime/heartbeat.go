@@ -29,7 +29,7 @@ func (l *lease) startHeartbeat(ctx context.Context) {
 		return
 	}
 	h := &l.hb
-	h.ctx, h.lock = ctx, l.k.op.lock()
+	h.ctx, h.lock = ctx, opLock(l.k.op)
 	// From when the lease was taken, just before: no clock reading on the
 	// way to the handler.
 	l.e.beats.Start(&h.beat, l, max(h.lock/3, time.Millisecond), l.extended)

@@ -72,7 +72,7 @@ func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.S
 	if e.cfg.apiSet {
 		api = e.cfg.api
 	}
-	name := op.recordName()
+	name := opRecordName(op)
 	n := e.opName(api, name)
 	k := &keyedRequest{op: op, key: key, storageKey: idemstore.TokenRecordKey(n.token, scope, key), sum: sum, name: n, scope: scope}
 	// The two fingerprints and the first owner token, every acquire's
@@ -130,7 +130,7 @@ func (e *Engine) opName(api, op string) *opName {
 // the background, the first time a request of k's operation runs.
 func (e *Engine) named(k *keyedRequest) {
 	if e.namer != nil && !k.name.named.Load() && k.name.named.CompareAndSwap(false, true) {
-		go e.nameOperation(k.name.token, k.name.api, k.op.recordName())
+		go e.nameOperation(k.name.token, k.name.api, opRecordName(k.op))
 	}
 }
 
@@ -148,7 +148,7 @@ func (e *Engine) nameOperation(token, api, op string) {
 // owner. token is the new owner's: k.token for the first acquire, a fresh
 // one for any later.
 func (e *Engine) acquireRequest(k *keyedRequest, token string) idemstore.AcquireRequest {
-	return idemstore.AcquireRequest{Key: k.storageKey, Token: token, Fingerprint: k.fingerprint, Lease: k.op.lock(), Origin: &k.origin}
+	return idemstore.AcquireRequest{Key: k.storageKey, Token: token, Fingerprint: k.fingerprint, Lease: opLock(k.op), Origin: &k.origin}
 }
 
 // identifyHTTP extracts and validates the key, reads and bounds the body,
@@ -171,7 +171,7 @@ func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []
 // header is absent.
 func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protect bool, raw []byte, prob *Problem) {
 	key, hasKey, prob := e.headerKey(r, op)
-	if prob != nil || (op.keyHeader() != "" && !hasKey) { // a problem, or an optional key absent
+	if prob != nil || (opKeyHeader(op) != "" && !hasKey) { // a problem, or an optional key absent
 		return "", false, nil, prob
 	}
 	if prob := encodedBodyProblem(r.Header.Values("Content-Encoding")); prob != nil {
@@ -195,7 +195,7 @@ func (e *Engine) identifyBody(r *http.Request, op *Operation, key string, raw []
 // fingerprint and a body key read it: JSON where the key is in the body or
 // the request says it is JSON, raw bytes otherwise.
 func requestPayload(op *Operation, h HeaderValues, raw []byte) payload {
-	if op.keyHeader() == "" || hasJSONContentType(h) {
+	if opKeyHeader(op) == "" || hasJSONContentType(h) {
 		return jsonPayload(op, raw)
 	}
 	return payload{raw: raw}
@@ -206,7 +206,7 @@ func requestPayload(op *Operation, h HeaderValues, raw []byte) payload {
 // takes it from there (ok false: an optional one absent, the request runs
 // unprotected), and the credential a secured operation needs.
 func (e *Engine) keyAndCredential(op *Operation, key string, body payload, header func(name string) []string) (k string, ok bool, prob *Problem) {
-	if op.keyHeader() == "" {
+	if opKeyHeader(op) == "" {
 		if key, ok, prob = bodyKey(op, body); prob != nil || !ok {
 			return "", false, prob
 		}
@@ -221,7 +221,7 @@ func (e *Engine) keyAndCredential(op *Operation, key string, body payload, heade
 // one. It reports whether a key was found, and a problem for a missing
 // required key or a malformed one.
 func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Problem) {
-	name := op.keyHeader()
+	name := opKeyHeader(op)
 	if name == "" {
 		return "", false, nil
 	}

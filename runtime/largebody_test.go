@@ -85,7 +85,7 @@ func TestLargeResponseStreamed(t *testing.T) {
 	}
 	for name, serve := range styles {
 		t.Run(name, func(t *testing.T) {
-			forEachRedis(t, func(t *testing.T, store idem.Store) {
+			forEachStore(t, func(t *testing.T, store idem.Store) {
 				runs.Store(0)
 				e := idem.NewEngine(store, idem.WithStoredBodyLimit(limit))
 				client := &countingWriter{header: http.Header{}}
@@ -119,7 +119,7 @@ func TestLargeResponseStreamed(t *testing.T) {
 // which writes nothing more), and its key is released: the retry runs.
 func TestStrictFailureAfterStreaming(t *testing.T) {
 	const limit, size = 64 << 10, 256 << 10
-	forEachRedis(t, func(t *testing.T, store idem.Store) {
+	forEachStore(t, func(t *testing.T, store idem.Store) {
 		e := idem.NewEngine(store, idem.WithStoredBodyLimit(limit))
 		op := &idem.Operation{ID: "CreatePet"}
 		var runs atomic.Int64

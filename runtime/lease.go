@@ -152,7 +152,7 @@ const (
 // the stored result, as for a lost lease), else the last error. The client
 // waits meanwhile: it is answered only after this.
 func (l *lease) completeAgain(ctx context.Context, rec *idemstore.Record, err error) error {
-	lock := l.k.op.lock()
+	lock := opLock(l.k.op)
 	giveUp := time.Now().Add(lock)
 	backoff := completeMinBackoff
 	for attempt := 2; ; attempt++ {
@@ -273,7 +273,7 @@ func (l *lease) complete(ctx context.Context, rec *idemstore.Record) error {
 // StoreCall hook.
 func (l *lease) storeResult(ctx context.Context, rec *idemstore.Record) error {
 	sctx, s := l.startCall(ctx, "complete")
-	err := l.e.store.Complete(l.e.deadlines.ContextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, l.k.op.retention())
+	err := l.e.store.Complete(l.e.deadlines.ContextIn(&l.completeCtx, sctx), l.k.storageKey, l.token, rec, opRetention(l.k.op))
 	s.done(Event{Status: rec.Status, Err: err})
 	return err
 }

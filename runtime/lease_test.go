@@ -141,13 +141,11 @@ func TestReconcilerError(t *testing.T) {
 			h := newHarness(t, idem.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
 				idem.WithReconciler(func(context.Context, idem.Info, *http.Request) error { return tc.err }))
 			key := idemstore.RecordKey("CreatePet", "", "k")
-			// A worker died holding the lease.
-			if _, err := h.store.Acquire(context.Background(), idemstore.AcquireRequest{Key: key, Token: "dead", Fingerprint: "x", Lease: time.Second}); err != nil {
+			// A worker died holding the lease of the same request.
+			fp := fingerprintOf(t, h, engineReq("POST", "/pets", `{}`))
+			if _, err := h.store.Acquire(context.Background(), idemstore.AcquireRequest{Key: key, Token: "dead", Fingerprint: fp, Lease: time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			h.store.mu.Lock()
-			h.store.recs[key].fingerprint = fingerprintOf(t, h, engineReq("POST", "/pets", `{}`))
-			h.store.mu.Unlock()
 			h.store.advance(2 * time.Second)
 			checkProblem(t, h.post("k", `{}`), tc.status, tc.code)
 			h.wantRuns(0)

@@ -3,30 +3,35 @@ package idem_test
 import (
 	"context"
 	"errors"
-	"maps"
-	"net/http"
-	"slices"
 	"sync"
+	"testing"
 	"time"
 
+	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-// memStore is an in-memory Store with the transitions of lua/*.lua, for
-// fast engine tests and benchmarks. Its clock can be replaced to expire
-// leases without waiting.
+// memStore is the engine tests' store: the reference in-memory store
+// (memstore, which passes the conformance suite) seen through what the
+// tests need of it: its calls counted, a failure injected into every call,
+// a clock moved forward to expire leases without waiting, and hooks after
+// the transitions. It is a plain idemstore.Store: it hides memstore's step
+// journal, so the engine sees a store without one.
 type memStore struct {
-	mu    sync.Mutex // protects every field below
-	recs  map[string]*memRec
+	s *memstore.Store
+
+	mu    sync.Mutex     // protects every field below
 	skew  time.Duration  // added to the wall clock
 	err   error          // when set, every call fails with it
 	calls map[string]int // calls per method
 
-	// Set before use, called outside mu after each successful transition.
+	// Set before use, called after each successful transition.
 	onAcquire func(idemstore.Acquisition)
 	onExtend  func()
 }
 
+// memRec is what the store holds under a key.
 type memRec struct {
 	token       string
 	fingerprint string
@@ -38,7 +43,9 @@ type memRec struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{recs: map[string]*memRec{}, calls: map[string]int{}}
+	m := &memStore{calls: map[string]int{}}
+	m.s = memstore.New(memstore.WithClock(m.now))
+	return m
 }
 
 var errStoreDown = errors.New("memstore: connection refused")
@@ -57,8 +64,12 @@ func (s *memStore) advance(d time.Duration) {
 	s.skew += d
 }
 
-// now is the store's clock. Callers hold mu.
-func (s *memStore) now() time.Time { return time.Now().Add(s.skew) }
+// now is the store's clock.
+func (s *memStore) now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Add(s.skew)
+}
 
 func (s *memStore) count(method string) int {
 	s.mu.Lock()
@@ -66,130 +77,71 @@ func (s *memStore) count(method string) int {
 	return s.calls[method]
 }
 
-// get returns a copy of the record under key.
+// get returns what the store holds under key.
 func (s *memStore) get(key string) (memRec, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.recs[key]
+	e, ok := s.s.Lookup(key)
 	if !ok {
 		return memRec{}, false
 	}
-	return *r, true
+	r := memRec{token: e.Token, fingerprint: e.Fingerprint, fence: e.Fence, completed: e.Completed, record: e.Record}
+	if e.Completed {
+		r.expires = e.Until
+	} else {
+		r.deadline = e.Until
+	}
+	return r, true
 }
 
+// keys returns the storage keys the store holds.
+func (s *memStore) keys() []string { return s.s.Keys() }
+
+// enter counts a call of method and returns the injected failure.
 func (s *memStore) enter(method string) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.calls[method]++
 	return s.err
 }
 
 func (s *memStore) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	acq, err := s.acquire(req)
+	if err := s.enter("acquire"); err != nil {
+		return idemstore.Acquisition{}, err
+	}
+	acq, err := s.s.Acquire(ctx, req)
 	if err == nil && s.onAcquire != nil {
 		s.onAcquire(acq)
 	}
 	return acq, err
 }
 
-func (s *memStore) acquire(req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	err := s.enter("acquire")
-	defer s.mu.Unlock()
-	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	now := s.now()
-	r, ok := s.recs[req.Key]
-	if ok && r.completed && !now.Before(r.expires) {
-		ok = false
-	}
-	switch {
-	case !ok:
-		s.recs[req.Key] = &memRec{token: req.Token, fingerprint: req.Fingerprint, fence: 1, deadline: now.Add(req.Lease)}
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
-	case r.fingerprint != req.Fingerprint:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil
-	case r.completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: cloneRecord(r.record)}, nil
-	case now.Before(r.deadline):
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: r.deadline.Sub(now)}, nil
-	default:
-		r.token, r.deadline = req.Token, now.Add(req.Lease)
-		r.fence++
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: r.fence}, nil
-	}
-}
-
-// owned returns the in-progress record of key owned by token. Callers hold mu.
-func (s *memStore) owned(key, token string) (*memRec, error) {
-	r, ok := s.recs[key]
-	if !ok || r.completed || r.token != token {
-		return nil, idemstore.ErrNotOwner
-	}
-	return r, nil
-}
-
-func (s *memStore) Complete(_ context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	err := s.enter("complete")
-	defer s.mu.Unlock()
-	if err != nil {
+func (s *memStore) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
+	if err := s.enter("complete"); err != nil {
 		return err
 	}
-	r, err := s.owned(key, token)
-	if err != nil {
-		return err
-	}
-	r.completed, r.record, r.expires = true, cloneRecord(rec), s.now().Add(retention)
-	return nil
+	return s.s.Complete(ctx, key, token, rec, retention)
 }
 
-func (s *memStore) Release(_ context.Context, key, token string) error {
-	err := s.enter("release")
-	defer s.mu.Unlock()
-	if err != nil {
+func (s *memStore) Release(ctx context.Context, key, token string) error {
+	if err := s.enter("release"); err != nil {
 		return err
 	}
-	if _, err := s.owned(key, token); err != nil {
-		return err
-	}
-	delete(s.recs, key)
-	return nil
+	return s.s.Release(ctx, key, token)
 }
 
-func (s *memStore) Extend(_ context.Context, key, token string, lease time.Duration) error {
-	err := s.extend(key, token, lease)
+func (s *memStore) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	if err := s.enter("extend"); err != nil {
+		return err
+	}
+	err := s.s.Extend(ctx, key, token, lease)
 	if err == nil && s.onExtend != nil {
 		s.onExtend()
 	}
 	return err
 }
 
-func (s *memStore) extend(key, token string, lease time.Duration) error {
-	err := s.enter("extend")
-	defer s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	r, err := s.owned(key, token)
-	if err != nil {
-		return err
-	}
-	r.deadline = s.now().Add(lease)
-	return nil
-}
-
-func cloneRecord(r *idemstore.Record) *idemstore.Record {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Header = http.Header(r.Header).Clone()
-	c.Body = slices.Clone(r.Body)
-	return &c
-}
-
-// keys returns the storage keys the store holds.
-func (s *memStore) keys() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.recs))
+// forEachStore runs test on the store of the engine's tests, the reference
+// store, in a subtest (runtime/redisstore/e2e runs the same tests on
+// miniredis and real Redis).
+func forEachStore(t *testing.T, test func(t *testing.T, store idem.Store)) {
+	t.Run("memstore", func(t *testing.T) { test(t, memstore.New()) })
 }

@@ -3,41 +3,43 @@ package idem
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"net/http"
 	"time"
 )
 
-// Stable problem codes, the "code" member of every problem the engine answers.
+// Stable problem codes, the "code" member of every problem the engine
+// answers (see idemop's).
 const (
-	CodeMissingKey                 = "missing-key"                  // 400: the required key is absent
-	CodeInvalidKey                 = "invalid-key"                  // 400: empty, too long, not printable ASCII, bad sf-string
-	CodeBodyUnreadable             = "body-unreadable"              // 400: the request body could not be read
-	CodePayloadTooLarge            = "payload-too-large"            // 413: the request body is over the limit
-	CodeUnsupportedContentEncoding = "unsupported-content-encoding" // 415: the request body has a Content-Encoding
-	CodeFingerprintMismatch        = "fingerprint-mismatch"         // 422: the key was used for another request
-	CodeConflict                   = "conflict"                     // 409: the original request still runs
-	CodeStoreUnavailable           = "store-unavailable"            // 503: the idempotency store is unreachable
-	CodeStoreMisconfigured         = "store-misconfigured"          // 503: the store may lose records or denies the scripts
-	CodeReconcileFailed            = "reconcile-failed"             // 503: the reconciler of a recovered lease failed
-	CodeScopeFailed                = "scope-failed"                 // 500: the scope function failed
-	CodeMissingCredential          = "missing-credential"           // 401: a secured operation's scope credential is absent or empty
-	CodeRequestCancelled           = "request-cancelled"            // 503: the request ended before its handler answered
-	CodeBadRequest                 = "bad-request"                  // 400: a parameter or body the generated router could not bind or decode
-	CodeServerMisconfigured        = "server-misconfigured"         // 500: the strict server was built without its router step
+	CodeMissingKey                 = idemop.CodeMissingKey
+	CodeInvalidKey                 = idemop.CodeInvalidKey
+	CodeBodyUnreadable             = idemop.CodeBodyUnreadable
+	CodePayloadTooLarge            = idemop.CodePayloadTooLarge
+	CodeUnsupportedContentEncoding = idemop.CodeUnsupportedContentEncoding
+	CodeFingerprintMismatch        = idemop.CodeFingerprintMismatch
+	CodeConflict                   = idemop.CodeConflict
+	CodeStoreUnavailable           = idemop.CodeStoreUnavailable
+	CodeStoreMisconfigured         = idemop.CodeStoreMisconfigured
+	CodeReconcileFailed            = idemop.CodeReconcileFailed
+	CodeScopeFailed                = idemop.CodeScopeFailed
+	CodeMissingCredential          = idemop.CodeMissingCredential
+	CodeRequestCancelled           = idemop.CodeRequestCancelled
+	CodeBadRequest                 = idemop.CodeBadRequest
+	CodeServerMisconfigured        = idemop.CodeServerMisconfigured
 )
 
 // ProblemTypePrefix prefixes a problem code to form its "type" URI.
-const ProblemTypePrefix = "urn:idemgen:problem:"
+const ProblemTypePrefix = idemop.ProblemTypePrefix
 
 // ProblemContentType is the media type of problem responses (RFC 9457).
-const ProblemContentType = "application/problem+json"
+const ProblemContentType = idemop.ProblemContentType
 
 // Headers the engine sets on its answers.
 const (
-	HeaderReplayed    = "Idempotent-Replayed"      // "true" on a replayed response
-	HeaderBodyOmitted = "Idempotency-Body-Omitted" // "true" on a replay whose body was too large to store
-	HeaderDegraded    = "Idempotency-Degraded"     // "true" when fail-open ran without protection
+	HeaderReplayed    = idemop.HeaderReplayed    // "true" on a replayed response
+	HeaderBodyOmitted = idemop.HeaderBodyOmitted // "true" on a replay whose body was too large to store
+	HeaderDegraded    = idemop.HeaderDegraded    // "true" when fail-open ran without protection
 )
 
 // Problem is an RFC 9457 problem detail as the engine answers it. It is also

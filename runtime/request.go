@@ -77,7 +77,7 @@ func (e *Engine) CheckRequest(q *Request, op *Operation) *Response {
 // the problem to answer. The body was read by the framework already; it is
 // bounded here.
 func (e *Engine) checkRequest(q *Request, op *Operation) (key string, protect bool, prob *Problem) {
-	if name := op.keyHeader(); name != "" {
+	if name := opKeyHeader(op); name != "" {
 		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(canonicalKeyHeader(name)))
 		if prob != nil || !hasKey {
 			return "", false, prob

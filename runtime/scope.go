@@ -5,19 +5,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Security is one security scheme that the spec requires for an
-// operation: its own security requirement, else the document's. Generated
-// code fills it in [Operation.Security]; an engine refuses to start with a
-// shared key space for such an operation unless told to (see
-// [NewEngineFor]).
-type Security struct {
-	Scheme string // the scheme's name under components.securitySchemes
-	Type   string // apiKey, http, oauth2, openIdConnect or mutualTLS
-	In     string // apiKey: header, query or cookie
-	Name   string // apiKey: the header, query parameter or cookie that carries it
-}
+// operation; see [idemop.Security], of which it is an alias.
+type Security = idemop.Security
 
 // MinScopeSecret is the shortest secret [WithScopeSecret] accepts, in bytes.
 const MinScopeSecret = 16

@@ -214,7 +214,7 @@ func (s *runScope) step(ctx context.Context, name string, st *stepType, fn func(
 		return nil, err
 	}
 	journaled := st.wrap(raw)
-	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, journaled, l.k.op.retention()); {
+	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, journaled, opRetention(l.k.op)); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
 	case errors.Is(err, ErrUnreplicated):

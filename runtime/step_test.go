@@ -12,9 +12,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
-	"github.com/idemgen/idemgen/runtime/redisstore"
-
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 // counted returns a step function that counts its runs and returns v.
@@ -29,8 +27,8 @@ func counted[T any](n *atomic.Int64, v T) func(context.Context) (T, error) {
 // run that takes its lease over gets both results without running them,
 // runs the third, and the stale run can journal nothing more.
 func TestStepResumesAfterTakeover(t *testing.T) {
-	m, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	var skew atomic.Int64 // the store's clock, ahead of the wall clock
+	store := memstore.New(memstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
 	op := &idem.Operation{ID: "CreateOrder", Lock: time.Second}
 	ctx := context.Background()
 	var reserve, charge, ship atomic.Int64
@@ -55,7 +53,7 @@ func TestStepResumesAfterTakeover(t *testing.T) {
 		}, idem.WithHeartbeat(false))
 	}()
 	<-stalled
-	m.FastForward(2 * time.Second)
+	skew.Add(int64(2 * time.Second))
 	res, replayed, err := idem.Do(ctx, store, op, "order-1", nil, func(ctx context.Context) ([]byte, error) {
 		if info, _ := idem.FromContext(ctx); !info.Recovered {
 			t.Errorf("second run not a takeover: %+v", info)
@@ -91,8 +89,7 @@ func TestStepResumesAfterTakeover(t *testing.T) {
 // TestStepErrorIsNotJournaled: a step that failed runs again on the next
 // run; one that succeeded before a failed run does not.
 func TestStepErrorIsNotJournaled(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	var a, b atomic.Int64
 	fail := errors.New("provider down")
 	runTwice(t, store, "order-1", func(ctx context.Context) []string {
@@ -119,8 +116,7 @@ func TestStepErrorIsNotJournaled(t *testing.T) {
 // run do not shift the ordinals of the calls after it on a re-run, which
 // skips the step.
 func TestStepCallsInASkippedStep(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	op := &idem.ClientOperation{ID: "CreateCharge"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
@@ -140,8 +136,7 @@ func TestStepCallsInASkippedStep(t *testing.T) {
 // TestStepLimits: a step beyond the count is not run; a result beyond the
 // size is not journaled; both match ErrStepLimit and say the limit.
 func TestStepLimits(t *testing.T) {
-	_, rdb := redistest.Mini(t)
-	store := redisstore.New(rdb)
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	var runs atomic.Int64
 	_, _, err := idem.Do(context.Background(), store, op, "k", nil, func(ctx context.Context) ([]byte, error) {

@@ -56,7 +56,7 @@ func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, 
 	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	rec := &l.record
 	sctx, s := l.startCall(ctx, "complete")
-	err = tx.Commit(l.e.deadlines.Context(sctx), rec, l.k.op.retention())
+	err = tx.Commit(l.e.deadlines.Context(sctx), rec, opRetention(l.k.op))
 	s.done(Event{Status: rec.Status, Err: err})
 	ev := Event{Fence: l.info.Fence, Status: rec.Status, Err: err}
 	switch {

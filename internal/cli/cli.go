@@ -8,13 +8,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/overlay"
 	"github.com/idemgen/idemgen/internal/textdiff"
@@ -40,30 +39,22 @@ overlay it wrote earlier, and -check reports one as stale.
 
 // Exit codes of Run.
 const (
-	ExitOK    = 0
+	ExitOK    = cmdline.ExitOK
 	ExitError = 1 // generation failed, or -check found a stale file
-	ExitUsage = 2
+	ExitUsage = cmdline.ExitUsage
 )
 
 // Run runs idemgen with args (without the program name) and returns the
 // process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("idemgen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs := cmdline.FlagSet("idemgen", usage, stderr)
 	var o options
 	fs.StringVar(&o.config, "config", "", "oapi-codegen configuration file (required)")
 	fs.StringVar(&o.output, "o", "", "Go file to write; standard output when empty and -emit-overlay is not given")
 	fs.StringVar(&o.overlay, "emit-overlay", "", "OpenAPI Overlay file (.yaml) to write, publishing the idempotency contract; without -o, the only output")
 	fs.BoolVar(&o.check, "check", false, "do not write: exit 1 with a short diff when a file given by -o or -emit-overlay differs from what would be generated")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := cmdline.Parse(fs, args); done {
+		return code
 	}
 	switch {
 	case fs.NArg() != 1:
@@ -79,7 +70,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.spec = fs.Arg(0)
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprint(stderr, Message(err))
+		fmt.Fprint(stderr, cmdline.Message("idemgen: ", err))
 		return ExitError
 	}
 	return ExitOK
@@ -194,25 +185,6 @@ func noOverlay(name string, why error, check bool, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "idemgen: %v; removed %s, written earlier\n", why, name)
 	return nil
-}
-
-// Message is what Run prints for err on standard error: every error that err
-// joins (errors.Join, load.Errors), each on a line of its own that starts
-// with "idemgen: ", like a compiler's errors.
-func Message(err error) string {
-	var b strings.Builder
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		fmt.Fprintf(&b, "idemgen: %v\n", err)
-	}
-	walk(err)
-	return b.String()
 }
 
 // note prints what the generator says of the file name, if anything.

@@ -15,16 +15,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/probe"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
        idemctl forget  -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-force]
-       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-dry-run]
+       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-event name=URL]... [-dry-run]
 
 probe checks a deployed API against its spec's idempotency contract, and
 sends REAL requests that create real resources on the target: see
@@ -60,9 +61,9 @@ uses WithScope without a secret).
 
 // Exit codes of Run.
 const (
-	ExitOK       = 0
+	ExitOK       = cmdline.ExitOK
 	ExitError    = 1 // Redis failed, or forget was refused
-	ExitUsage    = 2
+	ExitUsage    = cmdline.ExitUsage
 	ExitNoRecord = 3 // the key holds no record
 )
 
@@ -88,14 +89,39 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("idemctl "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
+	o, code, done := parseFlags(args[0], args[1:], stderr)
+	if done {
+		return code
 	}
-	var o options
+	rdb, err := newClient(o.redisURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "idemctl: -redis: %v\n", err)
+		return ExitUsage
+	}
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	c := command{
+		name: args[0], o: o, stdout: stdout, stderr: stderr,
+		// The store's warnings are about the server it serves, not for an operator's look at one key.
+		store: redisstore.New(rdb, redisstore.WithPrefix(o.prefix), redisstore.WithLogger(nil)),
+	}
+	c.scope, c.secret = o.scopeKey()
+	err = c.find(ctx, rdb)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, redisstore.ErrNoRecord):
+		return ExitNoRecord
+	}
+	fmt.Fprintf(stderr, "idemctl: %v\n", err)
+	return ExitError
+}
+
+// parseFlags parses the flags of the command cmd (inspect or forget).
+// When done, the command is over with the exit code code.
+func parseFlags(cmd string, args []string, stderr io.Writer) (o options, code int, done bool) {
+	fs := cmdline.FlagSet("idemctl "+cmd, usage, stderr)
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
 	fs.StringVar(&o.api, "api", "", "the API's identity in storage keys (idem.Operation.API, or the server's idem.WithAPI); empty: none")
@@ -106,16 +132,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of the Redis call")
 	if cmd == "inspect" {
 		fs.BoolVar(&o.body, "body", false, "print the stored response body too")
-		fs.DurationVar(&o.retention, "retention", idem.DefaultRetention, "the operation's x-idempotent.retention, to estimate a completed record's age")
-		fs.DurationVar(&o.lock, "lock", idem.DefaultLock, "the operation's x-idempotent.lock, to estimate an in-progress record's age")
+		fs.DurationVar(&o.retention, "retention", idemop.DefaultRetention, "the operation's x-idempotent.retention, to estimate a completed record's age")
+		fs.DurationVar(&o.lock, "lock", idemop.DefaultLock, "the operation's x-idempotent.lock, to estimate an in-progress record's age")
 	} else {
 		fs.BoolVar(&o.force, "force", false, "delete a record in progress too (see above for the risk)")
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := cmdline.Parse(fs, args); done {
+		return o, code, true
 	}
 	fs.Visit(func(f *flag.Flag) { o.scoped = o.scoped || f.Name == "scope" })
 	if o.redisURL == "" {
@@ -124,79 +147,91 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "idemctl: unexpected arguments %q\n", fs.Args())
-		return ExitUsage
+		return o, ExitUsage, true
 	case o.redisURL == "" || o.op == "" || o.key == "":
 		fmt.Fprintln(stderr, "idemctl: -redis (or $REDIS_URL), -op and -key are required")
-		return ExitUsage
+		return o, ExitUsage, true
 	}
-	rdb, err := newClient(o.redisURL)
-	if err != nil {
-		fmt.Fprintf(stderr, "idemctl: -redis: %v\n", err)
-		return ExitUsage
+	return o, ExitOK, false
+}
+
+// scopeKey is the stored form of -scope ("" without -scope), and whether
+// a scope secret was given.
+func (o options) scopeKey() (scope string, secret bool) {
+	key := []byte(os.Getenv(o.scopeSecretEnv))
+	if !o.scoped {
+		return "", len(key) > 0
 	}
-	defer rdb.Close()
-	// The store's warnings are about the server it serves, not for an operator's look at one key.
-	store := redisstore.New(rdb, redisstore.WithPrefix(o.prefix), redisstore.WithLogger(nil))
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	scope := ""
-	secret := []byte(os.Getenv(o.scopeSecretEnv))
-	if o.scoped {
-		if len(secret) == 0 {
-			secret = nil
-		}
-		scope = idemstore.ScopeKey(secret, o.scope)
+	if len(key) == 0 {
+		key = nil
 	}
-	run := func(op string) error {
-		o := o
-		o.op = op
-		// The current layout's key, then the previous layout's, which
-		// holds records written before the upgrade for a retention, and a
-		// copy of every record during the rollout: forget forgets both.
-		var err error
-		forgot := false
-		for _, key := range []string{idemstore.RecordKeyIn(o.api, op, scope, o.key), idemstore.PreviousRecordKey(o.api, op, scope, o.key)} {
-			if cmd == "inspect" {
-				err = inspect(ctx, store, key, o, stdout)
-			} else if err = forget(ctx, store, key, o, stdout, stderr); err == nil {
-				forgot = true
-				continue
-			}
-			if !errors.Is(err, redisstore.ErrNoRecord) {
-				return err
-			}
+	return idemstore.ScopeKey(key, o.scope), len(key) > 0
+}
+
+// command is one run of inspect or forget.
+type command struct {
+	name           string // inspect or forget
+	o              options
+	store          *redisstore.Store
+	scope          string // the stored form of -scope
+	secret         bool   // a scope secret was given
+	stdout, stderr io.Writer
+}
+
+// find runs c on the record of -op, else on the same key under the
+// operation's Go name, else under a stored operation whose name matches
+// -op; it says which on stderr. When there is none it explains what is
+// stored instead and returns redisstore.ErrNoRecord.
+func (c command) find(ctx context.Context, rdb *redis.Client) error {
+	o := c.o
+	err := c.at(ctx, o.op)
+	if name := goName(o.op); errors.Is(err, redisstore.ErrNoRecord) && name != o.op {
+		if err = c.at(ctx, name); err == nil {
+			fmt.Fprintf(c.stderr, "idemctl: operation %s is stored under its Go name %s\n", o.op, name)
 		}
-		if forgot {
-			return nil
-		}
+	}
+	if !errors.Is(err, redisstore.ErrNoRecord) {
 		return err
 	}
-	err = run(o.op)
-	if name := goName(o.op); errors.Is(err, redisstore.ErrNoRecord) && name != o.op {
-		if err = run(name); err == nil {
-			fmt.Fprintf(stderr, "idemctl: operation %s is stored under its Go name %s\n", o.op, name)
+	found, serr := scanStored(ctx, rdb, o.prefix, o.api, o.op, o.key)
+	if name := found.matching(o.op); serr == nil && name != "" && name != goName(o.op) {
+		if err = c.at(ctx, name); err == nil {
+			fmt.Fprintf(c.stderr, "idemctl: operation %s is stored as %s\n", o.op, name)
 		}
 	}
 	if errors.Is(err, redisstore.ErrNoRecord) {
-		found, serr := scanStored(ctx, rdb, o.prefix, o.api, o.op, o.key)
-		if name := found.matching(o.op); serr == nil && name != "" && name != goName(o.op) {
-			if err = run(name); err == nil {
-				fmt.Fprintf(stderr, "idemctl: operation %s is stored as %s\n", o.op, name)
-			}
-		}
-		if errors.Is(err, redisstore.ErrNoRecord) {
-			found.explain(stderr, o, len(secret) > 0)
-			if serr != nil {
-				fmt.Fprintf(stderr, "  (listing the prefix failed: %v)\n", serr)
-			}
-			return ExitNoRecord
+		found.explain(c.stderr, o, c.secret)
+		if serr != nil {
+			fmt.Fprintf(c.stderr, "  (listing the prefix failed: %v)\n", serr)
 		}
 	}
-	if err == nil {
-		return ExitOK
+	return err
+}
+
+// at runs c on the key's record of the operation op.
+func (c command) at(ctx context.Context, op string) error {
+	o := c.o
+	o.op = op
+	// The current layout's key, then the previous layout's, which
+	// holds records written before the upgrade for a retention, and a
+	// copy of every record during the rollout: forget forgets both.
+	var err error
+	forgot := false
+	for _, key := range []string{idemstore.RecordKeyIn(o.api, op, c.scope, o.key), idemstore.PreviousRecordKey(o.api, op, c.scope, o.key)} {
+		if c.name == "inspect" {
+			err = inspect(ctx, c.store, key, o, c.stdout)
+		} else if err = forget(ctx, c.store, key, o, c.stdout, c.stderr); err == nil {
+			forgot = true
+			continue
+		}
+		if !errors.Is(err, redisstore.ErrNoRecord) {
+			return err
+		}
 	}
-	fmt.Fprintf(stderr, "idemctl: %v\n", err)
-	return ExitError
+	if forgot {
+		return nil
+	}
+	return err
 }
 
 // formatName describes the record formats of redisstore.RecordInfo.Format.

@@ -19,7 +19,8 @@ import (
 	"strings"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/internal/errtree"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Name is the name of the extension in an OpenAPI document.
@@ -113,21 +114,11 @@ var (
 // ParseDocument and Resolve report every problem they find, joined.
 func Errors(err error) []*Error {
 	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
+	for _, leaf := range errtree.Leaves(err) {
 		var e *Error
-		if errors.As(err, &e) {
+		if errors.As(leaf, &e) {
 			out = append(out, e)
 		}
-	}
-	if err != nil {
-		walk(err)
 	}
 	return out
 }
@@ -441,7 +432,7 @@ func parseRetryOn(p *problems, v any) []int {
 		case slices.Contains(out, n):
 			p.add(field, "%d is listed twice", n)
 		default:
-			if err := (idem.RetryPolicy{RetryOn: []int{n}}).Validate(); err != nil {
+			if err := (idemop.RetryPolicy{RetryOn: []int{n}}).Validate(); err != nil {
 				p.add(field, "the runtime refuses it (%v): the generated client would fail every call", err)
 				continue
 			}

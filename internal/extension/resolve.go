@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Settings is the complete configuration of one idempotent operation: the
@@ -51,19 +51,19 @@ type RetrySettings struct {
 // x-idempotent: true. They are the runtime's own defaults (package idem), so
 // that what the generated code states is what the runtime would do anyway.
 func Defaults() Settings {
-	p := idem.DefaultRetryPolicy()
+	p := idemop.DefaultRetryPolicy()
 	return Settings{
-		KeyHeader: idem.DefaultKeyHeader,
+		KeyHeader: idemop.DefaultKeyHeader,
 		Required:  true,
-		Retention: idem.DefaultRetention,
-		Lock:      idem.DefaultLock,
-		Final:     idem.DefaultFinal(),
+		Retention: idemop.DefaultRetention,
+		Lock:      idemop.DefaultLock,
+		Final:     idemop.DefaultFinal(),
 		Retry: RetrySettings{
 			MaxAttempts:     p.MaxAttempts,
 			InitialInterval: p.InitialInterval,
 			MaxInterval:     p.MaxInterval,
 			Multiplier:      p.Multiplier,
-			MaxElapsed:      idem.DefaultMaxElapsed(idem.DefaultLock),
+			MaxElapsed:      idemop.DefaultMaxElapsed(idemop.DefaultLock),
 			AttemptTimeout:  p.AttemptTimeout,
 			RetryOn:         p.RetryOn,
 		},
@@ -71,8 +71,8 @@ func Defaults() Settings {
 }
 
 // Policy is the retry policy of r as the runtime takes it.
-func (r RetrySettings) Policy() idem.RetryPolicy {
-	return idem.RetryPolicy{
+func (r RetrySettings) Policy() idemop.RetryPolicy {
+	return idemop.RetryPolicy{
 		MaxAttempts:     r.MaxAttempts,
 		InitialInterval: r.InitialInterval,
 		MaxInterval:     r.MaxInterval,
@@ -95,7 +95,7 @@ func Resolve(doc, op Spec) (Settings, error) {
 		s.apply(layer)
 	}
 	if s.Retry.MaxElapsed == 0 {
-		s.Retry.MaxElapsed = idem.DefaultMaxElapsed(s.Lock)
+		s.Retry.MaxElapsed = idemop.DefaultMaxElapsed(s.Lock)
 	}
 	var p problems
 	for i, h := range s.FingerprintHeaders {
@@ -107,9 +107,9 @@ func Resolve(doc, op Spec) (Settings, error) {
 	if r := s.Retry; r.MaxInterval < r.InitialInterval {
 		p.add("retry.maxInterval", "must be at least initialInterval (%s), got %s", r.InitialInterval, r.MaxInterval)
 	}
-	if err := idem.CheckFinal(s.Final, s.Transient); err != nil {
+	if err := idemop.CheckFinal(s.Final, s.Transient); err != nil {
 		for _, e := range unwrapAll(err) {
-			if fe, ok := e.(*idem.FinalError); ok {
+			if fe, ok := e.(*idemop.FinalError); ok {
 				p.add(fe.Field, "%s", fe.Msg)
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/cli"
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/textdiff"
 )
@@ -100,7 +100,7 @@ func TestGolden(t *testing.T) {
 					if err == nil {
 						t.Fatal("generated without error; an error-* case expects one")
 					}
-					checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte(cli.Message(err)))
+					checkGolden(t, filepath.Join(c.dir, "error.txt"), []byte(cmdline.Message("idemgen: ", err)))
 					return
 				}
 				if err != nil {

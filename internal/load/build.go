@@ -8,7 +8,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/extension"
 	"github.com/idemgen/idemgen/internal/model"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // build makes the model of one idempotent operation from what oapi-codegen
@@ -34,7 +34,7 @@ func build(f model.File, d codegenOp, doc, s extension.Spec, secured []model.Sec
 		Wait:               set.Wait,
 		FingerprintIgnore:  set.FingerprintIgnore,
 		FingerprintHeaders: set.FingerprintHeaders,
-		Final:              unlessDefault(set.Final, idem.DefaultFinal()),
+		Final:              unlessDefault(set.Final, idemop.DefaultFinal()),
 		Transient:          set.Transient,
 		Retry: model.Retry{
 			MaxAttempts:     set.Retry.MaxAttempts,

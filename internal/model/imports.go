@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // RuntimeImport is the import path of the runtime package (package idem).
@@ -26,7 +26,7 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 func (f File) RuntimeVersion() int {
 	switch {
 	case f.Client || f.Initiators:
-		return idem.MaxVersion
+		return idemop.MaxVersion
 	case f.HasEvents() || f.HasPolicy():
 		return eventsVersion
 	}
@@ -55,64 +55,75 @@ const (
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
-	need := map[string]bool{} // standard library import specs
-	add := func(path string) { need[strconv.Quote(path)] = true }
-	if f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client ||
-		f.Initiators || (f.Receivers && f.Framework == NetHTTP) {
-		add("net/http")
-	}
-	if f.Strict || f.Client || f.Initiators {
-		add("context")
-	}
-	if f.Initiators {
-		add("bytes")
-	}
-	if f.NetHTTPServer() && len(f.KeyParamNames()) > 0 {
-		add("errors")
-	}
-	if len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) || f.HasEvents() {
-		add("time")
-	}
-	for _, op := range f.Operations {
-		if f.AnyStrict() {
-			add("fmt")
-		}
-		if f.Client && op.HasBody() {
-			add("bytes")
-			if op.ClientBodyKind() == ClientBodyReader {
-				add("io")
-			}
-		}
-	}
+	std, other := f.stdImports(), f.runtimeImports()
 	for name, p := range f.Names.Aliases {
-		need[name+" "+strconv.Quote(p)] = true
+		std = append(std, name+" "+strconv.Quote(p))
 	}
-	other := []string{"idem " + strconv.Quote(RuntimeImport)}
-	if f.FrameworkServer() || f.FrameworkStrict || (f.Receivers && f.Framework != NetHTTP) {
-		fw := f.Facts()
-		other = append(other, strconv.Quote(fw.Import), strconv.Quote(fw.AdapterImport()))
-	}
-	for name, p := range f.TypeImports {
-		if !f.Server && !f.AnyStrict() && !f.Client {
-			break
-		}
-		spec := strconv.Quote(p)
-		if name != path.Base(p) {
-			spec = name + " " + spec
-		}
-		if first, _, _ := strings.Cut(p, "/"); !strings.Contains(first, ".") {
-			need[spec] = true
-		} else {
-			other = append(other, spec)
-		}
-	}
-	std := slices.Collect(maps.Keys(need))
+	typeStd, typeOther := f.typeImports()
+	std, other = append(std, typeStd...), append(other, typeOther...)
 	byPath := func(a, b string) int {
 		return cmp.Or(strings.Compare(importPath(a), importPath(b)), strings.Compare(a, b))
 	}
 	slices.SortFunc(std, byPath)
 	slices.SortFunc(other, byPath)
-	return append(append(std, ""), slices.Compact(other)...)
+	return append(append(slices.Compact(std), ""), slices.Compact(other)...)
+}
+
+// stdImports are the standard library packages the generated code calls,
+// as import specs, in no order.
+func (f File) stdImports() []string {
+	need := map[string]bool{}
+	for path, used := range map[string]bool{
+		"net/http": f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client ||
+			f.Initiators || (f.Receivers && f.Framework == NetHTTP),
+		"context": f.Strict || f.Client || f.Initiators,
+		"bytes":   f.Initiators || f.Client && slices.ContainsFunc(f.Operations, Operation.HasBody),
+		"errors":  f.NetHTTPServer() && len(f.KeyParamNames()) > 0,
+		"time":    len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) || f.HasEvents(),
+		"fmt":     len(f.Operations) > 0 && f.AnyStrict(),
+		"io":      f.Client && slices.ContainsFunc(f.Operations, Operation.sendsReader),
+	} {
+		if used {
+			need[strconv.Quote(path)] = true
+		}
+	}
+	return slices.Collect(maps.Keys(need))
+}
+
+// sendsReader reports whether the operation's client helper takes its
+// body as an io.Reader.
+func (o Operation) sendsReader() bool { return o.HasBody() && o.ClientBodyKind() == ClientBodyReader }
+
+// runtimeImports are the runtime's packages the generated code calls: idem,
+// and a framework's own package and its adapter.
+func (f File) runtimeImports() []string {
+	other := []string{"idem " + strconv.Quote(RuntimeImport)}
+	if f.FrameworkServer() || f.FrameworkStrict || (f.Receivers && f.Framework != NetHTTP) {
+		fw := f.Facts()
+		other = append(other, strconv.Quote(fw.Import), strconv.Quote(fw.AdapterImport()))
+	}
+	return other
+}
+
+// typeImports are the packages of oapi-codegen's Go types that the
+// generated signatures name (path parameters such as openapi_types.UUID),
+// split into the standard library's and the others.
+func (f File) typeImports() (std, other []string) {
+	if !f.Server && !f.AnyStrict() && !f.Client {
+		return nil, nil
+	}
+	for name, p := range f.TypeImports {
+		spec := strconv.Quote(p)
+		if name != path.Base(p) {
+			spec = name + " " + spec
+		}
+		if first, _, _ := strings.Cut(p, "/"); !strings.Contains(first, ".") {
+			std = append(std, spec)
+		} else {
+			other = append(other, spec)
+		}
+	}
+	return std, other
 }
 
 // importPath is the quoted path of an import spec.

@@ -107,23 +107,68 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 			clashes = append(clashes, Clash{Operation: op, Name: name})
 		}
 	}
+	for _, name := range f.exportedNames() {
+		exported(-1, name)
+	}
+	a := f.newAllocator(declared)
+	f.allocateEventNames(a.pkg, exported)
+	f.Names = FileNames{
+		ServerType: a.pkg.fresh("idempotentServer"),
+		StrictType: a.pkg.fresh("idempotentStrictServer"),
+		StrictMW:   a.pkg.fresh("idempotencyStrictMiddleware"),
+		Aliases:    map[string]string{},
+	}
+	// Receivers are in scope with every operation's path parameters.
+	f.Names.ServerReceiver = newScope(a.imports, a.params).fresh("s")
+	f.Names.ClientReceiver = newScope(a.imports, a.params).fresh("c")
+	for i := range f.Operations {
+		op := &f.Operations[i]
+		if f.AnyStrict() {
+			exported(i, op.GoName+"IdempotentResponse")
+		}
+		op.Names.OpVar = a.pkg.fresh(unexported(op.GoName) + "IdempotencyOp")
+		op.Names.ClientOpVar = a.pkg.fresh(unexported(op.GoName) + "IdempotencyClientOp")
+		op.Names.StrictFunc = a.pkg.fresh(unexported(op.GoName) + "IdempotencyStrict")
+		op.Names.Server = a.serverLocals(*op)
+		op.Names.Client = a.clientLocals(*op)
+	}
+	return clashes
+}
+
+// exportedNames are the file-level exported identifiers f declares (those
+// of its operations and events aside).
+func (f *File) exportedNames() []string {
+	var out []string
 	if f.Server && len(f.Operations) > 0 {
-		exported(-1, "WithIdempotency")
+		out = append(out, "WithIdempotency")
 	}
 	if f.NetHTTPServer() {
-		exported(-1, "IdempotencyErrorHandler")
+		out = append(out, "IdempotencyErrorHandler")
 	}
 	if f.AnyStrict() {
-		exported(-1, "NewStrictHandlerWithIdempotency")
+		out = append(out, "NewStrictHandlerWithIdempotency")
 	}
 	if f.Strict {
-		exported(-1, "NewStrictHandlerWithIdempotencyOptions")
+		out = append(out, "NewStrictHandlerWithIdempotencyOptions")
 	}
 	if f.Client && len(f.Operations) > 0 {
-		exported(-1, "IdempotentClient")
-		exported(-1, "NewIdempotentClient")
+		out = append(out, "IdempotentClient", "NewIdempotentClient")
 	}
+	return out
+}
 
+// allocator chooses the names of one file: pkg is its package scope,
+// imports the package names its code may use, params every operation's
+// path parameters.
+type allocator struct {
+	f               *File
+	pkg             scope
+	imports, params []string
+}
+
+// newAllocator returns the allocator of f in a package that declares
+// declared.
+func (f *File) newAllocator(declared map[string]bool) *allocator {
 	var params []string
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
@@ -143,74 +188,66 @@ func (f *File) AllocateNames(declared map[string]bool) []Clash {
 	for _, op := range f.Operations {
 		pkg[op.GoName+"IdempotentResponse"] = true
 	}
-	f.allocateEventNames(pkg, exported)
-	f.Names = FileNames{
-		ServerType: pkg.fresh("idempotentServer"),
-		StrictType: pkg.fresh("idempotentStrictServer"),
-		StrictMW:   pkg.fresh("idempotencyStrictMiddleware"),
-		Aliases:    map[string]string{},
-	}
-	// Receivers are in scope with every operation's path parameters.
-	f.Names.ServerReceiver = newScope(imports, params).fresh("s")
-	f.Names.ClientReceiver = newScope(imports, params).fresh("c")
-	// alias is how a method body where the path parameters hidden are in
-	// scope names the package path whose name is name; used says whether
-	// the body refers to it at all (an unused import does not compile).
-	alias := func(hidden []string, used bool, name, path string) string {
-		if !used || !slices.Contains(hidden, name) {
-			return name
-		}
-		for a, p := range f.Names.Aliases {
-			if p == path {
-				return a
-			}
-		}
-		a := pkg.fresh(name)
-		f.Names.Aliases[a] = path
-		return a
-	}
-	fw := f.Facts()
-	for i := range f.Operations {
-		op := &f.Operations[i]
-		if f.AnyStrict() {
-			exported(i, op.GoName+"IdempotentResponse")
-		}
-		op.Names.OpVar = pkg.fresh(unexported(op.GoName) + "IdempotencyOp")
-		op.Names.ClientOpVar = pkg.fresh(unexported(op.GoName) + "IdempotencyClientOp")
-		op.Names.StrictFunc = pkg.fresh(unexported(op.GoName) + "IdempotencyStrict")
+	return &allocator{f: f, pkg: pkg, imports: imports, params: params}
+}
 
-		hidden := op.paramNames()
-		body := newScope(hidden, imports, []string{f.Names.ServerReceiver})
-		op.Names.Server = ServerLocals{
-			W:         body.fresh("w"),
-			R:         body.fresh("r"),
-			Params:    body.fresh("params"),
-			HTTP:      alias(hidden, f.NetHTTPServer(), "http", "net/http"),
-			Framework: alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.Pkg, fw.Import),
-			Adapter:   alias(hidden, f.FrameworkServer() || f.FrameworkStrict, fw.Adapter, fw.AdapterImport()),
-			Ctx:       body.fresh(fw.CtxVarName()),
-		}
-		body = newScope(hidden, imports, []string{f.Names.ClientReceiver})
-		op.Names.Client = ClientLocals{
-			Ctx:         body.fresh("ctx"),
-			Params:      body.fresh("params"),
-			Body:        body.fresh("body"),
-			ContentType: body.fresh("contentType"),
-			Opts:        body.fresh("opts"),
-			Call:        body.fresh("call"),
-			Buf:         body.fresh("buf"),
-			Err:         body.fresh("err"),
-			Key:         body.fresh("key"),
-			P:           body.fresh("p"),
-			Resp:        body.fresh("resp"),
-			R:           body.fresh("r"),
-			Context:     alias(hidden, f.Client, "context", "context"),
-			HTTP:        alias(hidden, f.Client, "http", "net/http"),
-			IO:          alias(hidden, f.Client && op.IsClientBodyReader(), "io", "io"),
-			Bytes:       alias(hidden, f.Client && op.HasBody(), "bytes", "bytes"),
+// alias is how a method body where the path parameters hidden are in
+// scope names the package path whose name is name; used says whether the
+// body refers to it at all (an unused import does not compile).
+func (a *allocator) alias(hidden []string, used bool, name, path string) string {
+	if !used || !slices.Contains(hidden, name) {
+		return name
+	}
+	for al, p := range a.f.Names.Aliases {
+		if p == path {
+			return al
 		}
 	}
-	return clashes
+	al := a.pkg.fresh(name)
+	a.f.Names.Aliases[al] = path
+	return al
+}
+
+// serverLocals are the names in the decorator's method of op.
+func (a *allocator) serverLocals(op Operation) ServerLocals {
+	f, fw := a.f, a.f.Facts()
+	hidden := op.paramNames()
+	body := newScope(hidden, a.imports, []string{f.Names.ServerReceiver})
+	framework := f.FrameworkServer() || f.FrameworkStrict
+	return ServerLocals{
+		W:         body.fresh("w"),
+		R:         body.fresh("r"),
+		Params:    body.fresh("params"),
+		HTTP:      a.alias(hidden, f.NetHTTPServer(), "http", "net/http"),
+		Framework: a.alias(hidden, framework, fw.Pkg, fw.Import),
+		Adapter:   a.alias(hidden, framework, fw.Adapter, fw.AdapterImport()),
+		Ctx:       body.fresh(fw.CtxVarName()),
+	}
+}
+
+// clientLocals are the names in the client helper's method of op.
+func (a *allocator) clientLocals(op Operation) ClientLocals {
+	f := a.f
+	hidden := op.paramNames()
+	body := newScope(hidden, a.imports, []string{f.Names.ClientReceiver})
+	return ClientLocals{
+		Ctx:         body.fresh("ctx"),
+		Params:      body.fresh("params"),
+		Body:        body.fresh("body"),
+		ContentType: body.fresh("contentType"),
+		Opts:        body.fresh("opts"),
+		Call:        body.fresh("call"),
+		Buf:         body.fresh("buf"),
+		Err:         body.fresh("err"),
+		Key:         body.fresh("key"),
+		P:           body.fresh("p"),
+		Resp:        body.fresh("resp"),
+		R:           body.fresh("r"),
+		Context:     a.alias(hidden, f.Client, "context", "context"),
+		HTTP:        a.alias(hidden, f.Client, "http", "net/http"),
+		IO:          a.alias(hidden, f.Client && op.IsClientBodyReader(), "io", "io"),
+		Bytes:       a.alias(hidden, f.Client && op.HasBody(), "bytes", "bytes"),
+	}
 }
 
 // Receiver is the receiver of the ServerInterface decorator's methods.
@@ -218,6 +255,14 @@ func (f File) Receiver() string { return f.Names.ServerReceiver }
 
 // OpVar is the package-level idem.Operation of the server wrappers.
 func (o Operation) OpVar() string { return o.Names.OpVar }
+
+// OpVarDoc is the doc comment of OpVar, line by line.
+func (o Operation) OpVarDoc() []string {
+	if o.Event != nil {
+		return []string{o.OpVar() + " is the idempotency configuration of " + o.ReceiverMethod() + ",", o.EventRoute() + "."}
+	}
+	return []string{o.OpVar() + " is the idempotency configuration of " + o.GoName + " (" + o.Route() + ")."}
+}
 
 // ClientOpVar is the package-level idem.ClientOperation of the client helper.
 func (o Operation) ClientOpVar() string { return o.Names.ClientOpVar }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Names and limits the runtime (package idem) and the design fix.
@@ -36,7 +36,7 @@ type errorResponse struct {
 // cannot bind or decode (IdempotencyErrorHandler). The 500s (scope-failed,
 // server-misconfigured) are faults of the server, not part of the contract.
 func errorResponses(op Operation) []errorResponse {
-	badKey := []string{idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeBadRequest}
+	badKey := []string{idemop.CodeMissingKey, idemop.CodeInvalidKey, idemop.CodeBodyUnreadable, idemop.CodeBadRequest}
 	badKeyText := "The idempotency key is missing or malformed, or the request could not be read or decoded."
 	if op.Optional {
 		badKey = badKey[1:]
@@ -47,28 +47,28 @@ func errorResponses(op Operation) []errorResponse {
 		{
 			status:     "409",
 			text:       "A request with the same idempotency key is still being processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{idem.CodeConflict},
+			codes:      []string{idemop.CodeConflict},
 			retryAfter: true,
 		},
 		{
 			status: "413",
 			text:   "The request body is larger than the idempotency layer accepts.",
-			codes:  []string{idem.CodePayloadTooLarge},
+			codes:  []string{idemop.CodePayloadTooLarge},
 		},
 		{
 			status: "415",
 			text:   "The request body has a Content-Encoding; the idempotency layer takes it unencoded.",
-			codes:  []string{idem.CodeUnsupportedContentEncoding},
+			codes:  []string{idemop.CodeUnsupportedContentEncoding},
 		},
 		{
 			status: "422",
 			text:   "The idempotency key was already used for a different request. Do not retry: send this request with a new key.",
-			codes:  []string{idem.CodeFingerprintMismatch},
+			codes:  []string{idemop.CodeFingerprintMismatch},
 		},
 		{
 			status:     "503",
 			text:       "The idempotency store is unavailable or misconfigured, or an interrupted earlier attempt could not be reconciled, so the request was not processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{idem.CodeStoreUnavailable, idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled},
+			codes:      []string{idemop.CodeStoreUnavailable, idemop.CodeStoreMisconfigured, idemop.CodeReconcileFailed, idemop.CodeRequestCancelled},
 			retryAfter: true,
 		},
 	}
@@ -83,7 +83,7 @@ func problemCodes() []string {
 	for _, r := range errorResponses(Operation{}) {
 		codes = append(codes, r.codes...)
 	}
-	return append(codes, idem.CodeMissingCredential)
+	return append(codes, idemop.CodeMissingCredential)
 }
 
 // problemSchema is the RFC 9457 problem detail the idempotency layer
@@ -203,9 +203,9 @@ func (op Operation) policySentence() string {
 	}
 	final := op.Final
 	if final == nil {
-		final = idem.DefaultFinal()
+		final = idemop.DefaultFinal()
 	}
-	except := slices.Concat(op.Transient, idem.NeverFinal())
+	except := slices.Concat(op.Transient, idemop.NeverFinal())
 	slices.Sort(except)
 	except = slices.Compact(except)
 	var out []string

@@ -10,7 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Prefixes of the local references this package follows.
@@ -66,7 +66,7 @@ func hasHeader(headers openapi3.Headers, name string) bool {
 // code the policy stores, or a range 2XX to 5XX of which it stores some
 // code. default does not qualify (it mostly stands for errors).
 func (op Operation) replayable(code string) bool {
-	policy := idem.Operation{Final: op.Final, Transient: op.Transient}
+	policy := idemop.Operation{Final: op.Final, Transient: op.Transient}
 	if len(code) == 3 && code[1:] == "XX" && code[0] >= '2' && code[0] <= '5' {
 		lo := int(code[0]-'0') * 100
 		for n := lo; n < lo+100; n++ {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Result says how a check went.
@@ -35,7 +35,6 @@ type Row struct {
 
 // prober sends the requests of one run.
 type prober struct {
-	base       *url.URL
 	header     http.Header // every request's (auth)
 	other      http.Header // a second caller's, for the scope check; nil: none
 	concurrent int
@@ -52,7 +51,7 @@ type answer struct {
 }
 
 // replayed reports whether a carries Idempotent-Replayed: true.
-func (a answer) replayed() bool { return a.header.Get(idem.HeaderReplayed) == "true" }
+func (a answer) replayed() bool { return a.header.Get(idemop.HeaderReplayed) == "true" }
 
 // code is the problem code of an application/problem+json answer, or "".
 func (a answer) code() string {
@@ -122,15 +121,15 @@ func (p *prober) send(ctx context.Context, r req) answer {
 	for k, v := range as {
 		header[k] = slices.Clone(v)
 	}
-	switch {
-	case t.op.KeyPointer != "":
+	switch ptr := keyPointer(t.op); {
+	case ptr != "":
 		if m, ok := body.(map[string]any); ok {
-			body = setPointer(m, t.op.KeyPointer, r.key)
+			body = setPointer(m, ptr, r.key)
 		}
 	case r.key != "":
 		name := t.op.KeyHeader
 		if name == "" {
-			name = idem.DefaultKeyHeader
+			name = idemop.DefaultKeyHeader
 		}
 		header.Set(name, r.key)
 	}
@@ -139,8 +138,9 @@ func (p *prober) send(ctx context.Context, r req) answer {
 		raw, _ = json.Marshal(body) // decoded JSON marshals
 		header.Set("Content-Type", "application/json")
 	}
-	u := p.base.JoinPath(t.path)
-	u.RawQuery = q.Encode()
+	at := *t.at
+	at.RawQuery = q.Encode()
+	u := &at
 	if p.dryRun != nil {
 		fmt.Fprintf(p.dryRun, "  %s %s", t.op.Method, u)
 		for _, k := range sortedKeys(header) {
@@ -187,7 +187,7 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 			fmt.Fprintf(p.dryRun, "%s: %s\n", t.name, check)
 		}
 	}
-	policy := idem.Operation{Final: t.op.Final, Transient: t.op.Transient}
+	policy := idemop.Operation{Final: t.op.Final, Transient: t.op.Transient}
 
 	if !t.op.Optional {
 		note("missing key")
@@ -227,10 +227,10 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 	note(fmt.Sprintf("%d concurrent requests, one key", p.concurrent))
 	rows = append(rows, p.concurrently(ctx, t, policy))
 
-	if t.op.KeyPointer != "" {
+	if ptr := keyPointer(t.op); ptr != "" {
 		note("body key")
 		a := p.send(ctx, req{t: t, key: freshKey()})
-		row("body key", "another key at "+t.op.KeyPointer+" runs anew", a,
+		row("body key", "another key at "+ptr+" runs anew", a,
 			a.err == nil && !a.replayed() && a.status != http.StatusUnprocessableEntity && a.code() != "missing-key", "")
 	}
 	if scope := scopeHeaders(t); scope != "" {
@@ -251,7 +251,7 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 // tells one run from several by what comes back: every answer but the 409s
 // is the same status and body, and at most one is not a replay; every 409 is
 // a conflict with Retry-After.
-func (p *prober) concurrently(ctx context.Context, t target, policy idem.Operation) Row {
+func (p *prober) concurrently(ctx context.Context, t target, policy idemop.Operation) Row {
 	check := fmt.Sprintf("%d concurrent, one key", p.concurrent)
 	r := Row{Operation: t.name, Check: check, Expected: "one run: the rest 409 with Retry-After, or replays", Result: Pass}
 	key := freshKey()
@@ -343,7 +343,7 @@ func sameAnswer(first, again answer) string {
 // run's own answer with its replays.
 func markReplay(a answer) answer {
 	h := a.header.Clone()
-	h.Set(idem.HeaderReplayed, "true")
+	h.Set(idemop.HeaderReplayed, "true")
 	a.header = h
 	return a
 }

@@ -12,7 +12,10 @@
 // body, another body key (runs anew); and where the operation declares a
 // credential, the same key from a second caller (not the first caller's
 // replay). Requests come from the spec's examples or an examples file; an
-// operation with neither is listed as not probed, never guessed.
+// operation with neither is listed as not probed, never guessed. Marked
+// webhooks and callbacks get the same checks at the URLs where the
+// deployment receives them (Config.Events, Config.EventsBase), which the
+// spec does not give; without one each is listed as not probed.
 //
 // The probe sends real requests: every probed operation runs on the
 // target, several times, and creates what it creates there.
@@ -20,10 +23,9 @@ package probe
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -31,15 +33,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/cli"
+	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/model"
 )
 
 // Exit codes of Run.
 const (
-	ExitOK     = 0 // every check passed (or was not probed)
-	ExitBroken = 1 // a check failed: the deployment breaks the contract
-	ExitUsage  = 2 // bad flags, or a spec idemgen refuses
+	ExitOK     = cmdline.ExitOK    // every check passed (or was not probed)
+	ExitBroken = 1                 // a check failed: the deployment breaks the contract
+	ExitUsage  = cmdline.ExitUsage // bad flags, or a spec idemgen refuses
 )
 
 // Warning is what Run prints before it sends anything.
@@ -48,6 +50,7 @@ const Warning = "idemctl probe sends REAL requests to %s: each probed operation 
 const usage = `usage: idemctl probe -spec openapi.yaml [-config cfg.yaml | -overlay overlay.yaml]
                      -url https://staging.example.com [-header 'Name: value']...
                      [-other-header 'Name: value']... [-examples file.yaml]
+                     [-event name=URL]... [-events-url URL]
                      [-op operationId]... [-n 8] [-timeout 30s] [-dry-run]
 
 probe checks a deployed API against the idempotency contract of its spec.
@@ -74,7 +77,15 @@ YAML or JSON file by operationId:
     header: {X-Account-Id: acct-1}
     body: {name: Rex, species: dog}
 
-An operation with neither is listed as not probed, never guessed. The
+An operation with neither is listed as not probed, never guessed.
+
+Marked webhooks and callbacks (x-idempotent under webhooks: or on a
+callback) get the same checks at the URL where the deployment receives
+them, which the spec does not say: -event orderPaid=https://.../hooks/paid
+names one, -events-url https://.../hooks receives each at .../hooks/<its
+name in the spec>. Without either, each is listed as not probed.
+
+The
 exit code is 0 when no check failed, 1 when one did (the table names it),
 2 for bad flags or a spec idemgen refuses.
 
@@ -86,10 +97,17 @@ type Config struct {
 	Examples                     string   // the examples file, "" for none
 	Operations                   []string // operationIds or Go names in scope; nil: all
 	BaseURL                      *url.URL
-	Header, Other                http.Header // every request's; a second caller's (nil: no scope check)
-	Concurrent                   int
-	Client                       *http.Client
-	DryRun                       bool
+	// Events are the receiver URLs of webhooks and callbacks, by their
+	// name in the spec (under webhooks: or callbacks:), operationId or Go
+	// name; EventsBase, when not nil, receives every other one at
+	// EventsBase/<name>. A marked webhook or callback with neither is
+	// listed as not probed: the spec does not say where it is received.
+	Events        map[string]*url.URL
+	EventsBase    *url.URL
+	Header, Other http.Header // every request's; a second caller's (nil: no scope check)
+	Concurrent    int
+	Client        *http.Client
+	DryRun        bool
 }
 
 // Probe runs the checks of c and returns the table's rows. In a dry run
@@ -103,25 +121,36 @@ func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prober{base: c.BaseURL, header: c.Header, other: c.Other, concurrent: max(c.Concurrent, 2), client: c.Client}
+	p := &prober{header: c.Header, other: c.Other, concurrent: max(c.Concurrent, 2), client: c.Client}
 	if c.DryRun {
 		p.dryRun = list
 	}
 	var rows []Row
 	var unknown []string
 	for _, name := range c.Operations {
-		if !slices.ContainsFunc(ops, func(o model.Operation) bool { return o.SpecID == name || o.GoName == name }) {
+		if !slices.ContainsFunc(ops, func(o model.Operation) bool { return named(o, name) }) {
 			unknown = append(unknown, name)
 		}
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("-op %s: no x-idempotent operation of that name in %s", strings.Join(unknown, ", "), c.Spec)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Events)) {
+		if !slices.ContainsFunc(ops, func(o model.Operation) bool { return o.Event != nil && named(o, name) }) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("-event %s: no x-idempotent webhook or callback of that name in %s", strings.Join(unknown, ", "), c.Spec)
+	}
 	for _, op := range ops {
-		if len(c.Operations) > 0 && !slices.Contains(c.Operations, op.SpecID) && !slices.Contains(c.Operations, op.GoName) {
+		if len(c.Operations) > 0 && !slices.ContainsFunc(c.Operations, func(name string) bool { return named(op, name) }) {
 			continue
 		}
 		t := newTarget(op, doc, given)
+		if t.reason == "" {
+			t.at, t.reason = c.receivedAt(op, t.path)
+		}
 		if t.reason != "" {
 			rows = append(rows, Row{Operation: t.name, Check: "not probed", Got: t.reason, Result: Skipped})
 			continue
@@ -134,18 +163,40 @@ func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
 	return rows, nil
 }
 
+// named reports whether name names op: its operationId, Go name, or a
+// webhook's or callback's name in the spec.
+func named(op model.Operation, name string) bool {
+	return op.SpecID == name || op.GoName == name || op.Event != nil && op.Event.Name == name
+}
+
+// receivedAt is where op's requests go (path filled in): the base URL
+// joined with path for a path operation; for a webhook or callback, its
+// URL from c.Events or under c.EventsBase, else why it is not probed.
+func (c Config) receivedAt(op model.Operation, path string) (*url.URL, string) {
+	if op.Event == nil {
+		return c.BaseURL.JoinPath(path), ""
+	}
+	for name, u := range c.Events {
+		if named(op, name) {
+			return u, ""
+		}
+	}
+	if c.EventsBase != nil {
+		return c.EventsBase.JoinPath(op.Event.Name), ""
+	}
+	kind := strings.ToLower(string(op.Event.Kind))
+	return nil, fmt.Sprintf("the %s %s is received at a URL of the receiver's, which the spec does not give: "+
+		"give -event %s=URL, or -events-url with a base URL it is under by its name", kind, op.Event.Name, op.Event.Name)
+}
+
 // Run runs idemctl probe with args (after "probe") and returns the exit
 // code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("idemctl probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs := cmdline.FlagSet("idemctl probe", usage, stderr)
 	var c Config
 	var base string
-	var headers, others, opsFlag listFlag
+	var headers, others, opsFlag, events listFlag
+	var eventsBase string
 	var timeout time.Duration
 	fs.StringVar(&c.Spec, "spec", "", "the OpenAPI document (required)")
 	fs.StringVar(&c.CodegenConfig, "config", "", "the oapi-codegen config idemgen ran with (its overlay and filters apply)")
@@ -153,16 +204,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&base, "url", "", "base URL of the deployment (required), e.g. https://staging.example.com/v1")
 	fs.Var(&headers, "header", "'Name: value' sent with every request, e.g. credentials (repeatable)")
 	fs.Var(&others, "other-header", "'Name: value' of a second caller, for the scope check (repeatable)")
+	fs.Var(&events, "event", "'name=URL': where the webhook or callback of that name (in the spec, or its operationId) is received (repeatable)")
+	fs.StringVar(&eventsBase, "events-url", "", "base URL under which every other marked webhook and callback is received at <base>/<its name in the spec>")
 	fs.StringVar(&c.Examples, "examples", "", "YAML or JSON file of parameters and bodies by operationId")
 	fs.Var(&opsFlag, "op", "probe only this operation (operationId or Go name; repeatable)")
 	fs.IntVar(&c.Concurrent, "n", 8, "requests sent at once with one key (at least 2)")
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "list the requests, send nothing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := cmdline.Parse(fs, args); done {
+		return code
 	}
 	u, err := url.Parse(base)
 	switch {
@@ -173,7 +223,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "idemctl probe: -spec and -url are required (idemctl probe -h)")
 		return ExitUsage
 	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		fmt.Fprintf(stderr, "idemctl probe: -url %q: want an http or https URL such as https://staging.example.com\n", base)
+		fmt.Fprintf(stderr, "idemctl probe: %v\n", badURL("-url", base))
 		return ExitUsage
 	case c.Concurrent < 2:
 		fmt.Fprintln(stderr, "idemctl probe: -n must be at least 2")
@@ -182,6 +232,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c.BaseURL, c.Operations = u, opsFlag
 	if c.Header, err = headers.header(); err == nil && len(others) > 0 {
 		c.Other, err = others.header()
+	}
+	if err == nil {
+		c.Events, err = events.urls()
+	}
+	if err == nil && eventsBase != "" {
+		c.EventsBase, err = httpURL("-events-url", eventsBase)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "idemctl probe: %v\n", err)
@@ -196,7 +252,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rows, err := Probe(ctx, c, stdout)
 	if err != nil && rows == nil {
-		fmt.Fprint(stderr, cli.Message(err))
+		fmt.Fprint(stderr, cmdline.Message("idemctl probe: ", err))
 		return ExitUsage
 	}
 	writeTable(stdout, rows)
@@ -235,6 +291,36 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// urls parses 'name=URL' entries.
+func (l listFlag) urls() (map[string]*url.URL, error) {
+	out := map[string]*url.URL{}
+	for _, e := range l {
+		name, raw, ok := strings.Cut(e, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("-event %q: want 'name=URL', the webhook's or callback's name and where it is received", e)
+		}
+		u, err := httpURL("-event "+name, strings.TrimSpace(raw))
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSpace(name)] = u
+	}
+	return out, nil
+}
+
+// httpURL parses raw, the value of flag, as an http or https URL.
+func httpURL(flag, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, badURL(flag, raw)
+	}
+	return u, nil
+}
+
+func badURL(flag, raw string) error {
+	return fmt.Errorf("%s %q: want an http or https URL such as https://staging.example.com", flag, raw)
+}
 
 // header parses 'Name: value' entries.
 func (l listFlag) header() (http.Header, error) {

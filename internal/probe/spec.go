@@ -40,9 +40,13 @@ type target struct {
 	header map[string]string
 	body   any // decoded JSON body; nil for none
 	reason string
+	// at is where the request goes, the query aside: the base URL joined
+	// with path, or a webhook's or callback's receiver URL.
+	at *url.URL
 }
 
-// loadSpec loads the marked operations of spec exactly as idemgen does
+// loadSpec loads the marked operations of spec (the path operations, then
+// the webhooks and callbacks) exactly as idemgen does
 // (internal/load, with the oapi-codegen config cfgPath when given, else
 // overlay) and the document their examples come from.
 func loadSpec(spec, cfgPath, overlay string) ([]model.Operation, *openapi3.T, error) {
@@ -67,13 +71,17 @@ func loadSpec(spec, cfgPath, overlay string) ([]model.Operation, *openapi3.T, er
 	if err != nil {
 		return nil, nil, err
 	}
+	ops := m.Operations
+	for _, g := range m.EventGroups() { // webhooks, then callbacks
+		ops = append(ops, g.Operations...)
+	}
 	// A fresh copy, as the overlay generator takes: Load's went through
 	// codegen.Generate, which prunes what it does not use.
 	doc, err := util.LoadSwaggerWithOverlay(spec, c.Overlay())
 	if err != nil {
 		return nil, nil, &load.Error{File: spec, Err: err}
 	}
-	return m.Operations, doc, nil
+	return ops, doc, nil
 }
 
 // readValues reads an examples file: a JSON or YAML object of Values by
@@ -101,7 +109,7 @@ func newTarget(op model.Operation, doc *openapi3.T, given map[string]Values) tar
 	if !ok {
 		v, ok = given[op.GoName]
 	}
-	item := doc.Paths.Value(op.Path)
+	item := pathItem(op, doc)
 	var oper *openapi3.Operation
 	if item != nil {
 		oper = item.GetOperation(op.Method)
@@ -148,15 +156,46 @@ func newTarget(op model.Operation, doc *openapi3.T, given map[string]Values) tar
 			missing = append(missing, "the request body")
 		}
 	}
-	if op.KeyPointer != "" {
+	if ptr := keyPointer(op); ptr != "" {
 		if _, isObj := t.body.(map[string]any); t.body != nil && !isObj {
-			missing = append(missing, "a JSON object body to carry the key at "+op.KeyPointer)
+			missing = append(missing, "a JSON object body to carry the key at "+ptr)
 		}
 	}
 	if len(missing) > 0 {
 		t.reason = "no example for " + strings.Join(missing, ", ") + " (add one to the spec, or give it in -examples)"
 	}
 	return t
+}
+
+// pathItem is the path item that declares op: its path's, or for a
+// webhook the entry under webhooks:, for a callback the URL expression's
+// under its path operation's callbacks:. nil when there is none.
+func pathItem(op model.Operation, doc *openapi3.T) *openapi3.PathItem {
+	switch {
+	case op.Event == nil:
+		return doc.Paths.Value(op.Path)
+	case op.Event.Kind == model.Webhook:
+		return doc.Webhooks[op.Event.Name]
+	}
+	parent := doc.Paths.Value(op.Event.ParentPath)
+	if parent == nil {
+		return nil
+	}
+	po := parent.GetOperation(op.Event.ParentMethod)
+	if po == nil || po.Callbacks[op.Event.Name] == nil || po.Callbacks[op.Event.Name].Value == nil {
+		return nil
+	}
+	return po.Callbacks[op.Event.Name].Value.Value(op.Event.Expression)
+}
+
+// keyPointer is the body member where the probe puts its key: the body
+// key's pointer, or a composite key's first (the other parts keep their
+// example's values); "" for a header key.
+func keyPointer(op model.Operation) string {
+	if op.KeyPointer != "" || len(op.KeyPointers) == 0 {
+		return op.KeyPointer
+	}
+	return op.KeyPointers[0]
 }
 
 // paramValue is p's value: the user's, else the spec's example.

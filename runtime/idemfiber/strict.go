@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/fasthttpio"
 )
 
 // ServeBody is the step in front of fiber's strict handler, as the
@@ -14,7 +15,7 @@ import (
 // the body as the client sent it, for [ServeStrict] to fingerprint.
 func ServeBody(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, next fiber.Handler) error {
 	if resp := e.CheckRequest(request(c), op); resp != nil {
-		write(c.Response(), resp)
+		fasthttpio.Write(c.Response(), &c.Response().Header, resp)
 		return nil
 	}
 	return next(c)

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v3/middleware/adaptor"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/fasthttpio"
 )
 
 // Serve runs h under e's idempotency protocol for op, as the generated
@@ -55,7 +56,7 @@ func ServeStrict(e *idem.Engine, c fiber.Ctx, op *idem.Operation, h fiber.Handle
 		if err := h(c); err != nil {
 			return nil, err
 		}
-		own = capture(c.Response())
+		own = fasthttpio.Capture(c.Response(), &c.Response().Header)
 		return own, nil
 	})
 	done = true
@@ -72,7 +73,7 @@ func ServeStrict(e *idem.Engine, c fiber.Ctx, op *idem.Operation, h fiber.Handle
 		// over while it ran): none of h's headers go out.
 		c.Response().Reset()
 	}
-	write(c.Response(), resp)
+	fasthttpio.Write(c.Response(), &c.Response().Header, resp)
 	return nil
 }
 
@@ -83,7 +84,7 @@ func request(c fiber.Ctx) *idem.Request {
 		Method: c.Method(),
 		Path:   string(req.URI().PathOriginal()),
 		Query:  string(req.URI().QueryString()),
-		Header: header{&req.Header},
+		Header: fasthttpio.Headers(&req.Header),
 		Body:   req.Body(),
 		HTTP:   func() (*http.Request, error) { return adaptor.ConvertRequest(c, false) },
 	}

@@ -4,50 +4,60 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-// memHarness is the harness of a memStore on a fake clock.
-func memHarness() (idemstoretest.Harness, *memStore) {
+// memHarness is the harness of the reference store (memstore, its runs in
+// transactions) on a fake clock.
+func memHarness() (idemstoretest.Harness, *memstore.TxStore) {
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := newMemStore(clock.Now)
+	s := memstore.NewTx(memstore.WithClock(clock.Now))
 	return idemstoretest.Harness{
 		New:      func() (idemstore.Store, error) { return s, nil },
 		Advance:  clock.Advance,
-		TxWrite:  txWrite,
-		TxMarked: s.txMarked,
+		TxWrite:  memstore.TxWrite,
+		TxMarked: s.TxMarked,
 	}, s
 }
 
-// TestMemStore: the reference store passes every check, on a fake clock.
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestMemStore: the reference store passes every check, on a fake clock
+// (memstore's own tests run it on the real clock too).
 func TestMemStore(t *testing.T) {
 	h, _ := memHarness()
 	idemstoretest.Run(t, h)
 }
 
-// TestMemStoreInRealTime: it passes them on the real clock too, where the
-// suite waits for short leases to lapse.
-func TestMemStoreInRealTime(t *testing.T) {
-	s := newMemStore(time.Now)
-	idemstoretest.Run(t, idemstoretest.Harness{
-		New:      func() (idemstore.Store, error) { return s, nil },
-		Lease:    50 * time.Millisecond,
-		TxWrite:  txWrite,
-		TxMarked: s.txMarked,
-	})
-}
-
 // fenceStuck is a store whose fence never increments: a takeover answers
 // fence 1, as the first run did, so a stale owner's downstream writes
 // cannot be told from the new owner's.
-type fenceStuck struct{ *memStore }
+type fenceStuck struct{ *memstore.TxStore }
 
 func (s fenceStuck) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	acq, err := s.memStore.Acquire(ctx, req)
+	acq, err := s.TxStore.Acquire(ctx, req)
 	if acq.Outcome == idemstore.OutcomeRecovered {
 		acq.Fence = 1
 	}
@@ -55,7 +65,7 @@ func (s fenceStuck) Acquire(ctx context.Context, req idemstore.AcquireRequest) (
 }
 
 func (s fenceStuck) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	acq, tx, err := s.memStore.AcquireRun(ctx, req)
+	acq, tx, err := s.TxStore.AcquireRun(ctx, req)
 	if tx != nil {
 		acq.Fence = 1
 	}
@@ -64,48 +74,43 @@ func (s fenceStuck) AcquireRun(ctx context.Context, req idemstore.AcquireRequest
 
 // staleCompletes is a store that lets any token complete a record in
 // progress: a stale owner overwrites the newer owner's result.
-type staleCompletes struct{ *memStore }
+type staleCompletes struct{ *memstore.TxStore }
 
 func (s staleCompletes) Complete(ctx context.Context, key, _ string, rec *idemstore.Record, retention time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.recs[key]
-	if r == nil || r.done {
+	e, ok := s.Lookup(key)
+	if !ok || e.Completed {
 		return idemstore.ErrNotOwner
 	}
-	return s.completeLocked(r, rec, retention)
+	return s.TxStore.Complete(ctx, key, e.Token, rec, retention) // as its current owner
 }
 
 // staleSteps is a store that journals any run's step, owner or not: a
 // stale run's step lands in the newer run's journal, which then skips a
 // step it never ran.
-type staleSteps struct{ *memStore }
+type staleSteps struct{ *memstore.TxStore }
 
 func (s staleSteps) BeginStep(_ context.Context, key, _ string, _ int64) (idemstore.StepTx, error) {
-	return staleStep{s.memStore, key}, nil
+	return staleStep{s.TxStore, key}, nil
 }
 
 type staleStep struct {
-	s   *memStore
+	s   *memstore.TxStore
 	key string
 }
 
 func (st staleStep) Context(ctx context.Context) context.Context { return ctx }
 func (st staleStep) Rollback(context.Context) error              { return nil }
 
-func (st staleStep) Commit(_ context.Context, name string, result []byte, _ time.Duration) error {
-	st.s.mu.Lock()
-	defer st.s.mu.Unlock()
-	r := st.s.recs[st.key]
-	if r == nil {
+func (st staleStep) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
+	e, ok := st.s.Lookup(st.key)
+	if !ok || e.Completed {
 		return idemstore.ErrNotOwner
 	}
-	sk := stepKey{st.key, r.fp}
-	if st.s.steps[sk] == nil {
-		st.s.steps[sk] = map[string][]byte{}
+	tx, err := st.s.BeginStep(ctx, st.key, e.Token, e.Fence) // as its current owner
+	if err != nil {
+		return err
 	}
-	st.s.steps[sk][name] = result
-	return nil
+	return tx.Commit(ctx, name, result, retention)
 }
 
 // TestCheckFailsBrokenStores: the suite fails a store whose fence never
@@ -115,14 +120,14 @@ func (st staleStep) Commit(_ context.Context, name string, result []byte, _ time
 func TestCheckFailsBrokenStores(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wrap func(*memStore) idemstore.Store
+		wrap func(*memstore.TxStore) idemstore.Store
 		want []string // the checks it fails
 	}{
-		{"fence never increments", func(s *memStore) idemstore.Store { return fenceStuck{s} },
+		{"fence never increments", func(s *memstore.TxStore) idemstore.Store { return fenceStuck{s} },
 			[]string{"Takeover", "StaleOwner", "LeaseBoundary", "ConcurrentTakeover", "TxRollback", "TxStaleCommit", "StepsAfterTakeover"}},
-		{"stale owner completes", func(s *memStore) idemstore.Store { return staleCompletes{s} },
+		{"stale owner completes", func(s *memstore.TxStore) idemstore.Store { return staleCompletes{s} },
 			[]string{"NotOwner", "StaleOwner"}},
-		{"stale run journals a step", func(s *memStore) idemstore.Store { return staleSteps{s} },
+		{"stale run journals a step", func(s *memstore.TxStore) idemstore.Store { return staleSteps{s} },
 			[]string{"StepsAfterTakeover"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
