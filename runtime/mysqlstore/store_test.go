@@ -262,4 +262,3 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
-
