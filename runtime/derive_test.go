@@ -235,7 +235,7 @@ func TestCallFormKeyIsDerivedInARun(t *testing.T) {
 // the keys were K's alone, so a provider replayed the released request's
 // call (or answered 422) for the new one.
 func TestDerivedKeysFollowThePayload(t *testing.T) {
-	store := newMemStepStore()
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	charge := &idem.ClientOperation{ID: "CreateCharge"}
 	s := &sentKeys{caller: idem.NewCaller()}

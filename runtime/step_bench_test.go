@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-// BenchmarkStepRun is one protected run (idem.Do on the in-memory step
-// store) that journals three steps of a small struct and completes: what
-// a step costs the engine (journal entry, type header, decode), the store
-// being memory.
+// BenchmarkStepRun is one protected run (idem.Do on memstore, the
+// in-memory store) that journals three steps of a small struct and
+// completes: what a step costs the engine (journal entry, type header,
+// decode), the store being memory.
 func BenchmarkStepRun(b *testing.B) {
-	store := newMemStepStore()
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	type charge struct {
 		ID    string `json:"id"`
@@ -42,7 +43,7 @@ func BenchmarkStepRun(b *testing.B) {
 // BenchmarkStepResume is a run that finds its three steps journaled (a
 // retry after a failed run): loading, checking the type and decoding.
 func BenchmarkStepResume(b *testing.B) {
-	store := newMemStepStore()
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	type charge struct {
 		ID    string `json:"id"`

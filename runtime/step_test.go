@@ -3,8 +3,7 @@ package idem_test
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -201,7 +200,7 @@ func TestStepNeedsAStepStore(t *testing.T) {
 // function is not run. A step renamed runs; once the key's journal is
 // forgotten (as idemctl forget does on Redis), the request runs through.
 func TestStepTypeChangeAcrossDeploys(t *testing.T) {
-	store := newMemStepStore()
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	do := func(fn func(ctx context.Context) ([]byte, error)) error {
 		_, _, err := idem.Do(context.Background(), store, op, "order-1", []byte(`{"amount":10}`), fn)
@@ -265,11 +264,11 @@ func TestStepTypeChangeAcrossDeploys(t *testing.T) {
 	}); !errors.Is(err, errAgain) || runs.Load() != 1 {
 		t.Fatalf("renamed step: %v, %d runs", err, runs.Load())
 	}
-	keys := slices.Collect(maps.Keys(store.journals))
+	keys := store.StepKeys()
 	if len(keys) != 1 {
 		t.Fatalf("journals %v", keys)
 	}
-	store.forgetJournal(keys[0])
+	store.Forget(keys[0])
 	var n int
 	if err := do(func(ctx context.Context) ([]byte, error) {
 		v, err := idem.Step(ctx, "charge", counted(&runs, 7))
@@ -284,7 +283,7 @@ func TestStepTypeChangeAcrossDeploys(t *testing.T) {
 // recorded their type (plain JSON) reads as before, unchecked; entries of
 // one JSON shape read each other whatever their Go names.
 func TestStepTypeOfOldEntries(t *testing.T) {
-	store := newMemStepStore()
+	store := memstore.New()
 	op := &idem.Operation{ID: "CreateOrder"}
 	do := func(fn func(ctx context.Context) ([]byte, error)) error {
 		_, _, err := idem.Do(context.Background(), store, op, "order-1", nil, fn)
@@ -298,19 +297,36 @@ func TestStepTypeOfOldEntries(t *testing.T) {
 		if _, err := idem.Step(ctx, "charge", func(context.Context) (charge, error) { return charge{ID: "ch_1", Cents: 5}, nil }); err != nil {
 			return nil, err
 		}
+		// As the version before wrote it: the JSON alone, journaled over
+		// the entry by this run, which owns the key's lease.
+		for _, k := range store.Keys() {
+			e, _ := store.Lookup(k)
+			steps, err := store.LoadSteps(ctx, k, e.Token)
+			if err != nil {
+				return nil, err
+			}
+			for name, b := range steps {
+				if !strings.HasPrefix(string(b), "idem-step/1 ") {
+					return nil, fmt.Errorf("journaled %q", b)
+				}
+				_, plain, _ := strings.Cut(string(b), "\n")
+				steps[name] = []byte(plain)
+				tx, err := store.BeginStep(ctx, k, e.Token, e.Fence)
+				if err != nil {
+					return nil, err
+				}
+				if err := tx.Commit(ctx, name, steps[name], time.Hour); err != nil {
+					return nil, err
+				}
+			}
+			if again, err := store.LoadSteps(ctx, k, e.Token); err != nil || len(again) == 0 || fmt.Sprint(again) != fmt.Sprint(steps) {
+				return nil, fmt.Errorf("journal rewritten as %q, %v; want %q", again, err, steps)
+			}
+			t.Logf("journal %s: %q", k, steps)
+		}
 		return nil, errAgain
 	}); !errors.Is(err, errAgain) {
 		t.Fatal(err)
-	}
-	for k, j := range store.journals { // as the version before wrote it: the JSON alone
-		for name, b := range j.steps {
-			if !strings.HasPrefix(string(b), "idem-step/1 ") {
-				t.Fatalf("journaled %q", b)
-			}
-			_, plain, _ := strings.Cut(string(b), "\n")
-			j.steps[name] = []byte(plain)
-		}
-		t.Logf("journal %s: %q", k, j.steps)
 	}
 	var runs atomic.Int64
 	type renamed struct { // same shape: names match without case, as encoding/json decodes

@@ -5,7 +5,9 @@
 // (idemstoretest), which is how it is tested.
 //
 // It is what the engine's own tests run on, as database/sql's are run on
-// its fake driver, and a reference for a store of one's own. It keeps
+// its fake driver, and a reference for a store of one's own. Lookup, Keys
+// and StepKeys show what it holds; Forget deletes a key's record and step
+// journal, as an operator does. It keeps
 // records in one process's memory: a restart loses them and two processes
 // do not share them, so it protects nothing in production.
 package memstore
@@ -28,7 +30,7 @@ type Store struct {
 	mu    sync.Mutex            // guards the fields below
 	recs  map[string]*memRecord // by key
 	marks map[string]bool       // the marks committed runs wrote (TxWrite)
-	steps map[stepKey]map[string][]byte
+	steps map[string]*journal   // by key (steps.go)
 }
 
 var (
@@ -47,7 +49,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, recs: map[string]*memRecord{}, marks: map[string]bool{}, steps: map[stepKey]map[string][]byte{}}
+	s := &Store{now: time.Now, recs: map[string]*memRecord{}, marks: map[string]bool{}, steps: map[string]*journal{}}
 	for _, o := range opts {
 		o(s)
 	}

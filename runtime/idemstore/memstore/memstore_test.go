@@ -1,6 +1,7 @@
 package memstore_test
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -92,5 +93,77 @@ func TestLookup(t *testing.T) {
 	}
 	if keys := s.Keys(); len(keys) != 0 {
 		t.Errorf("Keys after the retention = %q", keys)
+	}
+}
+
+// TestForgetAndStepKeys: a key's journal outlives a release (StepKeys
+// lists it, Keys does not); the first step of a request of another
+// fingerprint replaces it, so a key keeps one journal; Forget deletes the
+// record and the journal, whereupon the same request finds no journal, and
+// reports whether there was anything to delete.
+func TestForgetAndStepKeys(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	run := func(tok, fp string) {
+		t.Helper()
+		if acq, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: tok, Fingerprint: fp, Lease: time.Minute}); err != nil || acq.Outcome != idemstore.OutcomeFirstRun {
+			t.Fatalf("acquire %s: %+v, %v", tok, acq, err)
+		}
+	}
+	step := func(tok, name string) {
+		t.Helper()
+		tx, err := s.BeginStep(ctx, "k", tok, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx, name, []byte(`"`+name+`"`), time.Hour); err != nil {
+			t.Fatalf("step %s of %s: %v", name, tok, err)
+		}
+	}
+	steps := func(tok string) int {
+		t.Helper()
+		got, err := s.LoadSteps(ctx, "k", tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	release := func(tok string) {
+		t.Helper()
+		if err := s.Release(ctx, "k", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	run("a1", "fpA")
+	step("a1", "reserve")
+	release("a1")
+	if keys, jkeys := s.Keys(), s.StepKeys(); len(keys) != 0 || len(jkeys) != 1 || jkeys[0] != "k" {
+		t.Fatalf("after a release: Keys %q, StepKeys %q", keys, jkeys)
+	}
+	run("b1", "fpB")
+	step("b1", "charge")
+	release("b1")
+	run("a2", "fpA")
+	if n := steps("a2"); n != 0 {
+		t.Errorf("request A after a step of request B loads %d steps: its journal was not replaced", n)
+	}
+	step("a2", "reserve")
+	if !s.Forget("k") {
+		t.Error("Forget of a key in progress with a journal: nothing to delete")
+	}
+	if keys, jkeys := s.Keys(), s.StepKeys(); len(keys) != 0 || len(jkeys) != 0 {
+		t.Errorf("after Forget: Keys %q, StepKeys %q", keys, jkeys)
+	}
+	if err := s.Release(ctx, "k", "a2"); !errors.Is(err, idemstore.ErrNotOwner) {
+		t.Errorf("Release by the run of a forgotten key: %v, want ErrNotOwner", err)
+	}
+	run("a3", "fpA")
+	if n := steps("a3"); n != 0 {
+		t.Errorf("after Forget, the same request loads %d steps", n)
+	}
+	release("a3")
+	if s.Forget("k") {
+		t.Error("Forget of a key with neither record nor journal deleted something")
 	}
 }

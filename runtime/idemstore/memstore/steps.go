@@ -3,14 +3,22 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// stepKey is the journal's key: the record's key and its request's
-// fingerprint.
-type stepKey struct{ key, fp string }
+// journal is a key's step journal: the results of the steps journaled for
+// a request of fingerprint fp, by name. A key has at most one, as on Redis
+// (lua/step.lua): the first step journaled for a request of another
+// fingerprint replaces it, so a key whose requests change does not keep
+// every request's journal.
+type journal struct {
+	fp    string
+	steps map[string][]byte
+}
 
 // LoadSteps implements idemstore.StepStore.
 func (s *Store) LoadSteps(_ context.Context, key, token string) (map[string][]byte, error) {
@@ -21,8 +29,10 @@ func (s *Store) LoadSteps(_ context.Context, key, token string) (map[string][]by
 		return nil, idemstore.ErrNotOwner
 	}
 	steps := map[string][]byte{}
-	for name, result := range s.steps[stepKey{key, r.fp}] {
-		steps[name] = bytes.Clone(result)
+	if j := s.steps[key]; j != nil && j.fp == r.fp {
+		for name, result := range j.steps {
+			steps[name] = bytes.Clone(result)
+		}
 	}
 	return steps, nil
 }
@@ -44,8 +54,9 @@ type memStep struct {
 func (st *memStep) Context(ctx context.Context) context.Context { return ctx }
 
 // Commit implements idemstore.StepTx. The journal outlives the record (a
-// released run leaves it to the next); this store keeps it for as long as
-// it runs.
+// released run leaves it to the next run of the same request); this store
+// keeps it until a step of another request of the key replaces it, or
+// Forget deletes it.
 func (st *memStep) Commit(_ context.Context, name string, result []byte, _ time.Duration) error {
 	s := st.s
 	s.mu.Lock()
@@ -54,14 +65,41 @@ func (st *memStep) Commit(_ context.Context, name string, result []byte, _ time.
 	if r == nil || r.fence != st.fence {
 		return idemstore.ErrNotOwner
 	}
-	sk := stepKey{st.key, r.fp}
-	if s.steps[sk] == nil {
-		s.steps[sk] = map[string][]byte{}
+	j := s.steps[st.key]
+	if j == nil || j.fp != r.fp {
+		j = &journal{fp: r.fp, steps: map[string][]byte{}}
+		s.steps[st.key] = j
 	}
-	s.steps[sk][name] = bytes.Clone(result)
+	j.steps[name] = bytes.Clone(result)
 	return nil
 }
 
 // Rollback implements idemstore.StepTx: a step writes nothing before
 // Commit.
 func (st *memStep) Rollback(context.Context) error { return nil }
+
+// StepKeys returns the keys the store holds a step journal under, sorted:
+// a key's journal outlives its record, so these may be keys Keys does not
+// list (a run released, kept for a retry to resume from).
+func (s *Store) StepKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.steps))
+}
+
+// Forget deletes key's record, whatever its state, and its step journal,
+// as an operator does on Redis (redisstore's Store.Forget, idemctl
+// forget): the next request with the key runs the operation again, every
+// step included. A run that held the key's lease is no longer its owner
+// (its steps and its completion are refused with
+// idemstore.ErrNotOwner). Forget reports whether there was a record or a
+// journal to delete.
+func (s *Store) Forget(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.live(key, s.now()) != nil // a lapsed record is none
+	_, steps := s.steps[key]
+	delete(s.recs, key)
+	delete(s.steps, key)
+	return rec || steps
+}
