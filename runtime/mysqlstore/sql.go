@@ -80,10 +80,9 @@ const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
 // claimSQL is the claim of table t whose fence is fresh for a new or
 // expired record and taken for a lapsed one.
 //
-// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs, ? the
-// previous fingerprint (empty for none). It creates an absent record, or, on
-// the key's row, takes over an expired one or an in-progress one of this
-// fingerprint (or the previous one) whose lease has lapsed; it leaves any
+// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs. It
+// creates an absent record, or, on the key's row, takes over an expired one
+// or an in-progress one of this fingerprint whose lease has lapsed; it leaves any
 // other row as it is. The insert id it answers (LAST_INSERT_ID(n), which
 // needs no AUTO_INCREMENT column) is the fence taken, or 0 for none: the
 // affected-rows count cannot tell, as it depends on the client's
@@ -98,7 +97,7 @@ func claimSQL(t, fresh, taken string) string {
 	return sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
 		"VALUES (?, ?, 0, ?, LAST_INSERT_ID("+fresh+"), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)\n"+
 		"ON DUPLICATE KEY UPDATE\n"+
-		"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint IN (VALUES(fingerprint), ?) AND lease_until <= "+now+"), VALUES(token), token),\n"+
+		"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint = VALUES(fingerprint) AND lease_until <= "+now+"), VALUES(token), token),\n"+
 		"\tfence = IF("+mine+", LAST_INSERT_ID(IF(expires_at <= "+now+", "+fresh+", "+taken+")), fence + LAST_INSERT_ID(0)),\n"+
 		"\tfingerprint = IF("+mine+", VALUES(fingerprint), fingerprint),\n"+
 		"\tcompleted = IF("+mine+", 0, completed),\n"+

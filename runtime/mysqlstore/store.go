@@ -216,7 +216,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 		if err != nil {
 			return idemstore.Acquisition{}, err
 		}
-		res, err := st.claim.ExecContext(ctx, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS, "")
+		res, err := st.claim.ExecContext(ctx, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS)
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait) {
 			// An open claim (AcquireRun) holds the row.
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil

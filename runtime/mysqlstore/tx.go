@@ -153,7 +153,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, storeError("acquire", err)
 	}
 	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint}
-	res, err := tx.StmtContext(ctx, st.claimTx).ExecContext(ctx, req.Key, req.Fingerprint, req.Token, leaseUS, leaseUS+s.abandonedUS, "")
+	res, err := tx.StmtContext(ctx, st.claimTx).ExecContext(ctx, req.Key, req.Fingerprint, req.Token, leaseUS, leaseUS+s.abandonedUS)
 	var fence int64
 	if err == nil {
 		fence, err = res.LastInsertId()

@@ -41,11 +41,9 @@ const ms = " * interval '1 millisecond'"
 
 func newStatements(t string) statements {
 	return statements{
-		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms,
-		// $6 the previous fingerprint ('' for none).
+		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms.
 		// Creates an absent or expired record (fence 1) or takes over an
-		// in-progress one with this fingerprint (or the previous one)
-		// whose lease has lapsed (fence + 1), returning the fence; returns
+		// in-progress one with this fingerprint whose lease has lapsed (fence + 1), returning the fence; returns
 		// no row, but locks the row, otherwise.
 		// The key's advisory lock (lockKey) is tried first: a key claimed
 		// by an open run's transaction inserts nothing and so waits for
@@ -59,7 +57,7 @@ ON CONFLICT (key) DO UPDATE SET
 	lease_until = excluded.lease_until, expires_at = excluded.expires_at,
 	status = NULL, header = NULL, body = NULL, body_omitted = false
 WHERE r.expires_at <= statement_timestamp()
-	OR (NOT r.completed AND r.fingerprint IN (excluded.fingerprint, $6) AND r.lease_until <= statement_timestamp())
+	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
 RETURNING r.fence`, t, lockKey(t, 1)),
 
 		// $1 key. What a live record holds, with its remaining lease in ms
@@ -104,8 +102,8 @@ WHERE key = $1 AND expires_at > statement_timestamp() FOR SHARE`, t),
 		settings: fmt.Sprintf(`SELECT pg_try_advisory_xact_lock(%[1]s), %[2]s,
 	set_config('idle_in_transaction_session_timeout', $2, true)`, lockKey(t, 1), durable),
 
-		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms,
-		// $6 the previous fingerprint ('' for none). The claim, inside the
+		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms.
+		// The claim, inside the
 		// run's transaction, under the key's lock: creates an absent or
 		// expired record or takes over an in-progress one that Acquire
 		// committed and whose lease lapsed, with the transaction's id as
@@ -122,7 +120,7 @@ ON CONFLICT (key) DO UPDATE SET
 	lease_until = excluded.lease_until, expires_at = excluded.expires_at,
 	status = NULL, header = NULL, body = NULL, body_omitted = false
 WHERE r.expires_at <= statement_timestamp()
-	OR (NOT r.completed AND r.fingerprint IN (excluded.fingerprint, $6) AND r.lease_until <= statement_timestamp())
+	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
 RETURNING r.fence, pg_current_xact_id()::text::bigint`, t, lockKey(t, 1)),
 
 		// $1 key, $2 token, $3 fence, $4 retention ms, $5 status, $6

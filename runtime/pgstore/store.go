@@ -209,16 +209,13 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
-	// No other fingerprint is the request's (the SQL's $6, readAcquire's
-	// prev): a row stored before fingerprints covered the API identity is
-	// another request's, as a colliding API's is (issue 44).
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned, "")
+	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
 	b.Queue(s.sql.read, req.Key)
 	br := s.pool.SendBatch(ctx, b)
 	_, err = br.Exec()
 	var acq idemstore.Acquisition
 	if err == nil {
-		acq, err = readAcquire(br, req.Fingerprint, "")
+		acq, err = readAcquire(br, req.Fingerprint)
 	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -230,9 +227,8 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 }
 
 // readAcquire decides the acquisition from the replies of the acquire
-// batch of a request with fingerprint and previous fingerprint prev ("" for
-// none).
-func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acquisition, error) {
+// batch of a request with fingerprint.
+func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
@@ -247,7 +243,7 @@ func readAcquire(br pgx.BatchResults, fingerprint, prev string) (idemstore.Acqui
 	case !errors.Is(err, pgx.ErrNoRows):
 		return idemstore.Acquisition{}, err
 	}
-	acq, _, err := scanRecord(br.QueryRow(), fingerprint, prev)
+	acq, _, err := scanRecord(br.QueryRow(), fingerprint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Expired between the two statements (the retry will create it),
 		// or claimed by a run whose transaction is open.

@@ -177,17 +177,16 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // whose lease has lapsed (a claim takes it over); otherwise acq is the
 // answer.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
-	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint, "")
+	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idemstore.Acquisition{}, false, false, nil
 	}
 	return acq, lapsed, err == nil, err
 }
 
-// scanRecord decides the answer of a request with fingerprint and previous
-// fingerprint prev ("" for none) from row, a reply of the read statement;
-// lapsed reports an in-progress record of the request whose lease lapsed.
-func scanRecord(row pgx.Row, fingerprint, prev string) (acq idemstore.Acquisition, lapsed bool, err error) {
+// scanRecord decides the answer of a request with fingerprint from row, a
+// reply of the read statement; lapsed reports an in-progress record of the request whose lease lapsed.
+func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lapsed bool, err error) {
 	var (
 		fp          string
 		completed   bool
@@ -201,7 +200,7 @@ func scanRecord(row pgx.Row, fingerprint, prev string) (acq idemstore.Acquisitio
 		return idemstore.Acquisition{}, false, err
 	}
 	switch {
-	case fp != fingerprint && (prev == "" || fp != prev):
+	case fp != fingerprint:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
 	case !completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, lapsed, nil
@@ -229,7 +228,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	b := &pgx.Batch{}
 	b.Queue(s.sql.begin)
 	b.Queue(s.sql.settings, req.Key, strconv.FormatInt(min(lease, 1<<31-1), 10))
-	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS, "") // no other fingerprint is the request's (issue 44)
+	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS)
 	br := c.Conn().SendBatch(ctx, b)
 	var locked bool
 	var fence, xid int64
