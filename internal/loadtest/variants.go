@@ -155,13 +155,13 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 			v.wrap = setNXLock(rdb, prefix+":nx:")
 		case VariantIdemgen:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch; batched)", "1 (SET NX GET; batched)", true
-			eng := idem.NewEngine(steadyStore(rdb, rdb, prefix+":idem"))
+			eng := idem.NewEngine(steadyStore(rdb, prefix+":idem"))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
 			v.redisFirst, v.redisReplay, v.protects = "2 (EVALSHA acquire, complete)", "1 (EVALSHA acquire)", true
 			// A client that can only run scripts: the store cannot
 			// pipeline SET NX and GET and runs acquire.lua every time.
-			eng := idem.NewEngine(steadyStore(rdb, scriptsOnly{rdb}, prefix+":"+name))
+			eng := idem.NewEngine(steadyStore(scriptsOnly{rdb}, prefix+":"+name))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenNoHeartbeat, VariantIdemgenRawBody, VariantIdemgenRawNoHeartbeat:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch)", "1 (SET NX GET)", true
@@ -169,7 +169,7 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 				name != VariantIdemgenRawBody, name != VariantIdemgenNoHeartbeat)
 		case VariantStrict:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch)", "1 (SET NX GET)", true
-			v.serve = strictServer(steadyStore(rdb, rdb, prefix+":"+name))
+			v.serve = strictServer(steadyStore(rdb, prefix+":"+name))
 		case VariantFloor:
 			v.redisFirst, v.redisReplay = "2 (EVALSHA return 1)", "2 (EVALSHA return 1)"
 			v.wrap = floor(rdb, prefix+":floor:")
@@ -200,7 +200,7 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 			if name == VariantIdemgenReplicaAcksOff {
 				opts = append(opts, redisstore.WithReplicaAcks(0, 0))
 			}
-			eng := idem.NewEngine(steadyStore(repl.master, repl.master, prefix+":"+name, opts...))
+			eng := idem.NewEngine(steadyStore(repl.master, prefix+":"+name, opts...))
 			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantFloorStoreReplica:
 			if repl == nil {
@@ -227,9 +227,8 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 }
 
 // steadyStore is a store on c under prefix, as a new deployment builds it
-// (redisstore.New: one key layout from the first request). rdb is unused;
-// it is kept so that callers need not change.
-func steadyStore(_ *redis.Client, c redis.Scripter, prefix string, opts ...redisstore.Option) *redisstore.Store {
+// (redisstore.New: one key layout from the first request).
+func steadyStore(c redis.Scripter, prefix string, opts ...redisstore.Option) *redisstore.Store {
 	return redisstore.New(c, append([]redisstore.Option{redisstore.WithPrefix(prefix)}, opts...)...)
 }
 
@@ -241,7 +240,7 @@ type scriptsOnly struct{ redis.Scripter }
 // body is fingerprinted as bytes instead of canonical JSON. It approximates
 // what the engine would cost without those two costs.
 func diagnosticEngine(rdb *redis.Client, prefix string, noHeartbeat, rawBody bool) func(http.Handler) http.Handler {
-	eng := idem.NewEngine(steadyStore(rdb, rdb, prefix), idem.WithHeartbeat(!noHeartbeat))
+	eng := idem.NewEngine(steadyStore(rdb, prefix), idem.WithHeartbeat(!noHeartbeat))
 	mw := eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 	if !rawBody {
 		return mw
