@@ -44,7 +44,7 @@ func BenchmarkPostgresBurst(b *testing.B) {
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					storebench.Send(b, v.Serve, rand.Text(), false)
+					storebench.Send(b, v.Serve, rand.Text())
 				}
 			})
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "keys/s")

@@ -3,12 +3,17 @@ package storebench
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,8 +34,17 @@ const PoolSize = 40
 // Senders is the parallel callers per GOMAXPROCS: 16 on two cores.
 const Senders = 8
 
-// Rounds is how many rounds Run alternates its variants in.
+// Rounds is how many rounds Run alternates its variants in, unless
+// STOREBENCH_ROUNDS says otherwise.
 const Rounds = 3
+
+// rounds is STOREBENCH_ROUNDS, or Rounds.
+func rounds() int {
+	if n, err := strconv.Atoi(os.Getenv("STOREBENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return Rounds
+}
 
 // ReplayKeys is how many answered keys Run's replays cycle through.
 const ReplayKeys = 512
@@ -39,8 +53,7 @@ const ReplayKeys = 512
 var Op = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 
 // Variant is one layer under test: Serve answers a request whose key is
-// the Idempotency-Key header, with the header X-Replay set when the key was
-// answered before (the floor reads its stored answer then).
+// the Idempotency-Key header, its first or a replay.
 type Variant struct {
 	Name  string
 	Serve http.HandlerFunc
@@ -113,12 +126,15 @@ func (h *Harness) PgstoreVariant(b *testing.B) Variant {
 }
 
 // oneTransaction is the least an idempotency layer on PostgreSQL can do
-// around insertHandler's INSERT, for BenchmarkPostgresFloor: a stored answer
-// is one read-only SELECT; a first request is BEGIN with the INSERT of the
-// key's row (one round trip), the handler's INSERT in the same
-// transaction, and the UPDATE of the key's row with COMMIT (one round
-// trip): one commit. It checks nothing else (no fingerprint, no lease, no
-// concurrent duplicate), so no store can be cheaper.
+// around the handler's INSERT, for BenchmarkPostgresFloor, as issue 45
+// defines it: a read-only SELECT of the key's stored answer, which ends a
+// replay; otherwise BEGIN with the INSERT of the key's row (one round
+// trip), the handler's INSERT in the same transaction, and the UPDATE of
+// the key's row with COMMIT (one round trip): one commit, four round trips
+// with the handler's. Like any layer it cannot know whether a key is new
+// before it has read it; it checks nothing else (no fingerprint, no lease,
+// no concurrent duplicate: a duplicate's INSERT fails or waits), so no
+// store that answers replays from one read can be cheaper.
 type oneTransaction struct {
 	pool              *pgxpool.Pool
 	pay               string // the payments table, quoted
@@ -139,19 +155,19 @@ func newOneTransaction(b *testing.B, pool *pgxpool.Pool, pay string) *oneTransac
 	}
 }
 
-// serve answers key: the stored answer if there is one (replay), else a
-// first run.
-func (o *oneTransaction) serve(w http.ResponseWriter, key string, replay bool) error {
+// serve answers key: its stored answer if there is one (a replay), else
+// a first run.
+func (o *oneTransaction) serve(w http.ResponseWriter, key string) error {
 	ctx := context.Background()
-	if replay {
-		var status int
-		var body []byte
-		if err := o.pool.QueryRow(ctx, o.read, key).Scan(&status, &body); err != nil {
-			return err
-		}
+	var status int
+	var body []byte
+	switch err := o.pool.QueryRow(ctx, o.read, key).Scan(&status, &body); {
+	case err == nil:
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		return nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
 	}
 	c, err := o.pool.Acquire(ctx)
 	if err != nil {
@@ -168,7 +184,7 @@ func (o *oneTransaction) serve(w http.ResponseWriter, key string, replay bool) e
 	if err := c.QueryRow(ctx, "INSERT INTO "+o.pay+" (amount) VALUES ($1) RETURNING id", 5).Scan(&id); err != nil {
 		return err
 	}
-	body := Answer(id)
+	body = Answer(id)
 	b = &pgx.Batch{}
 	b.Queue(o.done, key, http.StatusCreated, body)
 	b.Queue("COMMIT")
@@ -185,7 +201,7 @@ func (o *oneTransaction) serve(w http.ResponseWriter, key string, replay bool) e
 func (h *Harness) FloorVariant(b *testing.B) Variant {
 	floor := newOneTransaction(b, h.Pool, h.Payments)
 	return Variant{Name: "floor", Serve: func(w http.ResponseWriter, r *http.Request) {
-		if err := floor.serve(w, r.Header.Get("Idempotency-Key"), r.Header.Get("X-Replay") != ""); err != nil {
+		if err := floor.serve(w, r.Header.Get("Idempotency-Key")); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	}}
@@ -198,7 +214,7 @@ func (h *Harness) FloorVariant(b *testing.B) Variant {
 // sub-benchmarks "roundN/variant/mode". It reports PostgreSQL round trips
 // per request (the harness's pool only).
 func (h *Harness) Run(b *testing.B, variants ...Variant) {
-	for round := range Rounds {
+	for round := range rounds() {
 		for _, mode := range []string{"first", "replay"} {
 			for _, v := range variants {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, v.Name, mode), func(b *testing.B) {
@@ -209,39 +225,109 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 					if mode == "replay" {
 						for i := range answered {
 							answered[i] = rand.Text()
-							Send(b, v.Serve, answered[i], false) // outside the timing
+							Send(b, v.Serve, answered[i]) // outside the timing
 						}
 					}
 					var next atomic.Uint64
+					// Each variant starts right after a checkpoint, so that
+					// none pays more than another for the full-page images
+					// that the first write of a page after one costs. (A
+					// role that may not checkpoint measures without.)
+					_, _ = h.Pool.Exec(context.Background(), "CHECKPOINT")
 					rt0 := h.Counter.RoundTrips()
+					wal0 := h.walLSN(b)
+					cpu0, self0 := machineCPU(), selfCPU()
 					b.SetParallelism(Senders)
 					b.ResetTimer()
 					b.RunParallel(func(pb *testing.PB) {
 						for pb.Next() {
 							if mode == "first" {
-								Send(b, v.Serve, rand.Text(), false)
+								Send(b, v.Serve, rand.Text())
 							} else {
-								Send(b, v.Serve, answered[next.Add(1)%ReplayKeys], true)
+								Send(b, v.Serve, answered[next.Add(1)%ReplayKeys])
 							}
 						}
 					})
 					b.StopTimer()
 					b.ReportMetric(float64(h.Counter.RoundTrips()-rt0)/float64(b.N), "pg-rt/op")
+					b.ReportMetric(float64(h.walBytesSince(b, wal0))/float64(b.N), "wal-B/op")
+					if cpu1 := machineCPU(); cpu0 > 0 && cpu1 > 0 {
+						b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
+						b.ReportMetric(float64(selfCPU()-self0)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
+					}
 				})
 			}
 		}
 	}
 }
 
-// Send sends one request with key to h, as a replay of an answered key or
-// not, and fails b unless it is answered 201.
-func Send(b *testing.B, h http.HandlerFunc, key string, replay bool) {
+// walLSN is the server's current WAL insert position.
+func (h *Harness) walLSN(b *testing.B) string {
+	var lsn string
+	if err := h.Pool.QueryRow(context.Background(), "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
+		b.Fatal(err)
+	}
+	return lsn
+}
+
+// walBytesSince is how much WAL the server has written since lsn: the
+// variant's writes and their full-page images (the harness's statements
+// write none), which the commits flush.
+func (h *Harness) walBytesSince(b *testing.B, lsn string) int64 {
+	var n int64
+	if err := h.Pool.QueryRow(context.Background(), "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint", lsn).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// machineCPU is the CPU time the machine has spent busy (user, system,
+// interrupts) since it booted, from /proc/stat, or 0 where that is not
+// readable: the harness's cpu-µs/op is the machine's CPU per request,
+// the client's, the engine's and the database server's together, which on
+// a machine whose CPUs the variants saturate tells their costs apart more
+// steadily than their rates do.
+func machineCPU() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 8 || fields[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for i, f := range fields[1:8] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// selfCPU is the CPU time this process has used (the callers, the engine
+// and the store's client), so that cpu-µs/op less self-µs/op is the rest
+// of the machine's: mostly the database server's.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Send sends one request with key to h and fails b unless it is answered
+// 201.
+func Send(b *testing.B, h http.HandlerFunc, key string) {
 	req := httptest.NewRequest(http.MethodPost, "/payments", strings.NewReader(`{"amount":5}`))
 	req.Header.Set("Idempotency-Key", key)
 	req.Header.Set("Content-Type", "application/json")
-	if replay {
-		req.Header.Set("X-Replay", "1")
-	}
 	rec := httptest.NewRecorder()
 	h(rec, req)
 	if rec.Code != http.StatusCreated {

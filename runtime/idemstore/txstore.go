@@ -29,8 +29,8 @@ import (
 // committed, so it needs no lease deadline written anywhere. While it is
 // held, every other AcquireRun (and Acquire) of the key answers
 // [OutcomeConflict] at once, without waiting for the transaction (pgstore:
-// pg_try_advisory_xact_lock on a hash of the key, taken before the claim's
-// row is written, so no statement ever waits on that row). The engine
+// pg_try_advisory_xact_lock on a hash of the key, taken before anything of
+// the key's is written, so no statement ever waits on it). The engine
 // neither extends such a claim ([Store.Extend], the heartbeat) nor
 // releases, completes or extends it through the plain [Store] methods; it
 // only commits or rolls back the transaction.

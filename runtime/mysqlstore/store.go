@@ -3,7 +3,6 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 )
 
 // Store is the [idemstore.Store] on MySQL or MariaDB (InnoDB), and an
@@ -281,9 +281,11 @@ func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstor
 		rec.Body = []byte{}
 	}
 	if len(header) > 0 {
-		if err := json.Unmarshal(header, &rec.Header); err != nil {
+		h, err := headerjson.Decode(header)
+		if err != nil {
 			return idemstore.Acquisition{}, false, storeError("acquire", fmt.Errorf("the record's header: %w", err))
 		}
+		rec.Header = h
 	}
 	if rec.Header == nil {
 		rec.Header = http.Header{}
@@ -320,10 +322,7 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	if header == nil {
 		header = http.Header{}
 	}
-	hb, err := json.Marshal(header)
-	if err != nil {
-		return fmt.Errorf("idem: complete: the record's header: %w", err)
-	}
+	hb := headerjson.Append(nil, header)
 	body := rec.Body
 	if body == nil {
 		body = []byte{}

@@ -124,8 +124,8 @@ func TestTriggerAddedUnderARunningStore(t *testing.T) {
 	}
 	quoted := pgx.Identifier{table}.Sanitize()
 	fn := strings.TrimSuffix(quoted, `"`) + `_refuse"`
-	pgtest.Exec(t, pool, fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no updates'; END$$;
-		CREATE TRIGGER refuse BEFORE UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, quoted, fn))
+	pgtest.Exec(t, pool, fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no writes'; END$$;
+		CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, quoted, fn))
 	t.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
 
 	if st, body := post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable {

@@ -102,36 +102,41 @@ WHERE key = $1 AND expires_at > statement_timestamp() FOR SHARE`, t),
 		settings: fmt.Sprintf(`SELECT pg_try_advisory_xact_lock(%[1]s), %[2]s,
 	set_config('idle_in_transaction_session_timeout', $2, true)`, lockKey(t, 1), durable),
 
-		// $1 key, $2 fingerprint, $3 token, $4 lease ms, $5 abandoned ms.
-		// The claim, inside the
-		// run's transaction, under the key's lock: creates an absent or
-		// expired record or takes over an in-progress one that Acquire
-		// committed and whose lease lapsed, with the transaction's id as
-		// its fence (above every earlier claim's), returning the fence and
-		// the transaction's id; no row when the lock is taken (the
-		// settings said so) or a live record committed since the read.
-		claim: fmt.Sprintf(`INSERT INTO %[1]s AS r (key, fingerprint, token, fence, lease_until, expires_at)
-SELECT $1, $2, $3, pg_current_xact_id()::text::bigint, statement_timestamp() + $4::bigint`+ms+`,
-	statement_timestamp() + ($4::bigint + $5::bigint)`+ms+`
+		// $1 key, $2 fingerprint. The claim, inside the run's transaction:
+		// under the key's lock (tried again here: it holds already when the
+		// settings took it), a read in a snapshot taken after the lock was
+		// granted, so after the commit of whoever held it before. It writes
+		// nothing: the record is written once, completed, by completeClaim.
+		// It returns the claim's fence, the transaction's id (above every
+		// earlier claim's, whose ids are older) or the fence of the key's
+		// record plus one, whichever is larger, and the transaction's id;
+		// no row when the lock is taken (the settings said so) or a live
+		// record that the claim may not take over committed since the
+		// read: a completed one, another payload's, or an in-progress one
+		// whose lease holds.
+		claim: fmt.Sprintf(`SELECT greatest(coalesce((SELECT fence FROM %[1]s WHERE key = $1), 0) + 1, pg_current_xact_id()::text::bigint),
+	pg_current_xact_id()::text::bigint
 WHERE pg_try_advisory_xact_lock(%[2]s)
+	AND NOT EXISTS (SELECT 1 FROM %[1]s r WHERE r.key = $1 AND r.expires_at > statement_timestamp()
+		AND (r.completed OR r.fingerprint <> $2::text OR r.lease_until > statement_timestamp()))`, t, lockKey(t, 1)),
+
+		// $1 key, $2 fingerprint, $3 token, $4 fence, $5 retention ms, $6
+		// status, $7 header, $8 body, $9 body omitted. The completion, sent
+		// with COMMIT: the record's one write, completed (inserted, or
+		// over an expired record or an in-progress one of this payload
+		// whose lease lapsed, as the claim found it). It fails (division
+		// by zero) when it writes no row, a live record committed since
+		// the claim (an owner of Store.Acquire's that extended or completed
+		// its lease after all), so that the COMMIT after it is not run and
+		// nothing of the run commits.
+		completeClaim: fmt.Sprintf(`WITH u AS (INSERT INTO %[1]s AS r (key, fingerprint, token, fence, completed, lease_until, expires_at, status, header, body, body_omitted)
+VALUES ($1, $2, $3, $4, true, statement_timestamp(), statement_timestamp() + $5::bigint`+ms+`, $6, $7, $8, $9)
 ON CONFLICT (key) DO UPDATE SET
-	fingerprint = excluded.fingerprint, completed = false, token = excluded.token,
-	fence = greatest(r.fence + 1, excluded.fence),
+	fingerprint = excluded.fingerprint, completed = true, token = excluded.token, fence = excluded.fence,
 	lease_until = excluded.lease_until, expires_at = excluded.expires_at,
-	status = NULL, header = NULL, body = NULL, body_omitted = false
+	status = excluded.status, header = excluded.header, body = excluded.body, body_omitted = excluded.body_omitted
 WHERE r.expires_at <= statement_timestamp()
 	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
-RETURNING r.fence, pg_current_xact_id()::text::bigint`, t, lockKey(t, 1)),
-
-		// $1 key, $2 token, $3 fence, $4 retention ms, $5 status, $6
-		// header, $7 body, $8 body omitted. The completion, sent with
-		// COMMIT: it fails (division by zero) when it updates no row, so
-		// that the COMMIT after it is not run and nothing of a run that
-		// does not own its record commits.
-		completeClaim: fmt.Sprintf(`WITH u AS (UPDATE %[1]s SET completed = true, lease_until = statement_timestamp(),
-	expires_at = statement_timestamp() + $4::bigint`+ms+`,
-	status = $5, header = $6, body = $7, body_omitted = $8
-WHERE key = $1 AND token = $2 AND fence = $3::bigint AND NOT completed
 RETURNING 1)
 SELECT 1 / count(*)::int FROM u`, t),
 

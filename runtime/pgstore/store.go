@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -268,10 +267,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if rec == nil {
 		return errors.New("idem: complete: nil record")
 	}
-	header := rec.Header
-	if header == nil {
-		header = http.Header{}
-	}
+	header := encodeHeader(rec.Header)
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
 	b.Queue(s.sql.complete, key, token, 0, ms, rec.Status, header, rec.Body, rec.BodyOmitted)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 )
 
 // lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
@@ -61,8 +63,8 @@ func Tx(ctx context.Context) pgx.Tx {
 // claim go in one round trip on a connection of the pool, which the run
 // holds until it commits or rolls back: the claim tries the key's advisory
 // lock (pg_try_advisory_xact_lock of a hash of the table and key) and,
-// holding it, inserts the record (or takes over an expired one, or one
-// whose lease lapsed); a duplicate finds the lock taken and is answered a
+// holding it, reads the key's row again, writing nothing (the record is
+// written once, completed, with the COMMIT); a duplicate finds the lock taken and is answered a
 // conflict at once, with a Remaining of one second. The transaction is READ
 // COMMITTED whatever the database's default, commits durably (its
 // synchronous_commit is on when the server's is off), and is ended by the
@@ -192,7 +194,7 @@ func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lap
 		completed   bool
 		remainingMS int64
 		status      *int32
-		header      http.Header
+		header      []byte
 		body        []byte
 		omitted     bool
 	)
@@ -210,8 +212,20 @@ func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lap
 	if body == nil {
 		body = []byte{}
 	}
-	rec := &idemstore.Record{Status: int(*status), Header: header, Body: body, BodyOmitted: omitted}
+	h, err := headerjson.Decode(header)
+	if err != nil {
+		return idemstore.Acquisition{}, false, fmt.Errorf("the stored header: %w", err)
+	}
+	rec := &idemstore.Record{Status: int(*status), Header: h, Body: body, BodyOmitted: omitted}
 	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+}
+
+// encodeHeader is h as the header column's JSON (an empty object for nil).
+func encodeHeader(h http.Header) []byte {
+	if h == nil {
+		return []byte("{}")
+	}
+	return headerjson.Append(nil, h)
 }
 
 // claim begins the run's transaction with the claim, in one round trip. It
@@ -228,7 +242,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	b := &pgx.Batch{}
 	b.Queue(s.sql.begin)
 	b.Queue(s.sql.settings, req.Key, strconv.FormatInt(min(lease, 1<<31-1), 10))
-	b.Queue(s.sql.claim, req.Key, req.Fingerprint, req.Token, lease, s.abandonedMS)
+	b.Queue(s.sql.claim, req.Key, req.Fingerprint)
 	br := c.Conn().SendBatch(ctx, b)
 	var locked bool
 	var fence, xid int64
@@ -332,12 +346,9 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		endConn(ctx, r.c)
 		return err
 	}
-	header := rec.Header
-	if header == nil {
-		header = http.Header{}
-	}
+	header := encodeHeader(rec.Header)
 	b := &pgx.Batch{}
-	b.Queue(r.s.sql.completeClaim, r.key, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
+	b.Queue(r.s.sql.completeClaim, r.key, r.fp, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
 	b.Queue("COMMIT")
 	br := r.c.Conn().SendBatch(ctx, b)
 	var one int
@@ -437,7 +448,7 @@ func (s *Store) forget(r *runTx) {
 
 // storeAlone stores rec for run r, whose transaction the handler's failed
 // statement aborted (rolled back by now), in a transaction of its own.
-func (s *Store) storeAlone(ctx context.Context, r *runTx, rec *idemstore.Record, header http.Header, ret int64) error {
+func (s *Store) storeAlone(ctx context.Context, r *runTx, rec *idemstore.Record, header []byte, ret int64) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return storeError("complete", err)
