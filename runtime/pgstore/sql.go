@@ -107,38 +107,39 @@ WHERE key = $1 AND expires_at > statement_timestamp() FOR SHARE`, t),
 		// settings took it), a read in a snapshot taken after the lock was
 		// granted, so after the commit of whoever held it before. It writes
 		// nothing: the record is written once, completed, by completeClaim.
-		// It returns the claim's fence, the transaction's id (above every
+		// One probe of the key's index. It returns the claim's fence, the transaction's id (above every
 		// earlier claim's, whose ids are older) or the fence of the key's
 		// record plus one, whichever is larger, and the transaction's id;
 		// no row when the lock is taken (the settings said so) or a live
 		// record that the claim may not take over committed since the
 		// read: a completed one, another payload's, or an in-progress one
 		// whose lease holds.
-		claim: fmt.Sprintf(`SELECT greatest(coalesce((SELECT fence FROM %[1]s WHERE key = $1), 0) + 1, pg_current_xact_id()::text::bigint),
-	pg_current_xact_id()::text::bigint
+		claim: fmt.Sprintf(`SELECT greatest(coalesce(r.fence, 0) + 1, pg_current_xact_id()::text::bigint), pg_current_xact_id()::text::bigint
+FROM (VALUES (1)) AS one (x) LEFT JOIN %[1]s r ON r.key = $1
 WHERE pg_try_advisory_xact_lock(%[2]s)
-	AND NOT EXISTS (SELECT 1 FROM %[1]s r WHERE r.key = $1 AND r.expires_at > statement_timestamp()
-		AND (r.completed OR r.fingerprint <> $2::text OR r.lease_until > statement_timestamp()))`, t, lockKey(t, 1)),
+	AND (r.key IS NULL OR r.expires_at <= statement_timestamp()
+		OR (NOT r.completed AND r.fingerprint = $2::text AND r.lease_until <= statement_timestamp()))`, t, lockKey(t, 1)),
 
 		// $1 key, $2 fingerprint, $3 token, $4 fence, $5 retention ms, $6
 		// status, $7 header, $8 body, $9 body omitted. The completion, sent
 		// with COMMIT: the record's one write, completed (inserted, or
 		// over an expired record or an in-progress one of this payload
-		// whose lease lapsed, as the claim found it). It fails (division
-		// by zero) when it writes no row, a live record committed since
-		// the claim (an owner of Store.Acquire's that extended or completed
-		// its lease after all), so that the COMMIT after it is not run and
-		// nothing of the run commits.
-		completeClaim: fmt.Sprintf(`WITH u AS (INSERT INTO %[1]s AS r (key, fingerprint, token, fence, completed, lease_until, expires_at, status, header, body, body_omitted)
+		// whose lease lapsed, as the claim found it), in one statement
+		// without a subquery. It fails (division by zero, which the CASE
+		// evaluates only then, and which length() keeps the planner from
+		// folding) rather than overwrite a live record that committed since
+		// the claim (an owner of Store.Acquire's that extended or
+		// completed its lease after all), so that the COMMIT after it is
+		// not run and nothing of the run commits.
+		completeClaim: fmt.Sprintf(`INSERT INTO %[1]s AS r (key, fingerprint, token, fence, completed, lease_until, expires_at, status, header, body, body_omitted)
 VALUES ($1, $2, $3, $4, true, statement_timestamp(), statement_timestamp() + $5::bigint`+ms+`, $6, $7, $8, $9)
 ON CONFLICT (key) DO UPDATE SET
-	fingerprint = excluded.fingerprint, completed = true, token = excluded.token, fence = excluded.fence,
+	fingerprint = CASE WHEN r.expires_at <= statement_timestamp()
+			OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
+		THEN excluded.fingerprint ELSE (1 / (0 * length(excluded.key)))::text END,
+	completed = true, token = excluded.token, fence = excluded.fence,
 	lease_until = excluded.lease_until, expires_at = excluded.expires_at,
-	status = excluded.status, header = excluded.header, body = excluded.body, body_omitted = excluded.body_omitted
-WHERE r.expires_at <= statement_timestamp()
-	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
-RETURNING 1)
-SELECT 1 / count(*)::int FROM u`, t),
+	status = excluded.status, header = excluded.header, body = excluded.body, body_omitted = excluded.body_omitted`, t),
 
 		// $1 key, $2 fingerprint, $3 token, $4 fence, $5 retention ms,
 		// $6 status, $7 header, $8 body, $9 body omitted. The result of a

@@ -351,8 +351,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	b.Queue(r.s.sql.completeClaim, r.key, r.fp, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
 	b.Queue("COMMIT")
 	br := r.c.Conn().SendBatch(ctx, b)
-	var one int
-	completeErr := br.QueryRow().Scan(&one)
+	_, completeErr := br.Exec()
 	var commitErr error
 	if completeErr == nil {
 		_, commitErr = br.Exec()
