@@ -64,8 +64,9 @@ func Tx(ctx context.Context) pgx.Tx {
 // holds until it commits or rolls back: the claim tries the key's advisory
 // lock (pg_try_advisory_xact_lock of a hash of the table and key) and,
 // holding it, reads the key's row again, writing nothing (the record is
-// written once, completed, with the COMMIT); a duplicate finds the lock taken and is answered a
-// conflict at once, with a Remaining of one second. The transaction is READ
+// written once, completed, with the COMMIT); a duplicate finds the lock
+// taken and is answered a conflict at once, with a Remaining of one
+// second. The transaction is READ
 // COMMITTED whatever the database's default, commits durably (its
 // synchronous_commit is on when the server's is off), and is ended by the
 // server once its owner has sent nothing for req.Lease
