@@ -236,7 +236,7 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 					_, _ = h.Pool.Exec(context.Background(), "CHECKPOINT")
 					rt0 := h.Counter.RoundTrips()
 					wal0 := h.walLSN(b)
-					cpu0, self0 := machineCPU(), selfCPU()
+					cpu := MeasureCPU()
 					b.SetParallelism(Senders)
 					b.ResetTimer()
 					b.RunParallel(func(pb *testing.PB) {
@@ -251,10 +251,7 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 					b.StopTimer()
 					b.ReportMetric(float64(h.Counter.RoundTrips()-rt0)/float64(b.N), "pg-rt/op")
 					b.ReportMetric(float64(h.walBytesSince(b, wal0))/float64(b.N), "wal-B/op")
-					if cpu1 := machineCPU(); cpu0 > 0 && cpu1 > 0 {
-						b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
-						b.ReportMetric(float64(selfCPU()-self0)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
-					}
+					cpu.Report(b)
 				})
 			}
 		}
@@ -279,6 +276,21 @@ func (h *Harness) walBytesSince(b *testing.B, lsn string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// CPU is a measurement of CPU time under way (MeasureCPU).
+type CPU struct{ machine, self time.Duration }
+
+// MeasureCPU starts measuring the machine's and this process's CPU time.
+func MeasureCPU() CPU { return CPU{machineCPU(), selfCPU()} }
+
+// Report reports the CPU time since MeasureCPU per b.N as cpu-µs/op (the
+// machine's) and self-µs/op (this process's).
+func (c CPU) Report(b *testing.B) {
+	if m := machineCPU(); c.machine > 0 && m > 0 {
+		b.ReportMetric(float64(m-c.machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
+		b.ReportMetric(float64(selfCPU()-c.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
+	}
 }
 
 // machineCPU is the CPU time the machine has spent busy (user, system,

@@ -188,9 +188,12 @@ func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq ide
 }
 
 // scanRecord decides the answer of a request with fingerprint from row, a
-// reply of the read statement; lapsed reports an in-progress record of the request whose lease lapsed.
+// reply of the read statement; lapsed reports an in-progress record of
+// the request whose lease lapsed.
 func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lapsed bool, err error) {
-	var (
+	// One value that escapes to Scan, not eight (each of its pointers
+	// would move its own variable to the heap).
+	var v struct {
 		fp          string
 		completed   bool
 		remainingMS int64
@@ -198,10 +201,12 @@ func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lap
 		header      []byte
 		body        []byte
 		omitted     bool
-	)
-	if err := row.Scan(&fp, &completed, &remainingMS, &status, &header, &body, &omitted, &lapsed); err != nil {
+		lapsed      bool
+	}
+	if err := row.Scan(&v.fp, &v.completed, &v.remainingMS, &v.status, &v.header, &v.body, &v.omitted, &v.lapsed); err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
+	fp, completed, remainingMS, status, header, body, omitted, lapsed := v.fp, v.completed, v.remainingMS, v.status, v.header, v.body, v.omitted, v.lapsed
 	switch {
 	case fp != fingerprint:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil

@@ -3,6 +3,7 @@ package deadline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -103,5 +104,24 @@ func TestContextNow(t *testing.T) {
 	}
 	if again, later := d.ContextNow(&kept, req); again == ctx || later.Before(now) {
 		t.Errorf("second call: context %p (first %p), time %v before the first's %v", again, ctx, later, now)
+	}
+}
+
+// BenchmarkWatchedCalls is what pgx does with every query's context, from
+// parallel callers: context.AfterFunc on a store call's context, stopped
+// when the query is done; with one deadline context per step (shards-1)
+// and with New's shards.
+func BenchmarkWatchedCalls(b *testing.B) {
+	for _, n := range []int{1, shards} {
+		b.Run(fmt.Sprintf("shards-%d", n), func(b *testing.B) {
+			d := newShared(time.Hour, n)
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					stop := context.AfterFunc(d.Context(context.Background()), func() {})
+					stop()
+				}
+			})
+		})
 	}
 }
