@@ -313,3 +313,64 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 		t.Errorf("lapsed with the fingerprint before the API: %+v, %v; want mismatch", a, err)
 	}
 }
+
+// TestTakeoverLosesToTheOwnerThatCompletes: a run that takes over a
+// record Acquire committed, whose lease lapsed, holds nothing of that
+// record until it commits (its claim writes nothing). If the old owner
+// completes meanwhile, the run's completion refuses to overwrite the live
+// record: its Commit returns ErrNotOwner, its own writes roll back, and
+// the old owner's answer stays. At most one completion, either way.
+func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	s, table := pgtest.Store(t, pool)
+	pay := payments(t, pool)
+	ctx := context.Background()
+	acquire(t, s, "k", "t1", "fp")
+	lapse(t, table, pool, "k", false)
+
+	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
+		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
+	}
+	if _, err := pgstore.Tx(run.Context(ctx)).Exec(ctx, "INSERT INTO "+pgx.Identifier{pay}.Sanitize()+" (key, fence) VALUES ('k', $1)", acq.Fence); err != nil {
+		t.Fatal(err)
+	}
+	old := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"X-Owner": {"t1"}}, Body: []byte("t1")}
+	if err := s.Complete(ctx, "k", "t1", old, time.Hour); err != nil {
+		t.Fatalf("the old owner's completion, while the run is open: %v", err)
+	}
+	mine := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"X-Owner": {"t2"}}, Body: []byte("t2")}
+	if err := run.Commit(ctx, mine, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
+		t.Fatalf("the run's commit over the old owner's answer: %v, want ErrNotOwner", err)
+	}
+	if n := pgtest.Count(t, pool, pay, "true"); n != 0 {
+		t.Errorf("%d payments; want the run's rolled back", n)
+	}
+	replay := acquire(t, s, "k", "t3", "fp")
+	if replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t1" {
+		t.Errorf("afterwards: %+v; want the old owner's answer replayed", replay)
+	}
+}
+
+// TestTakeoverWinsOverALateOwner: the same takeover, committed first; the
+// old owner's completion after it is refused.
+func TestTakeoverWinsOverALateOwner(t *testing.T) {
+	pool := pgtest.Pool(t, 0)
+	s, table := pgtest.Store(t, pool)
+	ctx := context.Background()
+	acquire(t, s, "k", "t1", "fp")
+	lapse(t, table, pool, "k", false)
+	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
+		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
+	}
+	if err := run.Commit(ctx, &idemstore.Record{Status: http.StatusCreated, Body: []byte("t2")}, time.Hour); err != nil {
+		t.Fatalf("the run's commit: %v", err)
+	}
+	if err := s.Complete(ctx, "k", "t1", &idemstore.Record{Status: http.StatusCreated, Body: []byte("t1")}, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
+		t.Errorf("the old owner's late completion: %v, want ErrNotOwner", err)
+	}
+	if replay := acquire(t, s, "k", "t3", "fp"); replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t2" {
+		t.Errorf("afterwards: %+v; want the run's answer replayed", replay)
+	}
+}
