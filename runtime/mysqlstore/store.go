@@ -318,11 +318,7 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	if rec == nil {
 		return errors.New("idem: complete: nil record")
 	}
-	header := rec.Header
-	if header == nil {
-		header = http.Header{}
-	}
-	hb := headerjson.Append(nil, header)
+	hb := headerjson.Encode(rec.Header)
 	body := rec.Body
 	if body == nil {
 		body = []byte{}

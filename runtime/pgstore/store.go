@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 )
 
 // Store is the [idemstore.Store] on PostgreSQL, and an [idemstore.TxStore]: one row per
@@ -267,7 +268,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if rec == nil {
 		return errors.New("idem: complete: nil record")
 	}
-	header := encodeHeader(rec.Header)
+	header := headerjson.Encode(rec.Header)
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
 	b.Queue(s.sql.complete, key, token, 0, ms, rec.Status, header, rec.Body, rec.BodyOmitted)

@@ -314,6 +314,19 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 	}
 }
 
+// takeOver has t1 acquire k through Store.Acquire, lets its lease lapse,
+// and returns the run of t2 that takes k over (Recovered).
+func takeOver(t *testing.T, s *pgstore.Store, table string, pool *pgxpool.Pool) (idemstore.Acquisition, idemstore.RunTx) {
+	t.Helper()
+	acquire(t, s, "k", "t1", "fp")
+	lapse(t, table, pool, "k", false)
+	acq, run, err := s.AcquireRun(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
+		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
+	}
+	return acq, run
+}
+
 // TestTakeoverLosesToTheOwnerThatCompletes: a run that takes over a
 // record Acquire committed, whose lease lapsed, holds nothing of that
 // record until it commits (its claim writes nothing). If the old owner
@@ -325,13 +338,7 @@ func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
 	s, table := pgtest.Store(t, pool)
 	pay := payments(t, pool)
 	ctx := context.Background()
-	acquire(t, s, "k", "t1", "fp")
-	lapse(t, table, pool, "k", false)
-
-	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
-		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
-	}
+	acq, run := takeOver(t, s, table, pool)
 	if _, err := pgstore.Tx(run.Context(ctx)).Exec(ctx, "INSERT INTO "+pgx.Identifier{pay}.Sanitize()+" (key, fence) VALUES ('k', $1)", acq.Fence); err != nil {
 		t.Fatal(err)
 	}
@@ -358,12 +365,7 @@ func TestTakeoverWinsOverALateOwner(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
-	acquire(t, s, "k", "t1", "fp")
-	lapse(t, table, pool, "k", false)
-	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
-		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
-	}
+	_, run := takeOver(t, s, table, pool)
 	if err := run.Commit(ctx, &idemstore.Record{Status: http.StatusCreated, Body: []byte("t2")}, time.Hour); err != nil {
 		t.Fatalf("the run's commit: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -206,32 +205,23 @@ func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lap
 	if err := row.Scan(&v.fp, &v.completed, &v.remainingMS, &v.status, &v.header, &v.body, &v.omitted, &v.lapsed); err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
-	fp, completed, remainingMS, status, header, body, omitted, lapsed := v.fp, v.completed, v.remainingMS, v.status, v.header, v.body, v.omitted, v.lapsed
 	switch {
-	case fp != fingerprint:
+	case v.fp != fingerprint:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
-	case !completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, lapsed, nil
-	case status == nil:
+	case !v.completed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(v.remainingMS) * time.Millisecond}, v.lapsed, nil
+	case v.status == nil:
 		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
 	}
-	if body == nil {
-		body = []byte{}
+	if v.body == nil {
+		v.body = []byte{}
 	}
-	h, err := headerjson.Decode(header)
+	h, err := headerjson.Decode(v.header)
 	if err != nil {
 		return idemstore.Acquisition{}, false, fmt.Errorf("the stored header: %w", err)
 	}
-	rec := &idemstore.Record{Status: int(*status), Header: h, Body: body, BodyOmitted: omitted}
+	rec := &idemstore.Record{Status: int(*v.status), Header: h, Body: v.body, BodyOmitted: v.omitted}
 	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
-}
-
-// encodeHeader is h as the header column's JSON (an empty object for nil).
-func encodeHeader(h http.Header) []byte {
-	if h == nil {
-		return []byte("{}")
-	}
-	return headerjson.Append(nil, h)
 }
 
 // claim begins the run's transaction with the claim, in one round trip. It
@@ -352,7 +342,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		endConn(ctx, r.c)
 		return err
 	}
-	header := encodeHeader(rec.Header)
+	header := headerjson.Encode(rec.Header)
 	b := &pgx.Batch{}
 	b.Queue(r.s.sql.completeClaim, r.key, r.fp, r.token, r.fence, ret, rec.Status, header, rec.Body, rec.BodyOmitted)
 	b.Queue("COMMIT")

@@ -47,6 +47,15 @@ func Append(dst []byte, h http.Header) []byte {
 	return append(dst, '}')
 }
 
+// Encode is h's encoding as a stored record's header: Append's, but an
+// empty object for a nil h, which a store's column holds as {}.
+func Encode(h http.Header) []byte {
+	if h == nil {
+		return []byte("{}")
+	}
+	return Append(nil, h)
+}
+
 // Decode decodes data, an encoding of an http.Header: an object of arrays
 // of strings (or null). null, or no data, is a nil header.
 func Decode(data []byte) (http.Header, error) {

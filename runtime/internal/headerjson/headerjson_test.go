@@ -47,6 +47,18 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEncode: a nil header is stored as an empty object, which reads back
+// as an empty header; any other as Append encodes it.
+func TestEncode(t *testing.T) {
+	if got, err := Decode(Encode(nil)); string(Encode(nil)) != "{}" || err != nil || got == nil || len(got) != 0 {
+		t.Errorf("Encode(nil) = %s, read back as %#v, %v; want {}, an empty header", Encode(nil), got, err)
+	}
+	h := http.Header{"A": {"b"}}
+	if got := Encode(h); string(got) != string(Append(nil, h)) {
+		t.Errorf("Encode(%v) = %s; want %s", h, got, Append(nil, h))
+	}
+}
+
 // TestDecodeNothing: no data (a NULL column) is a nil header.
 func TestDecodeNothing(t *testing.T) {
 	if h, err := Decode(nil); h != nil || err != nil {
