@@ -60,12 +60,15 @@ WHERE r.expires_at <= statement_timestamp()
 	OR (NOT r.completed AND r.fingerprint = excluded.fingerprint AND r.lease_until <= statement_timestamp())
 RETURNING r.fence`, t, lockKey(t, 1)),
 
-		// $1 key. What a live record holds, with its remaining lease in ms
-		// (at least 1), and whether an in-progress record's lease has
-		// lapsed. Read-only: no row lock, no transaction id.
-		read: fmt.Sprintf(`SELECT fingerprint, completed,
-	greatest(ceil(extract(epoch FROM lease_until - statement_timestamp()) * 1000), 1)::bigint,
-	status, header, body, body_omitted, lease_until <= statement_timestamp()
+		// $1 key, $2 fingerprint. What a live record holds: whether its
+		// fingerprint is $2, and an in-progress record's remaining lease in
+		// ms (at least 1) and whether it has lapsed. Read-only: no row
+		// lock, no transaction id. A replay (a completed record) computes
+		// nothing: the lease's arithmetic is in numeric, which costs a
+		// replay's read a fifth more of the server's CPU than the row.
+		read: fmt.Sprintf(`SELECT fingerprint = $2::text, completed,
+	CASE WHEN completed THEN 0 ELSE greatest(ceil(extract(epoch FROM lease_until - statement_timestamp()) * 1000), 1)::bigint END,
+	status, header, body, body_omitted, NOT completed AND lease_until <= statement_timestamp()
 FROM %[1]s WHERE key = $1 AND expires_at > statement_timestamp()`, t),
 
 		// $1 key, $2 token, $3 fence (0: any), $4 retention ms, $5 status,

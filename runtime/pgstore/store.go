@@ -210,12 +210,12 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
 	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
-	b.Queue(s.sql.read, req.Key)
+	b.Queue(s.sql.read, req.Key, req.Fingerprint)
 	br := s.pool.SendBatch(ctx, b)
 	_, err = br.Exec()
 	var acq idemstore.Acquisition
 	if err == nil {
-		acq, err = readAcquire(br, req.Fingerprint)
+		acq, err = readAcquire(br)
 	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -227,8 +227,8 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 }
 
 // readAcquire decides the acquisition from the replies of the acquire
-// batch of a request with fingerprint.
-func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition, error) {
+// batch.
+func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 	var fence int64
 	err := br.QueryRow().Scan(&fence)
 	switch {
@@ -243,7 +243,7 @@ func readAcquire(br pgx.BatchResults, fingerprint string) (idemstore.Acquisition
 	case !errors.Is(err, pgx.ErrNoRows):
 		return idemstore.Acquisition{}, err
 	}
-	acq, _, err := scanRecord(br.QueryRow(), fingerprint)
+	acq, _, err := scanRecord(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Expired between the two statements (the retry will create it),
 		// or claimed by a run whose transaction is open.

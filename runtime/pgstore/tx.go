@@ -179,21 +179,21 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // whose lease has lapsed (a claim takes it over); otherwise acq is the
 // answer.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
-	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key), req.Fingerprint)
+	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key, req.Fingerprint))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idemstore.Acquisition{}, false, false, nil
 	}
 	return acq, lapsed, err == nil, err
 }
 
-// scanRecord decides the answer of a request with fingerprint from row, a
-// reply of the read statement; lapsed reports an in-progress record of
-// the request whose lease lapsed.
-func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lapsed bool, err error) {
+// scanRecord decides the answer of a request from row, a reply of the
+// read statement with the request's fingerprint; lapsed reports an
+// in-progress record of the request whose lease lapsed.
+func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error) {
 	// One value that escapes to Scan, not eight (each of its pointers
 	// would move its own variable to the heap).
 	var v struct {
-		fp          string
+		sameFP      bool
 		completed   bool
 		remainingMS int64
 		status      *int32
@@ -202,11 +202,11 @@ func scanRecord(row pgx.Row, fingerprint string) (acq idemstore.Acquisition, lap
 		omitted     bool
 		lapsed      bool
 	}
-	if err := row.Scan(&v.fp, &v.completed, &v.remainingMS, &v.status, &v.header, &v.body, &v.omitted, &v.lapsed); err != nil {
+	if err := row.Scan(&v.sameFP, &v.completed, &v.remainingMS, &v.status, &v.header, &v.body, &v.omitted, &v.lapsed); err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
 	switch {
-	case v.fp != fingerprint:
+	case !v.sameFP:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
 	case !v.completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(v.remainingMS) * time.Millisecond}, v.lapsed, nil
