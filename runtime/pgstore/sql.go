@@ -64,8 +64,7 @@ RETURNING r.fence`, t, lockKey(t, 1)),
 		// fingerprint is $2, and an in-progress record's remaining lease in
 		// ms (at least 1) and whether it has lapsed. Read-only: no row
 		// lock, no transaction id. A replay (a completed record) computes
-		// nothing: the lease's arithmetic is in numeric, which costs a
-		// replay's read a fifth more of the server's CPU than the row.
+		// nothing of the lease (its arithmetic is in numeric).
 		read: fmt.Sprintf(`SELECT fingerprint = $2::text, completed,
 	CASE WHEN completed THEN 0 ELSE greatest(ceil(extract(epoch FROM lease_until - statement_timestamp()) * 1000), 1)::bigint END,
 	status, header, body, body_omitted, NOT completed AND lease_until <= statement_timestamp()
