@@ -61,13 +61,15 @@ WHERE r.expires_at <= statement_timestamp()
 RETURNING r.fence`, t, lockKey(t, 1)),
 
 		// $1 key, $2 fingerprint. What a live record holds: whether its
-		// fingerprint is $2, and an in-progress record's remaining lease in
-		// ms (at least 1) and whether it has lapsed. Read-only: no row
-		// lock, no transaction id. A replay (a completed record) computes
-		// nothing of the lease (its arithmetic is in numeric).
-		read: fmt.Sprintf(`SELECT fingerprint = $2::text, completed,
-	CASE WHEN completed THEN 0 ELSE greatest(ceil(extract(epoch FROM lease_until - statement_timestamp()) * 1000), 1)::bigint END,
-	status, header, body, body_omitted, NOT completed AND lease_until <= statement_timestamp()
+		// fingerprint is $2, and the time its lease has left (an interval,
+		// negative once it has lapsed: an in-progress record's). Read-only:
+		// no row lock, no transaction id. It computes nothing else: the
+		// server prepares every expression of the select list for each
+		// execution, whether evaluated or not, and the lease's rounding in
+		// numeric cost a replay's read about a tenth of its rate (see
+		// BENCHMARKS.md); the store rounds in Go.
+		read: fmt.Sprintf(`SELECT fingerprint = $2::text, completed, status, header, body, body_omitted,
+	lease_until - statement_timestamp()
 FROM %[1]s WHERE key = $1 AND expires_at > statement_timestamp()`, t),
 
 		// $1 key, $2 token, $3 fence (0: any), $4 retention ms, $5 status,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -190,26 +191,28 @@ func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq ide
 // read statement with the request's fingerprint; lapsed reports an
 // in-progress record of the request whose lease lapsed.
 func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error) {
-	// One value that escapes to Scan, not eight (each of its pointers
+	// One value that escapes to Scan, not one per column (each of its pointers
 	// would move its own variable to the heap).
 	var v struct {
-		sameFP      bool
-		completed   bool
-		remainingMS int64
-		status      *int32
-		header      []byte
-		body        []byte
-		omitted     bool
-		lapsed      bool
+		sameFP    bool
+		completed bool
+		status    *int32
+		header    []byte
+		body      []byte
+		omitted   bool
+		left      pgtype.Interval
 	}
-	if err := row.Scan(&v.sameFP, &v.completed, &v.remainingMS, &v.status, &v.header, &v.body, &v.omitted, &v.lapsed); err != nil {
+	if err := row.Scan(&v.sameFP, &v.completed, &v.status, &v.header, &v.body, &v.omitted, &v.left); err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
 	switch {
 	case !v.sameFP:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
 	case !v.completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(v.remainingMS) * time.Millisecond}, v.lapsed, nil
+		// lease_until - statement_timestamp(): days and microseconds (the
+		// server folds whole days of hours into days; no months).
+		left := time.Duration(v.left.Days)*24*time.Hour + time.Duration(v.left.Microseconds)*time.Microsecond
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseLeft(left)}, left <= 0, nil
 	case v.status == nil:
 		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
 	}
@@ -222,6 +225,15 @@ func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error)
 	}
 	rec := &idemstore.Record{Status: int(*v.status), Header: h, Body: v.body, BodyOmitted: v.omitted}
 	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+}
+
+// leaseLeft is the time a lease has left, left, as a conflict reports it:
+// rounded up to whole milliseconds, at least one.
+func leaseLeft(left time.Duration) time.Duration {
+	if left <= 0 {
+		return time.Millisecond
+	}
+	return (left + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
 // claim begins the run's transaction with the claim, in one round trip. It
