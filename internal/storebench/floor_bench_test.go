@@ -15,16 +15,24 @@ import (
 	"github.com/idemgen/idemgen/internal/storebench"
 )
 
-// BenchmarkPostgresFloor runs the harness's handler under pgstore through
-// the engine and under the one-transaction floor, first requests and
-// replays, from 16 parallel callers on two cores, in three rounds that
-// alternate the variants (take the medians), reporting PostgreSQL round
-// trips per request. Run it against a server with the durable defaults
-// (fsync, synchronous_commit on): the commit's flush is the cost that
-// matters.
+// BenchmarkPostgresFloor runs the harness's handler under four layers,
+// first requests and replays, from 16 parallel callers on two cores, in
+// rounds that alternate the variants (take the medians of per-round
+// ratios), reporting PostgreSQL round trips, WAL bytes and CPU per
+// request:
+//
+//   - floor: the one-transaction floor of issue 45 (oneTransaction);
+//   - contract-floor: the same, plus what the issue requires of any layer
+//     besides (a duplicate answered at once, a fingerprint, headers,
+//     expiry, a durable commit, a frozen owner's bound);
+//   - pgstore-direct: pgstore's AcquireRun and Commit, without the engine;
+//   - pgstore: the handler under pgstore through the engine.
+//
+// Run it against a server with the durable defaults (fsync,
+// synchronous_commit on): the commit's flush is the cost that matters.
 func BenchmarkPostgresFloor(b *testing.B) {
 	h := storebench.New(b)
-	h.Run(b, h.FloorVariant(b), h.PgstoreVariant(b))
+	h.Run(b, h.FloorVariant(b), h.ContractFloorVariant(b), h.PgstoreDirectVariant(b), h.PgstoreVariant(b))
 }
 
 // BenchmarkPostgresBurst measures how fast keys complete in a burst of 20
