@@ -23,11 +23,12 @@ func sqlFor(s, t string) string { return strings.ReplaceAll(s, "$T", t) }
 func newStatements(t string) statements {
 	return statements{
 		// ? key. What a live record holds: its fingerprint, whether it is
-		// completed, whether its lease has lapsed, the remaining lease in
-		// ms (at least 1), and the response. A consistent read: no lock,
-		// no transaction id, no write; a replay is this one statement.
-		read: sqlFor("SELECT fingerprint, completed, lease_until <= "+now+",\n"+
-			"\tGREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, "+now+", lease_until) / 1000), 1),\n"+
+		// completed, the microseconds its lease has left (negative once it
+		// has lapsed), and the response. A consistent read: no lock, no
+		// transaction id, no write; a replay is this one statement. The
+		// store rounds the lease (leaseleft.Round), so that the server computes
+		// nothing but the difference.
+		read: sqlFor("SELECT fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, "+now+", lease_until),\n"+
 			"\tstatus, header, body, body_omitted\n"+
 			"FROM $T WHERE `key` = ? AND expires_at > "+now, t),
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
+	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
 )
 
 // Store is the [idemstore.Store] on MySQL or MariaDB (InnoDB), and an
@@ -248,20 +249,19 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 // lease).
 func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
 	var (
-		fp          string
-		completed   bool
-		lapsed      bool
-		remainingMS int64
-		status      sql.NullInt32
-		header      []byte
-		body        []byte
-		omitted     bool
+		fp        string
+		completed bool
+		leftUS    int64
+		status    sql.NullInt32
+		header    []byte
+		body      []byte
+		omitted   bool
 	)
 	st, err := s.statements(ctx)
 	if err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
-	err = st.read.QueryRowContext(ctx, key).Scan(&fp, &completed, &lapsed, &remainingMS, &status, &header, &body, &omitted)
+	err = st.read.QueryRowContext(ctx, key).Scan(&fp, &completed, &leftUS, &status, &header, &body, &omitted)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return idemstore.Acquisition{}, true, nil
@@ -269,10 +269,10 @@ func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstor
 		return idemstore.Acquisition{}, false, s.refused("acquire", storeError("acquire", err))
 	case fp != fingerprint:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
-	case !completed && lapsed:
+	case !completed && leftUS <= 0:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, true, nil
 	case !completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Duration(remainingMS) * time.Millisecond}, false, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(leftUS) * time.Microsecond)}, false, nil
 	case !status.Valid:
 		return idemstore.Acquisition{}, false, storeError("acquire", errors.New("completed record without a status"))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
+	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
 )
 
 // lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
@@ -212,7 +213,7 @@ func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error)
 		// lease_until - statement_timestamp(): days and microseconds (the
 		// server folds whole days of hours into days; no months).
 		left := time.Duration(v.left.Days)*24*time.Hour + time.Duration(v.left.Microseconds)*time.Microsecond
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseLeft(left)}, left <= 0, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(left)}, left <= 0, nil
 	case v.status == nil:
 		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
 	}
@@ -225,15 +226,6 @@ func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error)
 	}
 	rec := &idemstore.Record{Status: int(*v.status), Header: h, Body: v.body, BodyOmitted: v.omitted}
 	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
-}
-
-// leaseLeft is the time a lease has left, left, as a conflict reports it:
-// rounded up to whole milliseconds, at least one.
-func leaseLeft(left time.Duration) time.Duration {
-	if left <= 0 {
-		return time.Millisecond
-	}
-	return (left + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
 // claim begins the run's transaction with the claim, in one round trip. It
