@@ -2,9 +2,13 @@ package mysqlstore_test
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +18,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
 
@@ -31,20 +36,24 @@ const benchConns = 40
 //     START TRANSACTION, INSERT of the key's row, the handler's INSERT,
 //     UPDATE of the key's row with the answer, COMMIT: one commit, six
 //     round trips (MySQL has no pipelining through database/sql);
+//   - contract-first: the same, plus what issue 45 and 49 require of any
+//     layer besides: a SHA-256 fingerprint of the body stored and compared
+//     (422), the answer's headers (encoded as the store encodes them),
+//     an expiry that reads skip and a purge finds by an index, and a claim
+//     that does not wait for another open claim's row lock (a duplicate
+//     answered at once); no lease, no fence, no takeover, no token;
 //   - store-first: a new key through the engine on mysqlstore;
-//   - floor-replay: the floor's read-only SELECT of a stored answer;
+//   - floor-replay, contract-replay: the floors' read-only SELECT of a
+//     stored answer;
 //   - store-replay: the same key again through the engine.
 //
-// Every statement of both is prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs
-// the four in turn three times, so that their rounds interleave.
+// Every statement is prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the six
+// in turn three times, so that their rounds interleave.
 func BenchmarkFloor(b *testing.B) {
 	db := mysqltest.DB(b, benchConns)
 	db.SetMaxIdleConns(benchConns)
 	s, _ := mysqltest.Store(b, db)
 	pay := payments(b, db)
-	keys := mysqltest.Name(b) + "_keys"
-	mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, status INT NULL, body BLOB NULL) ENGINE=InnoDB")
-	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
 	prep := func(q string) *sql.Stmt {
 		st, err := db.Prepare(q)
 		if err != nil {
@@ -53,13 +62,8 @@ func BenchmarkFloor(b *testing.B) {
 		b.Cleanup(func() { _ = st.Close() })
 		return st
 	}
-	var (
-		insertPay = prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
-		read      = prep("SELECT status, body FROM `" + keys + "` WHERE k = ?")
-		claim     = prep("INSERT INTO `" + keys + "` (k) VALUES (?)")
-		answer    = prep("UPDATE `" + keys + "` SET status = ?, body = ? WHERE k = ?")
-	)
-	// handler is the business handler of both: one INSERT in the run's
+	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
+	// handler is the business handler of all: one INSERT in the run's
 	// transaction, answered 201 with a small JSON body.
 	handler := func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error) {
 		res, err := tx.StmtContext(r.Context(), insertPay).ExecContext(r.Context(), key)
@@ -70,49 +74,8 @@ func BenchmarkFloor(b *testing.B) {
 		body := fmt.Appendf(nil, `{"id":%d,"status":"created"}`, id)
 		return body, nil
 	}
-	floor := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		key := r.Header.Get("Idempotency-Key")
-		var status sql.NullInt32
-		var stored []byte
-		switch err := read.QueryRowContext(ctx, key).Scan(&status, &stored); {
-		case err == nil && status.Valid:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(int(status.Int32))
-			_, _ = w.Write(stored)
-			return
-		case err == nil:
-			w.WriteHeader(http.StatusConflict)
-			return
-		case !errors.Is(err, sql.ErrNoRows):
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		defer func() { _ = tx.Rollback() }()
-		if _, err := tx.StmtContext(ctx, claim).ExecContext(ctx, key); err != nil {
-			http.Error(w, err.Error(), http.StatusConflict)
-			return
-		}
-		body, err := handler(w, r, tx, key)
-		if err == nil {
-			_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, key)
-		}
-		if err == nil {
-			err = tx.Commit()
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	})
+	floor := newFloor(b, db, prep, handler, false)
+	contract := newFloor(b, db, prep, handler, true)
 	store := serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, func(w http.ResponseWriter, r *http.Request) {
 		info, _ := idem.FromContext(r.Context())
 		body, err := handler(w, r, mysqlstore.Tx(r.Context()), info.Key)
@@ -156,9 +119,111 @@ func BenchmarkFloor(b *testing.B) {
 	}
 	for range benchRounds() {
 		run("floor-first", floor, false)
+		run("contract-first", contract, false)
 		run("store-first", store, false)
 		run("floor-replay", floor, true)
+		run("contract-replay", contract, true)
 		run("store-replay", store, true)
+	}
+}
+
+// newFloor is BenchmarkFloor's floor, or with contract its contract floor,
+// around handler, on a keys table of its own.
+func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, *sql.Tx, string) ([]byte, error), contract bool) http.HandlerFunc {
+	keys := mysqltest.Name(b) + "_keys"
+	var read, claim, answer *sql.Stmt
+	if !contract {
+		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, status INT NULL, body BLOB NULL) ENGINE=InnoDB")
+		read = prep("SELECT status, body FROM `" + keys + "` WHERE k = ?")
+		claim = prep("INSERT INTO `" + keys + "` (k) VALUES (?)")
+		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ? WHERE k = ?")
+	} else {
+		keys += "c"
+		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
+		read = prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
+		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
+		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
+	}
+	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		key := r.Header.Get("Idempotency-Key")
+		var fp string
+		if contract {
+			payload, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			sum := sha256.Sum256(payload)
+			fp = hex.EncodeToString(sum[:])
+		}
+		same := true
+		var status sql.NullInt32
+		var header, stored []byte
+		var err error
+		if contract {
+			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored)
+		} else {
+			err = read.QueryRowContext(ctx, key).Scan(&status, &stored)
+		}
+		switch {
+		case err == nil && !same:
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			return
+		case err == nil && status.Valid:
+			if header != nil {
+				h, err := headerjson.Decode(header)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				maps.Copy(w.Header(), h)
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			w.WriteHeader(int(status.Int32))
+			_, _ = w.Write(stored)
+			return
+		case err == nil:
+			w.WriteHeader(http.StatusConflict)
+			return
+		case !errors.Is(err, sql.ErrNoRows):
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		defer func() { _ = tx.Rollback() }()
+		if contract {
+			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp)
+		} else {
+			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		body, err := handler(w, r, tx, key)
+		if err == nil && contract {
+			h := http.Header{"Content-Type": {"application/json"}}
+			_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, headerjson.Encode(h), key)
+		} else if err == nil {
+			_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, key)
+		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
 	}
 }
 
