@@ -43,8 +43,9 @@ const Senders = 8
 // STOREBENCH_ROUNDS says otherwise.
 const Rounds = 3
 
-// rounds is STOREBENCH_ROUNDS, or Rounds.
-func rounds() int {
+// RoundCount is how many rounds a benchmark of the harness alternates its
+// variants in: STOREBENCH_ROUNDS, or Rounds.
+func RoundCount() int {
 	if n, err := strconv.Atoi(os.Getenv("STOREBENCH_ROUNDS")); err == nil && n > 0 {
 		return n
 	}
@@ -334,7 +335,7 @@ func (h *Harness) floorVariant(b *testing.B, name string, contract bool) Variant
 // sub-benchmarks "roundN/variant/mode". It reports PostgreSQL round trips
 // per request (the harness's pool only).
 func (h *Harness) Run(b *testing.B, variants ...Variant) {
-	for round := range rounds() {
+	for round := range RoundCount() {
 		for _, mode := range []string{"first", "replay"} {
 			for _, v := range variants {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, v.Name, mode), func(b *testing.B) {
