@@ -227,7 +227,7 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 	}
 }
 
-// benchRounds is how many times BenchmarkFloor runs its four variants in
+// benchRounds is how many times BenchmarkFloor runs its six variants in
 // turn: MYSQLSTORE_BENCH_ROUNDS, default 1. (go test's -count runs each
 // variant that many times in a row, not in turn.)
 func benchRounds() int {
