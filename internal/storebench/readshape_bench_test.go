@@ -19,8 +19,8 @@ import (
 // pgstore table, read from 16 parallel callers by
 //
 //   - floor: the one-transaction floor's SELECT of two columns;
-//   - rounded: pgstore's read at 5732910, between 718970e and the read
-//     before both, which rounded the lease's time left in the select list
+//   - rounded: pgstore's read at 5732910 (before 718970e), which
+//     rounded the lease's time left in the select list
 //     (greatest, ceil and extract in numeric, under a CASE that skipped
 //     them for a completed record) and compared lease_until;
 //   - lean: pgstore's read since (sql.go): the same row, the fingerprint

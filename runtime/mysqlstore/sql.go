@@ -26,7 +26,7 @@ func newStatements(t string) statements {
 		// completed, the microseconds its lease has left (negative once it
 		// has lapsed), and the response. A consistent read: no lock, no
 		// transaction id, no write; a replay is this one statement. The
-		// store rounds the lease (leaseleft.Round), so that the server computes
+		// store rounds the lease (leaseleft.Round): the server computes
 		// nothing but the difference.
 		read: sqlFor("SELECT fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, "+now+", lease_until),\n"+
 			"\tstatus, header, body, body_omitted\n"+

@@ -64,10 +64,10 @@ RETURNING r.fence`, t, lockKey(t, 1)),
 		// fingerprint is $2, and the time its lease has left (an interval,
 		// negative once it has lapsed: an in-progress record's). Read-only:
 		// no row lock, no transaction id. It computes nothing else: the
-		// server prepares every expression of the select list for each
-		// execution, whether evaluated or not, and the lease's rounding in
-		// numeric cost a replay's read about a tenth of its rate (see
-		// BENCHMARKS.md); the store rounds in Go.
+		// server prepares every expression of the select list at each
+		// execution, evaluated or not, so the store rounds the lease in Go
+		// rather than in numeric here (0-8% of a replay's read in
+		// BenchmarkPostgresReadShapes, see BENCHMARKS.md).
 		read: fmt.Sprintf(`SELECT fingerprint = $2::text, completed, status, header, body, body_omitted,
 	lease_until - statement_timestamp()
 FROM %[1]s WHERE key = $1 AND expires_at > statement_timestamp()`, t),
