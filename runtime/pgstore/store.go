@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,8 @@ import (
 // mismatch one read-only SELECT; a conflict with an open claim three (the
 // SELECT, the claim that finds the key's lock taken, the ROLLBACK), or,
 // for a duplicate of a key this store's process is claiming, none or the
-// read it shares with the acquire that claims.
+// read it shares with the acquire that claims. Under load, the reads of
+// concurrent acquires share round trips (WithReadLanes).
 //
 // Size the pool above the number of requests that run handlers at once:
 // each holds a connection for its transaction, from the claim to the
@@ -45,6 +47,7 @@ type Store struct {
 	purgeEvery   time.Duration // < 0: no background purge
 	purgeBatch   int
 	maxClaiming  int64        // AcquireRun calls under way at once; one more is refused (busy)
+	readLanes    int          // < 0: no read lanes (WithReadLanes)
 	claiming     atomic.Int64 // AcquireRun calls under way
 
 	sql    statements
@@ -61,6 +64,9 @@ type Store struct {
 	// reads are the reads of keys under way, shared by the acquires of a
 	// key that come meanwhile (tx.go, readShared).
 	reads sync.Map // string -> *reading
+	// lanes batch the reads of concurrent acquires (readbatch.go); nil
+	// when WithReadLanes turned them off.
+	lanes *readLanes
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -133,6 +139,24 @@ func WithMaxClaiming(n int) Option {
 	}
 }
 
+// WithReadLanes sets how many round trips of reads AcquireRun keeps in
+// flight at once before it batches the reads that come meanwhile
+// (readbatch.go): a read that finds a lane free is sent at once, alone;
+// while every lane waits for the server, the reads that come are sent
+// together by the next free lane, each still its own read-only statement,
+// sharing one round trip. Batched, a replay costs the database about half
+// of what a read of its own does (BENCHMARKS.md), which matters most in a
+// storm of retries. The default is GOMAXPROCS: the lanes' server processes
+// then keep up with what this process's CPUs can send. n < 0 sends every
+// read in a round trip of its own; n == 0 keeps the default.
+func WithReadLanes(n int) Option {
+	return func(s *Store) {
+		if n != 0 {
+			s.readLanes = n
+		}
+	}
+}
+
 // WithPurgeBatch sets how many expired records one purge statement deletes
 // (default [DefaultPurgeBatch]); n <= 0 keeps the default.
 func WithPurgeBatch(n int) Option {
@@ -161,6 +185,12 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	}
 	for _, opt := range opts {
 		opt(s)
+	}
+	if s.readLanes == 0 {
+		s.readLanes = runtime.GOMAXPROCS(0)
+	}
+	if s.readLanes > 0 {
+		s.lanes = &readLanes{s: s, lanes: s.readLanes, queue: make(chan *batchedRead)}
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)

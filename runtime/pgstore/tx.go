@@ -159,6 +159,12 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 			case <-ctx.Done():
 				return idemstore.Acquisition{}, false, false, true, ctx.Err()
 			}
+			if r.err != nil && ctx.Err() == nil && (errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded)) {
+				// The read ended with its reader's context, not this
+				// one's: read again.
+				acq, lapsed, found, err = s.read(ctx, req)
+				return acq, lapsed, found, false, err
+			}
 			acq = r.acq
 			if acq.Record != nil {
 				rec := *acq.Record
@@ -179,13 +185,18 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // read is AcquireRun's read-only look at the key's record: found is false
 // when there is none (or it expired), lapsed true for an in-progress record
 // whose lease has lapsed (a claim takes it over); otherwise acq is the
-// answer.
+// answer. It goes through the read lanes (readbatch.go) unless
+// WithReadLanes turned them off.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
-	acq, lapsed, err = scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key, req.Fingerprint))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return idemstore.Acquisition{}, false, false, nil
+	if s.lanes != nil {
+		return s.lanes.read(ctx, req)
 	}
-	return acq, lapsed, err == nil, err
+	return s.readOne(ctx, req)
+}
+
+// readOne is read in a round trip of its own.
+func (s *Store) readOne(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
+	return replyOf(scanRecord(s.pool.QueryRow(ctx, s.sql.read, req.Key, req.Fingerprint)))
 }
 
 // scanRecord decides the answer of a request from row, a reply of the
