@@ -32,7 +32,7 @@ import (
 // synchronous_commit on): the commit's flush is the cost that matters.
 func BenchmarkPostgresFloor(b *testing.B) {
 	h := storebench.New(b)
-	h.Run(b, h.FloorVariant(b), h.ContractFloorVariant(b), h.PgstoreDirectVariant(b), h.PgstoreVariant(b))
+	h.Run(b, h.FloorVariant(b), h.ContractFloorVariant(b), h.PgstoreDirectVariant(b), h.PgstoreUnbatchedVariant(b), h.PgstoreVariant(b))
 }
 
 // BenchmarkPostgresBurst measures how fast keys complete in a burst of 20

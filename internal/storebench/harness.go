@@ -125,10 +125,20 @@ func (h *Harness) Handler() http.HandlerFunc {
 
 // PgstoreVariant is the handler under pgstore through the engine.
 func (h *Harness) PgstoreVariant(b *testing.B) Variant {
-	s, _ := pgtest.Store(b, h.Pool)
+	return h.pgstoreVariant(b, "pgstore")
+}
+
+// PgstoreUnbatchedVariant is PgstoreVariant with every read in a round
+// trip of its own (pgstore.WithReadLanes(-1)): what the read lanes save.
+func (h *Harness) PgstoreUnbatchedVariant(b *testing.B) Variant {
+	return h.pgstoreVariant(b, "pgstore-unbatched", pgstore.WithReadLanes(-1))
+}
+
+func (h *Harness) pgstoreVariant(b *testing.B, name string, opts ...pgstore.Option) Variant {
+	s, _ := pgtest.Store(b, h.Pool, opts...)
 	e := idem.NewEngine(s)
 	handler := h.Handler()
-	return Variant{Name: "pgstore", Serve: func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, Op, handler) }}
+	return Variant{Name: name, Serve: func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, Op, handler) }}
 }
 
 // PgstoreDirectVariant is pgstore called without the engine: AcquireRun
