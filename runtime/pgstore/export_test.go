@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/lanes"
 )
 
 // ReadReply is one reply of ReadBatch.
@@ -13,19 +14,19 @@ type ReadReply struct {
 	Err           error
 }
 
-// ReadBatch sends reqs as one batch of a read lane, as a lane does with the
-// reads that queued while it was busy, and returns their replies in order.
+// ReadBatch sends reqs as one batch of the read lanes, as a lane does with
+// the reads that queued while it was busy, and returns their replies in
+// order.
 func (s *Store) ReadBatch(ctx context.Context, reqs []idemstore.AcquireRequest) []ReadReply {
-	l := &readLanes{s: s}
-	batch := make([]*batchedRead, len(reqs))
+	calls := make([]*readCall, len(reqs))
 	for i, req := range reqs {
-		batch[i] = &batchedRead{ctx: ctx, req: req, done: make(chan struct{})}
+		calls[i] = lanes.NewCall[idemstore.AcquireRequest, readReply](ctx, req)
 	}
-	l.send(batch)
+	s.newReadLanes(1).Send(calls)
 	replies := make([]ReadReply, len(reqs))
-	for i, r := range batch {
-		<-r.done
-		replies[i] = ReadReply{r.acq, r.lapsed, r.found, r.err}
+	for i, c := range calls {
+		c.Wait()
+		replies[i] = ReadReply{c.Reply.acq, c.Reply.lapsed, c.Reply.found, c.Err}
 	}
 	return replies
 }

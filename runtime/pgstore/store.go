@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
+	"github.com/idemgen/idemgen/runtime/internal/lanes"
 )
 
 // Store is the [idemstore.Store] on PostgreSQL, and an [idemstore.TxStore]: one row per
@@ -66,7 +67,7 @@ type Store struct {
 	reads sync.Map // string -> *reading
 	// lanes batch the reads of concurrent acquires (readbatch.go); nil
 	// when WithReadLanes turned them off.
-	lanes *readLanes
+	lanes *lanes.Lanes[idemstore.AcquireRequest, readReply]
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -190,7 +191,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 		s.readLanes = runtime.GOMAXPROCS(0)
 	}
 	if s.readLanes > 0 {
-		s.lanes = &readLanes{s: s, lanes: s.readLanes, queue: make(chan *batchedRead)}
+		s.lanes = s.newReadLanes(s.readLanes)
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)

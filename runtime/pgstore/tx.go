@@ -189,7 +189,7 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // WithReadLanes turned them off.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
 	if s.lanes != nil {
-		return s.lanes.read(ctx, req)
+		return s.readThroughLanes(ctx, req)
 	}
 	return s.readOne(ctx, req)
 }
