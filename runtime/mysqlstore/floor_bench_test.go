@@ -15,9 +15,11 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
@@ -42,13 +44,18 @@ const benchConns = 40
 //     an expiry that reads skip and a purge finds by an index, and a claim
 //     that does not wait for another open claim's row lock (a duplicate
 //     answered at once); no lease, no fence, no takeover, no token;
-//   - store-first: a new key through the engine on mysqlstore;
+//   - store-first: a new key through the engine on mysqlstore, its reads
+//     through the read lanes (WithReadLanes' default);
+//   - store-unbatched-first: the same, every read alone
+//     (WithReadLanes(-1));
 //   - floor-replay, contract-replay: the floors' read-only SELECT of a
 //     stored answer;
-//   - store-replay: the same key again through the engine.
+//   - store-replay, store-unbatched-replay: an answered key again through
+//     the engine.
 //
-// Every statement is prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the six
-// in turn three times, so that their rounds interleave.
+// Replays cycle through replayKeys answered keys. Every statement is
+// prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the eight in turn three
+// times, so that their rounds interleave.
 func BenchmarkFloor(b *testing.B) {
 	db := mysqltest.DB(b, benchConns)
 	db.SetMaxIdleConns(benchConns)
@@ -76,7 +83,7 @@ func BenchmarkFloor(b *testing.B) {
 	}
 	floor := newFloor(b, db, prep, handler, false)
 	contract := newFloor(b, db, prep, handler, true)
-	store := serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, func(w http.ResponseWriter, r *http.Request) {
+	storeHandler := func(w http.ResponseWriter, r *http.Request) {
 		info, _ := idem.FromContext(r.Context())
 		body, err := handler(w, r, mysqlstore.Tx(r.Context()), info.Key)
 		if err != nil {
@@ -86,25 +93,31 @@ func BenchmarkFloor(b *testing.B) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(body)
-	})
+	}
+	store := serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, storeHandler)
+	alone, _ := mysqltest.Store(b, db, mysqlstore.WithReadLanes(-1))
+	unbatched := serve(idem.NewEngine(alone, idem.WithLogger(nil)), payOp, storeHandler)
 	run := func(name string, h http.Handler, replay bool) {
 		srv := httptest.NewServer(h)
 		defer srv.Close()
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 		prefix := rand.Text()[:8]
-		if replay { // one stored answer, asked again
-			if st, body := post(b, client, srv.URL, prefix+"-replayed"); st != http.StatusCreated {
-				b.Fatalf("%s: the answer to replay: %d %s", name, st, body)
+		if replay { // replayKeys stored answers, asked again in turn
+			for i := range replayKeys {
+				if st, body := post(b, client, srv.URL, fmt.Sprintf("%s-replayed-%d", prefix, i)); st != http.StatusCreated {
+					b.Fatalf("%s: the answer to replay: %d %s", name, st, body)
+				}
 			}
 		}
-		var n atomic.Int64 // across the benchmark's runs: every first request a new key
+		var n atomic.Int64 // across the benchmark's runs: every first request a new key, every replay the next key
 		b.Run(name, func(b *testing.B) {
 			var failed atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					key := prefix + "-replayed"
-					if !replay {
-						key = fmt.Sprintf("%s-%d", prefix, n.Add(1))
+					i := n.Add(1)
+					key := fmt.Sprintf("%s-%d", prefix, i)
+					if replay {
+						key = fmt.Sprintf("%s-replayed-%d", prefix, i%replayKeys)
 					}
 					if st, _ := post(b, client, srv.URL, key); st != http.StatusCreated {
 						failed.Add(1)
@@ -120,12 +133,19 @@ func BenchmarkFloor(b *testing.B) {
 	for range benchRounds() {
 		run("floor-first", floor, false)
 		run("contract-first", contract, false)
+		run("store-unbatched-first", unbatched, false)
 		run("store-first", store, false)
 		run("floor-replay", floor, true)
 		run("contract-replay", contract, true)
+		run("store-unbatched-replay", unbatched, true)
 		run("store-replay", store, true)
 	}
 }
+
+// replayKeys is how many answered keys BenchmarkFloor's replays cycle
+// through, so that concurrent replays are seldom of one key (a store may
+// share such reads, a floor does not).
+const replayKeys = 512
 
 // newFloor is BenchmarkFloor's floor, or with contract its contract floor,
 // around handler, on a keys table of its own.
@@ -236,4 +256,48 @@ func benchRounds() int {
 		return 1
 	}
 	return n
+}
+
+// BenchmarkReplayReads replays answered keys straight through AcquireRun,
+// from 16 parallel callers on two cores, its reads through the read lanes
+// (lanes) or each alone (alone), in rounds that alternate the two: what
+// the lanes save where the database, not HTTP, bounds the rate.
+// MYSQLSTORE_BENCH_ROUNDS sets the rounds.
+func BenchmarkReplayReads(b *testing.B) {
+	db := mysqltest.DB(b, benchConns)
+	db.SetMaxIdleConns(benchConns)
+	stores := map[string]*mysqlstore.Store{}
+	for name, n := range map[string]int{"lanes": 0, "alone": -1} {
+		s, _ := mysqltest.Store(b, db, mysqlstore.WithReadLanes(n))
+		for i := range replayKeys {
+			key := fmt.Sprintf("k%d", i)
+			if _, err := s.Acquire(b.Context(), idemstore.AcquireRequest{Key: key, Token: "t", Fingerprint: "fp", Lease: time.Minute}); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Complete(b.Context(), key, "t", &idemstore.Record{Status: http.StatusCreated, Body: []byte(`{"id":1}`)}, time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stores[name] = s
+	}
+	for range benchRounds() {
+		for _, name := range []string{"alone", "lanes"} {
+			s := stores[name]
+			b.Run(name, func(b *testing.B) {
+				var n atomic.Int64
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						key := fmt.Sprintf("k%d", n.Add(1)%replayKeys)
+						acq, _, err := s.AcquireRun(b.Context(), idemstore.AcquireRequest{Key: key, Token: "x", Fingerprint: "fp", Lease: time.Minute})
+						if err != nil || acq.Outcome != idemstore.OutcomeReplay {
+							b.Errorf("%s: %+v, %v; want a replay", key, acq, err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			})
+		}
+	}
 }

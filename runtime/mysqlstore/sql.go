@@ -17,6 +17,16 @@ type statements struct {
 // now is the database's clock.
 const now = "UTC_TIMESTAMP(6)"
 
+// readColumns are what the reads return of a live record (statements.read).
+const readColumns = "fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, " + now + ", lease_until),\n" +
+	"\tstatus, header, body, body_omitted"
+
+// readIn is the read of n keys at once (readbatch.go): each live record's
+// key, then what read returns of it.
+func readIn(t string, n int) string {
+	return sqlFor("SELECT `key`, "+readColumns+"\nFROM $T WHERE `key` IN (?"+strings.Repeat(", ?", n-1)+") AND expires_at > "+now, t)
+}
+
 // sqlFor replaces T in s with the table t.
 func sqlFor(s, t string) string { return strings.ReplaceAll(s, "$T", t) }
 
@@ -28,9 +38,7 @@ func newStatements(t string) statements {
 		// transaction id, no write; a replay is this one statement. The
 		// store rounds the lease (leaseleft.Round): the server computes
 		// nothing but the difference.
-		read: sqlFor("SELECT fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, "+now+", lease_until),\n"+
-			"\tstatus, header, body, body_omitted\n"+
-			"FROM $T WHERE `key` = ? AND expires_at > "+now, t),
+		read: sqlFor("SELECT "+readColumns+"\nFROM $T WHERE `key` = ? AND expires_at > "+now, t),
 
 		// The acquire's claim (claimSQL): fence 1 for a new or expired
 		// record, fence + 1 for a lapsed one.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
+	"github.com/idemgen/idemgen/runtime/internal/lanes"
 	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
 )
 
@@ -57,6 +59,12 @@ type Store struct {
 	// its session (tx.go, prepareSession), sessionCount its entries.
 	sessions     sync.Map
 	sessionCount atomic.Int64
+	// lanes batch the reads of concurrent acquires (readbatch.go); nil
+	// when WithReadLanes turned them off.
+	lanes     *lanes.Lanes[readReq, readReply]
+	readLanes int // < 0: no read lanes (WithReadLanes)
+	batchMu   sync.Mutex
+	batchRead [len(batchSizes)]atomic.Pointer[sql.Stmt] // the batched reads, prepared once each (readbatch.go)
 
 	purgeOnce sync.Once
 	stop      chan struct{} // closed by Close
@@ -139,6 +147,21 @@ func WithMaxRecord(n int64) Option {
 	}
 }
 
+// WithReadLanes sets how many reads (the read-only statement that starts
+// every acquire, and all of a replay) the store keeps in flight at once
+// before it batches the reads that come meanwhile: a read that finds a
+// lane free is sent at once, alone; while every lane waits for the server,
+// the reads that come are sent together by the next free lane, as one
+// SELECT ... WHERE key IN (...) (readbatch.go). The default is GOMAXPROCS.
+// n < 0 sends every read alone; n == 0 keeps the default.
+func WithReadLanes(n int) Option {
+	return func(s *Store) {
+		if n != 0 {
+			s.readLanes = n
+		}
+	}
+}
+
 // New returns a store on db (a pool of github.com/go-sql-driver/mysql
 // connections) configured by opts. The table must exist (apply [Schema] with
 // your migrations, or call [Store.CreateSchema]); see [Store.Check] for a
@@ -157,6 +180,12 @@ func New(db *sql.DB, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
+	if s.readLanes == 0 {
+		s.readLanes = runtime.GOMAXPROCS(0)
+	}
+	if s.readLanes > 0 {
+		s.lanes = s.newReadLanes(s.readLanes)
+	}
 	s.abandonedUS, _ = durationUS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.table.quoted)
 	s.steps = newStepStatements(s.table)
@@ -172,6 +201,13 @@ func (s *Store) Close() {
 	defer s.prepMu.Unlock()
 	if p := s.prep.Swap(nil); p != nil {
 		p.close()
+	}
+	s.batchMu.Lock()
+	defer s.batchMu.Unlock()
+	for i := range s.batchRead {
+		if st := s.batchRead[i].Swap(nil); st != nil {
+			_ = st.Close()
+		}
 	}
 }
 
@@ -248,40 +284,63 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 // acq.Outcome OutcomeRecovered, in progress with this fingerprint past its
 // lease).
 func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
-	var (
-		fp        string
-		completed bool
-		leftUS    int64
-		status    sql.NullInt32
-		header    []byte
-		body      []byte
-		omitted   bool
-	)
+	if s.lanes != nil {
+		r, err := s.lanes.Do(ctx, readReq{key, fingerprint})
+		if se := (*idemstore.StoreError)(nil); err != nil && !errors.As(err, &se) {
+			err = storeError("acquire", err) // its context ended while it waited
+		}
+		return r.acq, r.claim, err
+	}
+	return s.readOne(ctx, key, fingerprint)
+}
+
+// readOne is read in a round trip of its own.
+func (s *Store) readOne(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
 	st, err := s.statements(ctx)
 	if err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
-	err = st.read.QueryRowContext(ctx, key).Scan(&fp, &completed, &leftUS, &status, &header, &body, &omitted)
+	var r record
+	err = st.read.QueryRowContext(ctx, key).Scan(&r.fp, &r.completed, &r.leftUS, &r.status, &r.header, &r.body, &r.omitted)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return idemstore.Acquisition{}, true, nil
 	case err != nil:
 		return idemstore.Acquisition{}, false, s.refused("acquire", storeError("acquire", err))
-	case fp != fingerprint:
+	}
+	return r.answer(fingerprint)
+}
+
+// record is what the read statements return of a live record.
+type record struct {
+	fp        string
+	completed bool
+	leftUS    int64
+	status    sql.NullInt32
+	header    []byte
+	body      []byte
+	omitted   bool
+}
+
+// answer is the read's answer to a request with fingerprint; the record
+// it returns holds r's body.
+func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
+	switch {
+	case r.fp != fingerprint:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
-	case !completed && leftUS <= 0:
+	case !r.completed && r.leftUS <= 0:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, true, nil
-	case !completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(leftUS) * time.Microsecond)}, false, nil
-	case !status.Valid:
+	case !r.completed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(r.leftUS) * time.Microsecond)}, false, nil
+	case !r.status.Valid:
 		return idemstore.Acquisition{}, false, storeError("acquire", errors.New("completed record without a status"))
 	}
-	rec := &idemstore.Record{Status: int(status.Int32), Body: body, BodyOmitted: omitted}
+	rec := &idemstore.Record{Status: int(r.status.Int32), Body: r.body, BodyOmitted: r.omitted}
 	if rec.Body == nil {
 		rec.Body = []byte{}
 	}
-	if len(header) > 0 {
-		h, err := headerjson.Decode(header)
+	if len(r.header) > 0 {
+		h, err := headerjson.Decode(r.header)
 		if err != nil {
 			return idemstore.Acquisition{}, false, storeError("acquire", fmt.Errorf("the record's header: %w", err))
 		}

@@ -2,6 +2,7 @@ package idemstoretest
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ var checks = []check{
 	{"Retention", retention},
 	{"ConcurrentAcquire", concurrentAcquire},
 	{"ConcurrentTakeover", concurrentTakeover},
+	{"ConcurrentReplays", concurrentReplays},
 	{"TxCommit", txCommit},
 	{"TxRollback", txRollback},
 	{"TxStaleCommit", txStaleCommit},
@@ -318,6 +320,71 @@ func concurrentTakeover(c *checker) {
 	}
 	if f := fence.Load(); f != 2 {
 		c.Errorf("the takeover's fence: %d, want 2", f)
+	}
+}
+
+// concurrentReplays: many acquires of many completed keys at once each
+// answer their own key's record (a store that shares or batches the reads
+// of concurrent acquires keeps them apart); half of them through
+// AcquireRun, for a TxStore.
+func concurrentReplays(c *checker) {
+	const keys = 16
+	ks, recs := make([]string, keys), make([]*idemstore.Record, keys)
+	for i := range keys {
+		recs[i] = created()
+		recs[i].Header.Set("Location", fmt.Sprintf("/pets/%d", i))
+		recs[i].Body = fmt.Appendf(nil, `{"id":%d}`, i)
+		ks[i] = c.completed(recs[i])
+	}
+	s := c.s()
+	ts, _ := s.(idemstore.TxStore)
+	var (
+		mu   sync.Mutex
+		errs []string
+		wg   sync.WaitGroup
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+	}
+	for g := range racers {
+		wg.Go(func() {
+			for j := range keys {
+				i := (g + j) % keys
+				ctx, cancel := c.ctx()
+				req := idemstore.AcquireRequest{Key: ks[i], Token: token(), Fingerprint: fpA, Lease: time.Minute}
+				var acq idemstore.Acquisition
+				var err error
+				if ts != nil && g%2 == 1 {
+					var tx idemstore.RunTx
+					if acq, tx, err = ts.AcquireRun(ctx, req); tx != nil {
+						_ = tx.Rollback(ctx)
+						err = fmt.Errorf("a transaction with a %s", outcomeName(acq.Outcome))
+					}
+				} else {
+					acq, err = s.Acquire(ctx, req)
+				}
+				cancel()
+				switch {
+				case err != nil:
+					fail("key %d: %v", i, err)
+				case acq.Outcome != idemstore.OutcomeReplay:
+					fail("key %d: %s, want a replay", i, outcomeName(acq.Outcome))
+				default:
+					if d := recordDiff(acq.Record, recs[i]); d != "" {
+						fail("key %d replayed another record: %s", i, d)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, e := range errs[:min(len(errs), 5)] {
+		c.Errorf("%d acquires of %d answered keys at once: %s", racers*keys, keys, e)
+	}
+	if len(errs) > 5 {
+		c.Errorf("... and %d more", len(errs)-5)
 	}
 }
 

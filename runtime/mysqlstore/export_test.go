@@ -1,0 +1,32 @@
+package mysqlstore
+
+import (
+	"context"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/lanes"
+)
+
+// ReadReply is one reply of ReadBatch.
+type ReadReply struct {
+	Acq   idemstore.Acquisition
+	Claim bool
+	Err   error
+}
+
+// ReadBatch reads keys[i] with fingerprints[i] as one batch of the read
+// lanes, as a lane does with the reads that queued while it was busy, and
+// returns their replies in order.
+func (s *Store) ReadBatch(ctx context.Context, keys, fingerprints []string) []ReadReply {
+	calls := make([]*readCall, len(keys))
+	for i := range keys {
+		calls[i] = lanes.NewCall[readReq, readReply](ctx, readReq{keys[i], fingerprints[i]})
+	}
+	s.newReadLanes(1).Send(calls)
+	replies := make([]ReadReply, len(keys))
+	for i, c := range calls {
+		c.Wait()
+		replies[i] = ReadReply{c.Reply.acq, c.Reply.claim, c.Err}
+	}
+	return replies
+}
