@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -55,7 +57,8 @@ const benchConns = 40
 //
 // Replays cycle through replayKeys answered keys. Every statement is
 // prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the eight in turn three
-// times, so that their rounds interleave.
+// times, so that their rounds interleave, each round's first requests and
+// replays starting with the next variant.
 func BenchmarkFloor(b *testing.B) {
 	db := mysqltest.DB(b, benchConns)
 	db.SetMaxIdleConns(benchConns)
@@ -130,15 +133,24 @@ func BenchmarkFloor(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
 	}
-	for range benchRounds() {
-		run("floor-first", floor, false)
-		run("contract-first", contract, false)
-		run("store-unbatched-first", unbatched, false)
-		run("store-first", store, false)
-		run("floor-replay", floor, true)
-		run("contract-replay", contract, true)
-		run("store-unbatched-replay", unbatched, true)
-		run("store-replay", store, true)
+	variants := []struct {
+		name string
+		h    http.Handler
+	}{{"floor", floor}, {"contract", contract}, {"store-unbatched", unbatched}, {"store", store}}
+	for round := range benchRounds() {
+		// Each round starts with another variant, so that none always
+		// runs after the others' writes (the server's background flushing
+		// and purge of them) nor always first.
+		for _, replay := range []bool{false, true} {
+			for i := range variants {
+				v := variants[(round+i)%len(variants)]
+				mode := "-first"
+				if replay {
+					mode = "-replay"
+				}
+				run(v.name+mode, v.h, replay)
+			}
+		}
 	}
 }
 
@@ -219,7 +231,15 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 		}
 		defer func() { _ = tx.Rollback() }()
 		if contract {
-			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp)
+			// A lock wait is a duplicate's open claim, answered at once;
+			// but InnoDB also reports one, now and then, between inserts
+			// of distinct keys (a few in ten thousand here): try once
+			// more, without waiting either time.
+			for try := 0; try < 2; try++ {
+				if _, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp); !isLockWait(err) {
+					break
+				}
+			}
 		} else {
 			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key)
 		}
@@ -300,4 +320,10 @@ func BenchmarkReplayReads(b *testing.B) {
 			})
 		}
 	}
+}
+
+// isLockWait reports InnoDB's lock wait timeout (1205).
+func isLockWait(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1205
 }
