@@ -3,9 +3,7 @@ package storebench_test
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"net/http"
-	"sync/atomic"
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/pgtest"
@@ -26,7 +24,7 @@ func (u undeadlined) AcquireRun(_ context.Context, req idemstore.AcquireRequest)
 // BenchmarkStoreCallContext measures what the engine's store-call
 // contexts cost a replay on pgstore: the engine as it is ("deadlined")
 // against the same engine whose store ignores the call's context
-// ("undeadlined"), alternating, in three rounds, with the machine's CPU
+// ("undeadlined"), alternating, in rounds (STOREBENCH_ROUNDS, default 3), with the machine's CPU
 // per request (cpu-µs/op). pgx watches every query's context with
 // context.AfterFunc, which registers on the context's lock; when
 // concurrent calls shared one deadline context they queued there.
@@ -43,21 +41,16 @@ func BenchmarkStoreCallContext(b *testing.B) {
 		keys[i] = rand.Text()
 		storebench.Send(b, variants[0].Serve, keys[i])
 	}
-	for round := range storebench.Rounds {
-		for _, v := range variants {
-			b.Run(fmt.Sprintf("round%d/%s", round+1, v.Name), func(b *testing.B) {
-				var next atomic.Uint64
-				cpu := storebench.MeasureCPU()
-				b.SetParallelism(storebench.Senders)
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						storebench.Send(b, v.Serve, keys[next.Add(1)%storebench.ReplayKeys])
-					}
-				})
-				cpu.Report(b)
-			})
-		}
+	serve := map[string]http.HandlerFunc{}
+	var names []string
+	for _, v := range variants {
+		serve[v.Name] = v.Serve
+		names = append(names, v.Name)
 	}
+	storebench.Alternate(b, names, func(b *testing.B, name string, n uint64) bool {
+		storebench.Send(b, serve[name], keys[n%storebench.ReplayKeys])
+		return true
+	})
 }
 
 func engineServe(e *idem.Engine, handler http.HandlerFunc) http.HandlerFunc {

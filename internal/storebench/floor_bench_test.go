@@ -15,7 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/storebench"
 )
 
-// BenchmarkPostgresFloor runs the harness's handler under four layers,
+// BenchmarkPostgresFloor runs the harness's handler under five layers,
 // first requests and replays, from 16 parallel callers on two cores, in
 // rounds that alternate the variants (take the medians of per-round
 // ratios), reporting PostgreSQL round trips, WAL bytes and CPU per
@@ -26,7 +26,9 @@ import (
 //     besides (a duplicate answered at once, a fingerprint, headers,
 //     expiry, a durable commit, a frozen owner's bound);
 //   - pgstore-direct: pgstore's AcquireRun and Commit, without the engine;
-//   - pgstore: the handler under pgstore through the engine.
+//   - pgstore-unbatched: the handler under pgstore through the engine,
+//     every read in a round trip of its own (WithReadLanes(-1));
+//   - pgstore: the same with the read lanes, pgstore's default.
 //
 // Run it against a server with the durable defaults (fsync,
 // synchronous_commit on): the commit's flush is the cost that matters.

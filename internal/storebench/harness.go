@@ -397,6 +397,28 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 	}
 }
 
+// Alternate runs op from Senders parallel callers per GOMAXPROCS under
+// each of names in turn, in RoundCount rounds, as sub-benchmarks
+// "roundN/name", reporting the CPU per call (MeasureCPU); op gets the
+// sub-benchmark, the name and the call's number (from 1) within it, and
+// returns false to stop its caller (after a failure it reported).
+func Alternate(b *testing.B, names []string, op func(b *testing.B, name string, n uint64) bool) {
+	for round := range RoundCount() {
+		for _, name := range names {
+			b.Run(fmt.Sprintf("round%d/%s", round+1, name), func(b *testing.B) {
+				var next atomic.Uint64
+				cpu := MeasureCPU()
+				b.SetParallelism(Senders)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() && op(b, name, next.Add(1)) {
+					}
+				})
+				cpu.Report(b)
+			})
+		}
+	}
+}
+
 // walLSN is the server's current WAL insert position.
 func (h *Harness) walLSN(b *testing.B) string {
 	var lsn string

@@ -3,8 +3,6 @@ package storebench_test
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -54,46 +52,35 @@ func BenchmarkPostgresReadShapes(b *testing.B) {
 		b.Fatalf("stored keys: %d, %v", len(keys), rows.Err())
 	}
 	t := pgx.Identifier{table}.Sanitize()
-	shapes := []struct{ name, sql string }{
-		{"floor", `SELECT status, body FROM ` + t + ` WHERE key = $1`},
-		{"rounded", `SELECT fingerprint = $2::text, completed,
+	shapes := map[string]string{
+		"floor": `SELECT status, body FROM ` + t + ` WHERE key = $1`,
+		"rounded": `SELECT fingerprint = $2::text, completed,
 	CASE WHEN completed THEN 0 ELSE greatest(ceil(extract(epoch FROM lease_until - statement_timestamp()) * 1000), 1)::bigint END,
 	status, header, body, body_omitted, NOT completed AND lease_until <= statement_timestamp()
-FROM ` + t + ` WHERE key = $1 AND expires_at > statement_timestamp()`},
-		{"lean", `SELECT fingerprint = $2::text, completed, status, header, body, body_omitted,
+FROM ` + t + ` WHERE key = $1 AND expires_at > statement_timestamp()`,
+		"lean": `SELECT fingerprint = $2::text, completed, status, header, body, body_omitted,
 	lease_until - statement_timestamp()
-FROM ` + t + ` WHERE key = $1 AND expires_at > statement_timestamp()`},
+FROM ` + t + ` WHERE key = $1 AND expires_at > statement_timestamp()`,
 	}
-	for round := range storebench.RoundCount() {
-		for _, shape := range shapes {
-			b.Run(fmt.Sprintf("round%d/%s", round+1, shape.name), func(b *testing.B) {
-				var next atomic.Uint64
-				cpu := storebench.MeasureCPU()
-				b.SetParallelism(storebench.Senders)
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						args := []any{keys[next.Add(1)%64], fp}
-						if shape.name == "floor" {
-							args = args[:1] // the floor's read takes the key alone
-						}
-						rows, err := h.Pool.Query(context.Background(), shape.sql, args...)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						n := 0
-						for rows.Next() {
-							_ = rows.RawValues()
-							n++
-						}
-						if rows.Err() != nil || n != 1 {
-							b.Errorf("%s: %d rows, %v", shape.name, n, rows.Err())
-							return
-						}
-					}
-				})
-				cpu.Report(b)
-			})
+	storebench.Alternate(b, []string{"floor", "rounded", "lean"}, func(b *testing.B, name string, n uint64) bool {
+		args := []any{keys[n%64], fp}
+		if name == "floor" {
+			args = args[:1] // the floor's read takes the key alone
 		}
-	}
+		rows, err := h.Pool.Query(context.Background(), shapes[name], args...)
+		if err != nil {
+			b.Error(err)
+			return false
+		}
+		got := 0
+		for rows.Next() {
+			_ = rows.RawValues()
+			got++
+		}
+		if rows.Err() != nil || got != 1 {
+			b.Errorf("%s: %d rows, %v", name, got, rows.Err())
+			return false
+		}
+		return true
+	})
 }

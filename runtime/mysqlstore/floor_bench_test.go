@@ -267,9 +267,9 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 	}
 }
 
-// benchRounds is how many times BenchmarkFloor runs its six variants in
-// turn: MYSQLSTORE_BENCH_ROUNDS, default 1. (go test's -count runs each
-// variant that many times in a row, not in turn.)
+// benchRounds is how many times BenchmarkFloor and BenchmarkReplayReads
+// run their variants in turn: MYSQLSTORE_BENCH_ROUNDS, default 1. (go
+// test's -count runs each variant that many times in a row, not in turn.)
 func benchRounds() int {
 	n, err := strconv.Atoi(os.Getenv("MYSQLSTORE_BENCH_ROUNDS"))
 	if err != nil || n < 1 {

@@ -51,14 +51,12 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 			c.Err = err
 		}
 	}
-	size := 0
-	for _, n := range batchSizes {
-		if n >= len(calls) {
-			size = n
-			break
-		}
+	class := 0 // the least of batchSizes that holds the calls' keys
+	for batchSizes[class] < len(calls) {
+		class++
 	}
-	st, err := s.batchStatement(ctx, size)
+	size := batchSizes[class]
+	st, err := s.batchStatement(ctx, class)
 	if err != nil {
 		fail(err)
 		return
@@ -106,12 +104,8 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 	}
 }
 
-// batchStatement is the prepared read of size keys.
-func (s *Store) batchStatement(ctx context.Context, size int) (*sql.Stmt, error) {
-	i := 0
-	for batchSizes[i] != size {
-		i++
-	}
+// batchStatement is the prepared read of batchSizes[i] keys.
+func (s *Store) batchStatement(ctx context.Context, i int) (*sql.Stmt, error) {
 	if st := s.batchRead[i].Load(); st != nil {
 		return st, nil
 	}
@@ -120,7 +114,7 @@ func (s *Store) batchStatement(ctx context.Context, size int) (*sql.Stmt, error)
 	if st := s.batchRead[i].Load(); st != nil {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, readIn(s.table.quoted, size))
+	st, err := s.db.PrepareContext(ctx, readIn(s.table.quoted, batchSizes[i]))
 	if err != nil {
 		return nil, s.refused("prepare", storeError("prepare", err))
 	}

@@ -46,12 +46,6 @@ func (s *Store) newReadLanes(n int) *lanes.Lanes[idemstore.AcquireRequest, readR
 	return lanes.New(n, maxReadBatch, alone, s.readBatch)
 }
 
-// readThroughLanes is Store.read through the lanes.
-func (s *Store) readThroughLanes(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, bool, bool, error) {
-	r, err := s.lanes.Do(ctx, req)
-	return r.acq, r.lapsed, r.found, err
-}
-
 // readBatch reads calls in one round trip, each its reply.
 func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(calls))}

@@ -189,7 +189,8 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // WithReadLanes turned them off.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
 	if s.lanes != nil {
-		return s.readThroughLanes(ctx, req)
+		r, err := s.lanes.Do(ctx, req)
+		return r.acq, r.lapsed, r.found, err
 	}
 	return s.readOne(ctx, req)
 }
