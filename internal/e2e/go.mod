@@ -142,6 +142,7 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
 	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/internal/redistest => ../redistest

@@ -3,6 +3,7 @@ module github.com/idemgen/idemgen/internal/storebench
 go 1.25.0
 
 require (
+	github.com/idemgen/idemgen/internal/cpumeter v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
@@ -29,6 +30,7 @@ require (
 )
 
 replace (
+	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
 	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
 	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua

@@ -15,13 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idemgen/idemgen/internal/cpumeter"
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -375,7 +374,7 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 					_, _ = h.Pool.Exec(context.Background(), "CHECKPOINT")
 					rt0 := h.Counter.RoundTrips()
 					wal0 := h.walLSN(b)
-					cpu := MeasureCPU()
+					cpu := cpumeter.Start()
 					b.SetParallelism(Senders)
 					b.ResetTimer()
 					b.RunParallel(func(pb *testing.PB) {
@@ -399,7 +398,7 @@ func (h *Harness) Run(b *testing.B, variants ...Variant) {
 
 // Alternate runs op from Senders parallel callers per GOMAXPROCS under
 // each of names in turn, in RoundCount rounds, as sub-benchmarks
-// "roundN/name", reporting the CPU per call (MeasureCPU); op gets the
+// "roundN/name", reporting the CPU per call (cpumeter); op gets the
 // sub-benchmark, the name and the call's number (from 1) within it, and
 // returns false to stop its caller (after a failure it reported).
 func Alternate(b *testing.B, names []string, op func(b *testing.B, name string, n uint64) bool) {
@@ -407,7 +406,7 @@ func Alternate(b *testing.B, names []string, op func(b *testing.B, name string, 
 		for _, name := range names {
 			b.Run(fmt.Sprintf("round%d/%s", round+1, name), func(b *testing.B) {
 				var next atomic.Uint64
-				cpu := MeasureCPU()
+				cpu := cpumeter.Start()
 				b.SetParallelism(Senders)
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() && op(b, name, next.Add(1)) {
@@ -437,62 +436,6 @@ func (h *Harness) walBytesSince(b *testing.B, lsn string) int64 {
 		b.Fatal(err)
 	}
 	return n
-}
-
-// CPU is a measurement of CPU time under way (MeasureCPU).
-type CPU struct{ machine, self time.Duration }
-
-// MeasureCPU starts measuring the machine's and this process's CPU time.
-func MeasureCPU() CPU { return CPU{machineCPU(), selfCPU()} }
-
-// Report reports the CPU time since MeasureCPU per b.N as cpu-µs/op (the
-// machine's) and self-µs/op (this process's).
-func (c CPU) Report(b *testing.B) {
-	if m := machineCPU(); c.machine > 0 && m > 0 {
-		b.ReportMetric(float64(m-c.machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
-		b.ReportMetric(float64(selfCPU()-c.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
-	}
-}
-
-// machineCPU is the CPU time the machine has spent busy (user, system,
-// interrupts) since it booted, from /proc/stat, or 0 where that is not
-// readable: the harness's cpu-µs/op is the machine's CPU per request,
-// the client's, the engine's and the database server's together, which on
-// a machine whose CPUs the variants saturate tells their costs apart more
-// steadily than their rates do.
-func machineCPU() time.Duration {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 8 || fields[0] != "cpu" {
-		return 0
-	}
-	var ticks int64
-	for i, f := range fields[1:8] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
-}
-
-// selfCPU is the CPU time this process has used (the callers, the engine
-// and the store's client), so that cpu-µs/op less self-µs/op is the rest
-// of the machine's: mostly the database server's.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Send sends one request with key to h and fails b unless it is answered

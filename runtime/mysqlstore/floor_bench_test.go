@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idemgen/idemgen/internal/cpumeter"
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -115,6 +116,7 @@ func BenchmarkFloor(b *testing.B) {
 		var n atomic.Int64 // across the benchmark's runs: every first request a new key, every replay the next key
 		b.Run(name, func(b *testing.B) {
 			var failed atomic.Int64
+			cpu := cpumeter.Start()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := n.Add(1)
@@ -131,6 +133,7 @@ func BenchmarkFloor(b *testing.B) {
 				b.Fatalf("%s: %d requests not answered 201", name, f)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			cpu.Report(b)
 		})
 	}
 	variants := []struct {
@@ -305,6 +308,7 @@ func BenchmarkReplayReads(b *testing.B) {
 			s := stores[name]
 			b.Run(name, func(b *testing.B) {
 				var n atomic.Int64
+				cpu := cpumeter.Start()
 				b.SetParallelism(8)
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
@@ -317,6 +321,7 @@ func BenchmarkReplayReads(b *testing.B) {
 					}
 				})
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+				cpu.Report(b)
 			})
 		}
 	}

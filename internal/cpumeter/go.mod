@@ -1,0 +1,3 @@
+module github.com/idemgen/idemgen/internal/cpumeter
+
+go 1.25.0
