@@ -26,7 +26,7 @@ func (s *Store) ReadBatch(ctx context.Context, keys, fingerprints []string) []Re
 	replies := make([]ReadReply, len(keys))
 	for i, c := range calls {
 		c.Wait()
-		replies[i] = ReadReply{c.Reply.acq, c.Reply.claim, c.Err}
+		replies[i] = ReadReply{c.Reply.acq, c.Reply.how != answered, c.Err}
 	}
 	return replies
 }

@@ -9,11 +9,11 @@ import (
 // prepared are the statements of the store's common path, prepared once:
 // database/sql prepares a statement on each connection the first time it
 // runs there and reuses it after, so that each run is one round trip (not
-// a prepare, an execute and a close). The claims do not wait for a lock
-// (an open claim's), in the server's dialect.
+// a prepare, an execute and a close). The claims (and their INSERTs) do
+// not wait for a lock (an open claim's), in the server's dialect.
 type prepared struct {
-	flavor                         flavor
-	read, claim, claimTx, complete *sql.Stmt
+	flavor                                           flavor
+	read, insert, claim, insertTx, claimTx, complete *sql.Stmt
 }
 
 // statements returns the prepared statements, preparing them (and asking
@@ -37,7 +37,9 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 		sql string
 	}{
 		{&p.read, s.sql.read},
+		{&p.insert, p.flavor.noWait(s.sql.insert)},
 		{&p.claim, p.flavor.noWait(s.sql.claim)},
+		{&p.insertTx, p.flavor.noWait(s.sql.insertTx)},
 		{&p.claimTx, p.flavor.noWait(s.sql.claimTx)},
 		{&p.complete, s.sql.complete},
 	} {
@@ -54,7 +56,7 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 
 // close closes the statements prepared so far.
 func (p *prepared) close() {
-	for _, st := range []*sql.Stmt{p.read, p.claim, p.claimTx, p.complete} {
+	for _, st := range []*sql.Stmt{p.read, p.insert, p.claim, p.insertTx, p.claimTx, p.complete} {
 		if st != nil {
 			_ = st.Close()
 		}

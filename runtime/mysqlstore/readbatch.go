@@ -29,8 +29,8 @@ type readReq struct{ key, fingerprint string }
 
 // readReply is a read's answer (Store.read).
 type readReply struct {
-	acq   idemstore.Acquisition
-	claim bool
+	acq idemstore.Acquisition
+	how claimHow
 }
 
 type readCall = lanes.Call[readReq, readReply]
@@ -38,8 +38,8 @@ type readCall = lanes.Call[readReq, readReply]
 // newReadLanes returns the store's read lanes.
 func (s *Store) newReadLanes(n int) *lanes.Lanes[readReq, readReply] {
 	alone := func(ctx context.Context, q readReq) (readReply, error) {
-		acq, claim, err := s.readOne(ctx, q.key, q.fingerprint)
-		return readReply{acq, claim}, err
+		acq, how, err := s.readOne(ctx, q.key, q.fingerprint)
+		return readReply{acq, how}, err
 	}
 	return lanes.New(n, batchSizes[len(batchSizes)-1], alone, s.readBatch)
 }
@@ -79,7 +79,7 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 	for rows.Next() {
 		var key string
 		r := &read{}
-		if err := rows.Scan(&key, &r.fp, &r.completed, &r.leftUS, &r.status, &r.header, &r.body, &r.omitted); err != nil {
+		if err := rows.Scan(append([]any{&key}, r.dest()...)...); err != nil {
 			fail(storeError("acquire", err))
 			return
 		}
@@ -92,7 +92,7 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 	for _, c := range calls {
 		r, ok := found[c.Req.key]
 		if !ok {
-			c.Reply = readReply{claim: true}
+			c.Reply = readReply{how: claimNew}
 			continue
 		}
 		rec := r.record
@@ -100,7 +100,7 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 			rec.body = bytes.Clone(rec.body)
 		}
 		r.used = true
-		c.Reply.acq, c.Reply.claim, c.Err = rec.answer(c.Req.fingerprint)
+		c.Reply.acq, c.Reply.how, c.Err = rec.answer(c.Req.fingerprint)
 	}
 }
 

@@ -42,6 +42,8 @@ func TestReadBatchReplies(t *testing.T) {
 	acquire(t, s, "held", "tok-held", "fp") // in progress, a minute's lease
 	acquire(t, s, "lapsed", "tok-lapsed", "fp")
 	lapse(t, table, db, "lapsed", false)
+	complete(t, s, "expired", "gone")
+	lapse(t, table, db, "expired", true) // its row still there: no purge
 
 	type want struct {
 		outcome idemstore.Outcome
@@ -60,7 +62,8 @@ func TestReadBatchReplies(t *testing.T) {
 	add("held", "fp", want{outcome: idemstore.OutcomeConflict})
 	add("lapsed", "fp", want{outcome: idemstore.OutcomeRecovered, claim: true})
 	add("absent", "fp", want{claim: true})
-	add("done-7", "fp", want{outcome: idemstore.OutcomeReplay, body: "body-7"}) // 15 reads: a statement of 16 keys
+	add("expired", "another payload", want{claim: true})
+	add("done-7", "fp", want{outcome: idemstore.OutcomeReplay, body: "body-7"}) // 16 reads: a statement of 16 keys
 
 	s.ReadBatch(context.Background(), keys, fps) // its statement prepared
 	rt := n.Load()

@@ -20,7 +20,9 @@ const MaxKeyLength = 2048
 // holds its owner's token, its fence and its lease deadline; a completed
 // one holds the response. expires_at is when the record stops counting
 // (lease deadline plus the abandoned TTL while in progress, the retention
-// once completed); the index serves the purge. Times are UTC
+// once completed, from the completion or, when that is later and the two
+// durations are equal, from the lease deadline); the index serves the
+// purge. Times are UTC
 // (UTC_TIMESTAMP(6)), whatever the session's time_zone.
 //
 // The key is VARBINARY: keys compare byte for byte. A text column would

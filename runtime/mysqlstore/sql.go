@@ -11,20 +11,26 @@ import "strings"
 
 // statements are the store's SQL for one table.
 type statements struct {
-	read, claim, claimTx, complete, release, extend, owned, lookup, purgeSelect, purgeDelete string
+	read, insert, claim, insertTx, claimTx, complete, release, extend, owned, lookup, purgeSelect, purgeDelete string
 }
 
 // now is the database's clock.
 const now = "UTC_TIMESTAMP(6)"
 
-// readColumns are what the reads return of a live record (statements.read).
-const readColumns = "fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, " + now + ", lease_until),\n" +
+// readColumns are what the reads return of a key's row (statements.read):
+// whether it is live (not expired), its fingerprint, whether it is
+// completed, the microseconds its lease has left (negative once it has
+// lapsed), and the response. Whether the record has expired is a column,
+// not a condition: on MariaDB 10.11 a primary-key read with the condition
+// costs the server about a tenth more (BENCHMARKS.md), and an expired row,
+// which the purge has not deleted yet, is then known to be there.
+const readColumns = "expires_at > " + now + " AS live, fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, " + now + ", lease_until) AS lease_left,\n" +
 	"\tstatus, header, body, body_omitted"
 
-// readIn is the read of n keys at once (readbatch.go): each live record's
-// key, then what read returns of it.
+// readIn is the read of n keys at once (readbatch.go): each row's key,
+// then what read returns of it.
 func readIn(t string, n int) string {
-	return sqlFor("SELECT `key`, "+readColumns+"\nFROM $T WHERE `key` IN (?"+strings.Repeat(", ?", n-1)+") AND expires_at > "+now, t)
+	return sqlFor("SELECT `key`, "+readColumns+"\nFROM $T WHERE `key` IN (?"+strings.Repeat(", ?", n-1)+")", t)
 }
 
 // sqlFor replaces T in s with the table t.
@@ -32,29 +38,44 @@ func sqlFor(s, t string) string { return strings.ReplaceAll(s, "$T", t) }
 
 func newStatements(t string) statements {
 	return statements{
-		// ? key. What a live record holds: its fingerprint, whether it is
-		// completed, the microseconds its lease has left (negative once it
-		// has lapsed), and the response. A consistent read: no lock, no
-		// transaction id, no write; a replay is this one statement. The
-		// store rounds the lease (leaseleft.Round): the server computes
-		// nothing but the difference.
-		read: sqlFor("SELECT "+readColumns+"\nFROM $T WHERE `key` = ? AND expires_at > "+now, t),
+		// ? key. What the key's row holds (readColumns). A consistent
+		// read: no lock, no transaction id, no write; a replay is this one
+		// statement. The store rounds the lease (leaseleft.Round): the
+		// server computes nothing but the difference.
+		read: sqlFor("SELECT "+readColumns+"\nFROM $T WHERE `key` = ?", t),
 
 		// The acquire's claim (claimSQL): fence 1 for a new or expired
-		// record, fence + 1 for a lapsed one.
-		claim: claimSQL(t, "1", "fence + 1"),
+		// record, fence + 1 for a lapsed one; insert is its first half
+		// alone, for a key the read found no record of.
+		insert: insertSQL(t, "1"),
+		claim:  claimSQL(t, "1", "fence + 1"),
 
-		// As claim, for a claim inside the run's transaction: its fence is
-		// the clock in microseconds, above the fence of the record it takes
-		// over.
-		claimTx: claimSQL(t, nowUS, "GREATEST(fence + 1, "+nowUS+")"),
+		// As insert and claim, for a claim inside the run's transaction:
+		// its fence is the clock in microseconds, above the fence of the
+		// record it takes over.
+		insertTx: insertSQL(t, nowUS),
+		claimTx:  claimSQL(t, nowUS, "GREATEST(fence + 1, "+nowUS+")"),
 
-		// ? retention µs, ? status, ? header, ? body, ? body omitted, ?
-		// key, ? token, ? fence (0: any), ? fence again. The token stays,
-		// so that a lost commit can be looked up (lookup). Under the row's
-		// lock, until the transaction ends.
-		complete: sqlFor("UPDATE $T SET completed = 1, lease_until = "+now+",\n"+
-			"\texpires_at = "+now+" + INTERVAL ? MICROSECOND, status = ?, header = ?, body = ?, body_omitted = ?\n"+
+		// ? retention µs (three times), ? status, ? header, ? body, ? body
+		// omitted, ? key, ? token, ? fence (0: any), ? fence again. The
+		// token stays, so that a lost commit can be looked up (lookup).
+		// Under the row's lock, until the transaction ends.
+		//
+		// The record expires a retention from now, unless it already
+		// expires between then and a retention after its lease's deadline:
+		// a run that completes before its lease lapses, with the
+		// abandoned TTL equal to the retention (both are
+		// idemstore.DefaultRetention unless configured), keeps the expiry
+		// its claim wrote, so that the expires_at index is not changed a
+		// second time (a delete-marked entry, a new one, their undo and
+		// their purge: about 8% of a first request's CPU, BENCHMARKS.md).
+		// Such a record is kept for its retention after completion and at
+		// most its lease longer. expires_at is assigned first, so that it
+		// reads lease_until as the claim left it whether or not the
+		// sql_mode has SIMULTANEOUS_ASSIGNMENT.
+		complete: sqlFor("UPDATE $T SET expires_at = IF(expires_at BETWEEN "+now+" + INTERVAL ? MICROSECOND AND lease_until + INTERVAL ? MICROSECOND,\n"+
+			"\t\texpires_at, "+now+" + INTERVAL ? MICROSECOND),\n"+
+			"\tcompleted = 1, lease_until = "+now+", status = ?, header = ?, body = ?, body_omitted = ?\n"+
 			"WHERE `key` = ? AND token = ? AND (? = 0 OR fence = ?) AND NOT completed AND expires_at > "+now, t),
 
 		// ? key, ? token.
@@ -83,6 +104,20 @@ func newStatements(t string) statements {
 	}
 }
 
+// insertSQL is the first half of claimSQL alone: the INSERT of a new
+// record with fence fresh, which fails (ER_DUP_ENTRY) where the key has a
+// row. A claim of a key that the read found no record of sends it first:
+// the ON DUPLICATE KEY UPDATE costs the server about an eighth of a first
+// request more even where it inserts (BENCHMARKS.md), and is sent only
+// when the INSERT finds a row (an expired record not yet purged, or one
+// written since the read).
+//
+// ? key, ? fingerprint, ? token, ? lease µs, ? lease+abandoned µs.
+func insertSQL(t, fresh string) string {
+	return sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
+		"VALUES (?, ?, 0, ?, LAST_INSERT_ID("+fresh+"), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)", t)
+}
+
 // nowUS is the database's clock in microseconds since 1970, UTC.
 const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
 
@@ -103,9 +138,7 @@ const nowUS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + now + ")"
 // so the decision is made once.
 func claimSQL(t, fresh, taken string) string {
 	mine := "token = VALUES(token)"
-	return sqlFor("INSERT INTO $T (`key`, fingerprint, completed, token, fence, lease_until, expires_at, body_omitted)\n"+
-		"VALUES (?, ?, 0, ?, LAST_INSERT_ID("+fresh+"), "+now+" + INTERVAL ? MICROSECOND, "+now+" + INTERVAL ? MICROSECOND, 0)\n"+
-		"ON DUPLICATE KEY UPDATE\n"+
+	return insertSQL(t, fresh) + "\n" + sqlFor("ON DUPLICATE KEY UPDATE\n"+
 		"\ttoken = IF(expires_at <= "+now+" OR (NOT completed AND fingerprint = VALUES(fingerprint) AND lease_until <= "+now+"), VALUES(token), token),\n"+
 		"\tfence = IF("+mine+", LAST_INSERT_ID(IF(expires_at <= "+now+", "+fresh+", "+taken+")), fence + LAST_INSERT_ID(0)),\n"+
 		"\tfingerprint = IF("+mine+", VALUES(fingerprint), fingerprint),\n"+

@@ -224,11 +224,12 @@ func (s *Store) Close() {
 // engine answers 503 store-misconfigured without running the handler.
 //
 // One read-only statement answers a replay, a mismatch or a conflict. A key
-// that is absent, expired, or in progress past its lease is then claimed
-// with one INSERT ... ON DUPLICATE KEY UPDATE, which creates the record
-// (fence 1) or takes it over (fence + 1) under the row's lock, and answers
-// the fence it took; an attempt that lost the race to a concurrent one
-// reads the row again.
+// that is absent is then claimed with one INSERT (fence 1); one that is
+// expired, or in progress past its lease, or written between the read and
+// the INSERT, with an INSERT ... ON DUPLICATE KEY UPDATE, which takes it
+// over under the row's lock (fence 1 for an expired record, fence + 1 for
+// a lapsed one) and answers the fence it took; an attempt that lost the
+// race to a concurrent one reads the row again.
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	lease, err := durationUS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
@@ -245,15 +246,16 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	}
 	s.purgeOnce.Do(s.startPurge)
 	for attempt := 0; ; attempt++ {
-		acq, claim, err := s.read(ctx, req.Key, req.Fingerprint)
-		if err != nil || !claim {
+		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
+		if err != nil || how == answered {
 			return acq, err
 		}
 		st, err := s.statements(ctx)
 		if err != nil {
 			return idemstore.Acquisition{}, err
 		}
-		res, err := st.claim.ExecContext(ctx, req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS)
+		res, err := claimRow(ctx, st.insert, st.claim, how, (*sql.Stmt).ExecContext,
+			req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS)
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait) {
 			// An open claim (AcquireRun) holds the row.
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil
@@ -279,40 +281,67 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	}
 }
 
-// read is the acquire's read of key: the acquisition it answers, or claim
-// true when the key is free to claim (absent or expired, or, with
-// acq.Outcome OutcomeRecovered, in progress with this fingerprint past its
-// lease).
-func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
+// claimHow is what the acquire's read leaves to do.
+type claimHow uint8
+
+const (
+	answered  claimHow = iota // nothing: the read answered (a replay, a mismatch, a conflict)
+	claimNew                  // the key has no row: insert one
+	claimOver                 // the key's row is expired, or in progress past its lease: take it over
+)
+
+// claimRow claims a key with args (claimSQL's) through exec: with insert,
+// the plain INSERT, where the read found no row (how claimNew), and with
+// claim, the INSERT ... ON DUPLICATE KEY UPDATE, where it found one to take
+// over or the INSERT found one written since. A duplicate entry rolls back
+// only its statement, not the transaction it runs in; it leaves a shared
+// lock on the row, which the claim then takes exclusively, or, where
+// another claim holds it too, is refused without waiting (a conflict).
+func claimRow(ctx context.Context, insert, claim *sql.Stmt, how claimHow, exec func(*sql.Stmt, context.Context, ...any) (sql.Result, error), args ...any) (sql.Result, error) {
+	if how == claimNew {
+		res, err := exec(insert, ctx, args...)
+		if me := (*mysql.MySQLError)(nil); !errors.As(err, &me) || me.Number != errDupEntry {
+			return res, err
+		}
+	}
+	return exec(claim, ctx, args...)
+}
+
+// read is the acquire's read of key: the acquisition it answers (how
+// answered), or how to claim the key, which is free (absent, expired, or,
+// with acq.Outcome OutcomeRecovered, in progress with this fingerprint past
+// its lease).
+func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, how claimHow, err error) {
 	if s.lanes != nil {
 		r, err := s.lanes.Do(ctx, readReq{key, fingerprint})
 		if se := (*idemstore.StoreError)(nil); err != nil && !errors.As(err, &se) {
 			err = storeError("acquire", err) // its context ended while it waited
 		}
-		return r.acq, r.claim, err
+		return r.acq, r.how, err
 	}
 	return s.readOne(ctx, key, fingerprint)
 }
 
 // readOne is read in a round trip of its own.
-func (s *Store) readOne(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
+func (s *Store) readOne(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, how claimHow, err error) {
 	st, err := s.statements(ctx)
 	if err != nil {
-		return idemstore.Acquisition{}, false, err
+		return idemstore.Acquisition{}, answered, err
 	}
 	var r record
-	err = st.read.QueryRowContext(ctx, key).Scan(&r.fp, &r.completed, &r.leftUS, &r.status, &r.header, &r.body, &r.omitted)
+	err = st.read.QueryRowContext(ctx, key).Scan(r.dest()...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return idemstore.Acquisition{}, true, nil
+		return idemstore.Acquisition{}, claimNew, nil
 	case err != nil:
-		return idemstore.Acquisition{}, false, s.refused("acquire", storeError("acquire", err))
+		return idemstore.Acquisition{}, answered, s.refused("acquire", storeError("acquire", err))
 	}
 	return r.answer(fingerprint)
 }
 
-// record is what the read statements return of a live record.
+// record is what the read statements return of a key's row (readColumns).
 type record struct {
+	live      bool // not expired
 	fp        string
 	completed bool
 	leftUS    int64
@@ -322,18 +351,25 @@ type record struct {
 	omitted   bool
 }
 
+// dest are the Scan destinations of readColumns.
+func (r *record) dest() []any {
+	return []any{&r.live, &r.fp, &r.completed, &r.leftUS, &r.status, &r.header, &r.body, &r.omitted}
+}
+
 // answer is the read's answer to a request with fingerprint; the record
 // it returns holds r's body.
-func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, claim bool, err error) {
+func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, how claimHow, err error) {
 	switch {
+	case !r.live:
+		return idemstore.Acquisition{}, claimOver, nil
 	case r.fp != fingerprint:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, answered, nil
 	case !r.completed && r.leftUS <= 0:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, true, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, claimOver, nil
 	case !r.completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(r.leftUS) * time.Microsecond)}, false, nil
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(r.leftUS) * time.Microsecond)}, answered, nil
 	case !r.status.Valid:
-		return idemstore.Acquisition{}, false, storeError("acquire", errors.New("completed record without a status"))
+		return idemstore.Acquisition{}, answered, storeError("acquire", errors.New("completed record without a status"))
 	}
 	rec := &idemstore.Record{Status: int(r.status.Int32), Body: r.body, BodyOmitted: r.omitted}
 	if rec.Body == nil {
@@ -342,14 +378,14 @@ func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, claim bo
 	if len(r.header) > 0 {
 		h, err := headerjson.Decode(r.header)
 		if err != nil {
-			return idemstore.Acquisition{}, false, storeError("acquire", fmt.Errorf("the record's header: %w", err))
+			return idemstore.Acquisition{}, answered, storeError("acquire", fmt.Errorf("the record's header: %w", err))
 		}
 		rec.Header = h
 	}
 	if rec.Header == nil {
 		rec.Header = http.Header{}
 	}
-	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, answered, nil
 }
 
 // Complete implements [idemstore.Store]: it stores rec if token still owns
@@ -382,7 +418,7 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := exec(ctx, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
+	res, err := exec(ctx, us, us, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
 	if err != nil {
 		return s.refused("complete", storeError("complete", err))
 	}

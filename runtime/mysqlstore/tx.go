@@ -72,8 +72,9 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end context.CancelFunc, 
 //     what is committed when it reads, taking no gap locks (once per
 //     connection and lock: see prepareSession);
 //   - START TRANSACTION;
-//   - the claim, an INSERT ... ON DUPLICATE KEY UPDATE of the key's row
-//     that does not wait for a lock (SET STATEMENT
+//   - the claim, an INSERT of the key's row (an INSERT ... ON DUPLICATE
+//     KEY UPDATE where the row is there: see [Store.Acquire]) that does
+//     not wait for a lock (SET STATEMENT
 //     innodb_lock_wait_timeout=0 FOR, MariaDB; on MySQL the session's
 //     innodb_lock_wait_timeout, see noWait): a row another open claim
 //     holds refuses it at once, which is a conflict, answered with a
@@ -100,15 +101,15 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 	}
 	s.purgeOnce.Do(s.startPurge)
 	for attempt := 0; ; attempt++ {
-		acq, claim, err := s.read(ctx, req.Key, req.Fingerprint)
-		if err != nil || !claim {
+		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
+		if err != nil || how == answered {
 			return acq, nil, err
 		}
 		outcome := idemstore.OutcomeFirstRun
 		if acq.Outcome == idemstore.OutcomeRecovered {
 			outcome = idemstore.OutcomeRecovered
 		}
-		run, fence, err := s.claim(ctx, req, lease)
+		run, fence, err := s.claim(ctx, req, lease, how)
 		switch {
 		case err != nil:
 			return idemstore.Acquisition{}, nil, err
@@ -124,10 +125,10 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 	}
 }
 
-// claim claims req's key in a new transaction: the run that holds it and
-// its fence; or no run and fence -1 when another open claim holds the key,
+// claim claims req's key in a new transaction (claimRow, as the read found
+// how): the run that holds it and its fence; or no run and fence -1 when another open claim holds the key,
 // 0 when a committed record took it meanwhile.
-func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS int64) (*runTx, int64, error) {
+func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS int64, how claimHow) (*runTx, int64, error) {
 	st, err := s.statements(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -153,7 +154,10 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, storeError("acquire", err)
 	}
 	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint}
-	res, err := tx.StmtContext(ctx, st.claimTx).ExecContext(ctx, req.Key, req.Fingerprint, req.Token, leaseUS, leaseUS+s.abandonedUS)
+	inTx := func(st *sql.Stmt, ctx context.Context, args ...any) (sql.Result, error) {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	res, err := claimRow(ctx, st.insertTx, st.claimTx, how, inTx, req.Key, req.Fingerprint, req.Token, leaseUS, leaseUS+s.abandonedUS)
 	var fence int64
 	if err == nil {
 		fence, err = res.LastInsertId()

@@ -2,17 +2,21 @@ package mysqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
 
 // TestTxCommitsWithTheResult: the handler's INSERT and the stored response
@@ -168,5 +172,70 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	}
 	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
 		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
+	}
+}
+
+// TestCompletionExpiry: a completed record expires a retention after its
+// completion, or, when the run completed before its lease's deadline with
+// the abandoned TTL equal to the retention (both defaults), a retention
+// after that deadline: the completion leaves the expiry its claim wrote,
+// so that the expires_at index changes once per first request. A record
+// of another retention, or whose lease lapsed, is given its own.
+func TestCompletionExpiry(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, table := mysqltest.Store(t, db)
+	ctx := context.Background()
+	rec := &idemstore.Record{Status: http.StatusCreated, Body: []byte(`{}`)}
+	const lease = 10 * time.Second
+	// expiry is the key's expiry in seconds from now, by the server's
+	// clock, on q (the pool, or a run's transaction).
+	expiry := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, key string) float64 {
+		t.Helper()
+		var us int64
+		if err := q.QueryRowContext(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) FROM `"+table+"` WHERE `key` = ?", key).Scan(&us); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return float64(us) / 1e6
+	}
+	day := idemstore.DefaultRetention.Seconds()
+
+	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "kept", Token: "t1", Fingerprint: "fp", Lease: lease})
+	if err != nil || run == nil {
+		t.Fatalf("acquire: %+v, %v", acq, err)
+	}
+	claimed := expiry(mysqlstore.Tx(run.Context(ctx)), "kept")
+	if err := run.Commit(ctx, rec, idemstore.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
+	// The claim's expiry, to the microsecond: now + lease + abandoned TTL
+	// when it was read, and less by the time since.
+	if got := expiry(db, "kept"); got > claimed || got < day || got > day+lease.Seconds() {
+		t.Errorf("kept: expires in %.6f s, claimed %.6f s; want the claim's, within [%v, %v]", got, claimed, day, day+lease.Seconds())
+	}
+
+	acq, run, err = s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "hour", Token: "t2", Fingerprint: "fp", Lease: lease})
+	if err != nil || run == nil {
+		t.Fatalf("acquire: %+v, %v", acq, err)
+	}
+	if err := run.Commit(ctx, rec, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := expiry(db, "hour"); got > 3600 || got < 3600-lease.Seconds() {
+		t.Errorf("hour: expires in %.6f s, want an hour from its completion", got)
+	}
+
+	// A lease that lapsed before the completion (the non-transactional
+	// path, its deadline moved back by hand): a retention from now.
+	if _, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "lapsed", Token: "t3", Fingerprint: "fp", Lease: lease}); err != nil {
+		t.Fatal(err)
+	}
+	mysqltest.Exec(t, db, "UPDATE `"+table+"` SET lease_until = lease_until - INTERVAL 1 HOUR, expires_at = expires_at - INTERVAL 1 HOUR WHERE `key` = 'lapsed'")
+	if err := s.Complete(ctx, "lapsed", "t3", rec, idemstore.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
+	if got := expiry(db, "lapsed"); got > day || got < day-lease.Seconds() {
+		t.Errorf("lapsed: expires in %.6f s, want %v from its completion", got, day)
 	}
 }
