@@ -30,3 +30,12 @@ func (s *Store) ReadBatch(ctx context.Context, keys, fingerprints []string) []Re
 	}
 	return replies
 }
+
+// Statements is some of the store's SQL, for BenchmarkStatementShapes.
+type Statements struct{ Read, InsertTx, ClaimTx, Complete string }
+
+// StatementsOf is the SQL of a store on table, for MariaDB.
+func StatementsOf(table string) Statements {
+	st := newStatements("`" + table + "`")
+	return Statements{st.read, mariaDB.noWait(st.insertTx), mariaDB.noWait(st.claimTx), st.complete}
+}
