@@ -65,14 +65,7 @@ func BenchmarkFloor(b *testing.B) {
 	db.SetMaxIdleConns(benchConns)
 	s, _ := mysqltest.Store(b, db)
 	pay := payments(b, db)
-	prep := func(q string) *sql.Stmt {
-		st, err := db.Prepare(q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}
+	prep := preparer(b, db)
 	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
 	// handler is the business handler of all: one INSERT in the run's
 	// transaction, answered 201 with a small JSON body.

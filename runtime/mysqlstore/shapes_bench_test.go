@@ -48,14 +48,7 @@ func BenchmarkStatementShapes(b *testing.B) {
 	db.SetMaxIdleConns(benchConns)
 	s, table := mysqltest.Store(b, db)
 	pay := payments(b, db)
-	prep := func(q string) *sql.Stmt {
-		st, err := db.Prepare(q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}
+	prep := preparer(b, db)
 	sq := mysqlstore.StatementsOf(table)
 	t := "`" + table + "`"
 	read := prep(sq.Read)
