@@ -21,7 +21,7 @@ const (
 	errNoDefault        = 1364 // ER_NO_DEFAULT_FOR_FIELD
 	errRowIsReferenced  = 1451 // ER_ROW_IS_REFERENCED_2
 	errNoReferencedRow  = 1452 // ER_NO_REFERENCED_ROW_2
-	errDupEntry         = 1062 // ER_DUP_ENTRY: a unique index other than the key's
+	errDupEntry         = 1062 // ER_DUP_ENTRY: a claim's INSERT on the key's row (claimRow), or a unique index other than the key's
 	errCheckMySQL       = 3819 // ER_CHECK_CONSTRAINT_VIOLATED
 	errCheckMariaDB     = 4025 // ER_CONSTRAINT_FAILED
 	errSignal           = 1644 // ER_SIGNAL_EXCEPTION: a trigger that signalled

@@ -6,8 +6,9 @@ import "strings"
 // database's, in UTC: UTC_TIMESTAMP(6), which MySQL evaluates once per
 // statement, whatever the session's time_zone. Durations arrive in whole
 // microseconds (the store rounds them up to whole milliseconds first). A
-// record whose expires_at has passed does not exist for any statement,
-// whether or not the purge has deleted it yet.
+// record whose expires_at has passed is absent for every statement (the
+// read reports it as not live), whether or not the purge has deleted it
+// yet.
 
 // statements are the store's SQL for one table.
 type statements struct {
