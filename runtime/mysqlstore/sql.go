@@ -23,7 +23,8 @@ const now = "UTC_TIMESTAMP(6)"
 // completed, the microseconds its lease has left (negative once it has
 // lapsed), and the response. Whether the record has expired is a column,
 // not a condition: on MariaDB 10.11 a primary-key read with the condition
-// costs the server about a tenth more (BENCHMARKS.md), and an expired row,
+// costs the server more (93 against 87 µs a read in
+// BenchmarkStatementShapes, BENCHMARKS.md), and an expired row,
 // which the purge has not deleted yet, is then known to be there.
 const readColumns = "expires_at > " + now + " AS live, fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, " + now + ", lease_until) AS lease_left,\n" +
 	"\tstatus, header, body, body_omitted"
@@ -69,7 +70,8 @@ func newStatements(t string) statements {
 		// idemstore.DefaultRetention unless configured), keeps the expiry
 		// its claim wrote, so that the expires_at index is not changed a
 		// second time (a delete-marked entry, a new one, their undo and
-		// their purge: about 8% of a first request's CPU, BENCHMARKS.md).
+		// their purge: 859 against 816 µs of machine CPU per first request
+		// in BenchmarkStatementShapes, BENCHMARKS.md).
 		// Such a record is kept for its retention after completion and at
 		// most its lease longer. expires_at is assigned first, so that it
 		// reads lease_until as the claim left it whether or not the
@@ -108,8 +110,9 @@ func newStatements(t string) statements {
 // insertSQL is the first half of claimSQL alone: the INSERT of a new
 // record with fence fresh, which fails (ER_DUP_ENTRY) where the key has a
 // row. A claim of a key that the read found no record of sends it first:
-// the ON DUPLICATE KEY UPDATE costs the server about an eighth of a first
-// request more even where it inserts (BENCHMARKS.md), and is sent only
+// the ON DUPLICATE KEY UPDATE costs the server more even where it inserts
+// (846 against 807 µs of machine CPU per first request in
+// BenchmarkStatementShapes, BENCHMARKS.md), and is sent only
 // when the INSERT finds a row (an expired record not yet purged, or one
 // written since the read).
 //

@@ -126,8 +126,9 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 }
 
 // claim claims req's key in a new transaction (claimRow, as the read found
-// how): the run that holds it and its fence; or no run and fence -1 when another open claim holds the key,
-// 0 when a committed record took it meanwhile.
+// how): the run that holds it and its fence; or no run and fence -1 when
+// another open claim holds the key, 0 when a committed record took it
+// meanwhile.
 func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS int64, how claimHow) (*runTx, int64, error) {
 	st, err := s.statements(ctx)
 	if err != nil {
