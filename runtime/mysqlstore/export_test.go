@@ -39,3 +39,18 @@ func StatementsOf(table string) Statements {
 	st := newStatements("`" + table + "`")
 	return Statements{st.read, mariaDB.noWait(st.insertTx), mariaDB.noWait(st.claimTx), st.complete}
 }
+
+// OpenStatements counts the statements the store holds prepared: its
+// common path's (as one) and its batched reads'.
+func (s *Store) OpenStatements() int {
+	n := 0
+	if s.prep.Load() != nil {
+		n++
+	}
+	for i := range s.batchRead {
+		if s.batchRead[i].Load() != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -26,6 +27,9 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 	defer s.prepMu.Unlock()
 	if p := s.prep.Load(); p != nil {
 		return p, nil
+	}
+	if err := s.closed(); err != nil {
+		return nil, err
 	}
 	var version string
 	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
@@ -52,6 +56,24 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 	}
 	s.prep.Store(p)
 	return p, nil
+}
+
+// errClosed is the failure of a call that needs statements the store no
+// longer has.
+var errClosed = errors.New("mysqlstore: the store is closed")
+
+// closed returns an error matching idemstore.ErrStoreUnavailable once Close
+// has begun: Close closes the store's prepared statements, and one
+// prepared after it would stay open on the pool's connections until the
+// pool closes. Call it holding prepMu or batchMu, which Close takes after
+// it begins.
+func (s *Store) closed() error {
+	select {
+	case <-s.stop:
+		return storeError("prepare", errClosed)
+	default:
+		return nil
+	}
 }
 
 // close closes the statements prepared so far.

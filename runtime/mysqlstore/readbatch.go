@@ -114,6 +114,9 @@ func (s *Store) batchStatement(ctx context.Context, i int) (*sql.Stmt, error) {
 	if st := s.batchRead[i].Load(); st != nil {
 		return st, nil
 	}
+	if err := s.closed(); err != nil {
+		return nil, err
+	}
 	st, err := s.db.PrepareContext(ctx, readIn(s.table.quoted, batchSizes[i]))
 	if err != nil {
 		return nil, s.refused("prepare", storeError("prepare", err))

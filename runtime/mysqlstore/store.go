@@ -193,7 +193,11 @@ func New(db *sql.DB, opts ...Option) *Store {
 }
 
 // Close stops the background purge, waits for a purge in flight, and
-// closes the store's prepared statements. It does not close the pool.
+// closes the store's prepared statements. It does not close the pool. An
+// acquire after Close, and the commit of a run still open, fail with an
+// error matching [idemstore.ErrStoreUnavailable] that says the store is
+// closed (one under way as Close closes the statements, with database/sql's
+// error for a closed statement).
 func (s *Store) Close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.purging.Wait()

@@ -237,6 +237,36 @@ func TestBackgroundPurge(t *testing.T) {
 	}
 }
 
+// TestClosed: Close closes the store's prepared statements, and a call
+// after it fails, saying the store is closed, instead of preparing them
+// again (which would stay open on the pool's connections until the pool
+// closed).
+func TestClosed(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, _ := mysqltest.Store(t, db, mysqlstore.WithPurgeInterval(-1))
+	ctx := context.Background()
+	acquire(t, s, "before", "t", "fp")
+	s.ReadBatch(ctx, []string{"before", "other"}, []string{"fp", "fp"})
+	if n := s.OpenStatements(); n != 2 {
+		t.Fatalf("%d sets of statements prepared before Close, want 2 (the common path's and a batch's)", n)
+	}
+	s.Close()
+	_, aerr := s.Acquire(ctx, idemstore.AcquireRequest{Key: "after", Token: "t", Fingerprint: "fp"})
+	_, run, rerr := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "after", Token: "t", Fingerprint: "fp"})
+	if run != nil {
+		_ = run.Rollback(ctx)
+	}
+	batch := s.ReadBatch(ctx, []string{"after", "other"}, []string{"fp", "fp"})
+	for name, err := range map[string]error{"acquire": aerr, "acquire run": rerr, "batched read": batch[0].Err} {
+		if !errors.Is(err, idem.ErrStoreUnavailable) || err == nil || !strings.Contains(err.Error(), "store is closed") {
+			t.Errorf("%s after Close = %v, want ErrStoreUnavailable saying the store is closed", name, err)
+		}
+	}
+	if n := s.OpenStatements(); n != 0 {
+		t.Errorf("%d sets of statements prepared after Close, want none", n)
+	}
+}
+
 // TestUnreachable: a database that does not answer is a store failure,
 // not a misconfiguration, for every call and for Check.
 func TestUnreachable(t *testing.T) {
