@@ -13,8 +13,8 @@ import (
 // a prepare, an execute and a close). The claims (and their INSERTs) do
 // not wait for a lock (an open claim's), in the server's dialect.
 type prepared struct {
-	flavor                                           flavor
-	read, insert, claim, insertTx, claimTx, complete *sql.Stmt
+	flavor                                                       flavor
+	read, insert, claim, insertTx, claimTx, complete, completeTx *sql.Stmt
 }
 
 // statements returns the prepared statements, preparing them (and asking
@@ -46,6 +46,7 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 		{&p.insertTx, p.flavor.noWait(s.sql.insertTx)},
 		{&p.claimTx, p.flavor.noWait(s.sql.claimTx)},
 		{&p.complete, s.sql.complete},
+		{&p.completeTx, s.sql.completeTx},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, st.sql)
 		if err != nil {
@@ -78,7 +79,7 @@ func (s *Store) closed() error {
 
 // close closes the statements prepared so far.
 func (p *prepared) close() {
-	for _, st := range []*sql.Stmt{p.read, p.insert, p.claim, p.insertTx, p.claimTx, p.complete} {
+	for _, st := range []*sql.Stmt{p.read, p.insert, p.claim, p.insertTx, p.claimTx, p.complete, p.completeTx} {
 		if st != nil {
 			_ = st.Close()
 		}

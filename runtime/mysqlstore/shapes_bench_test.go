@@ -1,11 +1,17 @@
 package mysqlstore_test
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,10 +60,10 @@ func BenchmarkStatementShapes(b *testing.B) {
 	read := prep(sq.Read)
 	oldRead := prep("SELECT fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_until),\n" +
 		"\tstatus, header, body, body_omitted\nFROM " + t + " WHERE `key` = ? AND expires_at > UTC_TIMESTAMP(6)")
-	insert, upsert, keep := prep(sq.InsertTx), prep(sq.ClaimTx), prep(sq.Complete)
+	insert, upsert, keep := prep(sq.InsertTx), prep(sq.ClaimTx), prep(sq.CompleteTx)
 	reexpire := prep("UPDATE " + t + " SET completed = 1, lease_until = UTC_TIMESTAMP(6),\n" +
 		"\texpires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, status = ?, header = ?, body = ?, body_omitted = ?\n" +
-		"WHERE `key` = ? AND token = ? AND (? = 0 OR fence = ?) AND NOT completed AND expires_at > UTC_TIMESTAMP(6)")
+		"WHERE `key` = ? AND token = ? AND (? = 0 OR fence = ?) AND NOT completed")
 	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, ?)")
 
 	const retention = int64(24 * time.Hour / time.Microsecond)
@@ -161,4 +167,157 @@ func BenchmarkStatementShapes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkServerThread measures what MariaDB's thread for one connection
+// spends on a first request's statements (the read, START TRANSACTION, the
+// claim, the handler's INSERT, the completion, COMMIT), the variants
+// interleaved request by request on that one connection, so that the
+// host's noise falls on all of them alike. server-µs is the median over
+// b.N first requests of each variant of the CPU time the thread was
+// charged (/proc/TID/schedstat; the server must run on this machine, and
+// be MariaDB, which reports its threads' TID). READ COMMITTED sessions, as
+// the store's.
+//
+//   - contract: BenchmarkFloor's contract floor's statements, on a table
+//     of its own;
+//   - store: the store's statements;
+//   - expiry-condition: the store's, the completion's WHERE also asking
+//     expires_at > now, as it did (complete's, which Store.Complete still
+//     sends).
+func BenchmarkServerThread(b *testing.B) {
+	cfg, err := mysql.ParseDSN(mysqltest.DSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Params = map[string]string{"tx_isolation": "'READ-COMMITTED'"}
+	db := mysqltest.DBOf(b, cfg.FormatDSN(), 1)
+	var tid int64
+	if err := db.QueryRowContext(b.Context(), "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()").Scan(&tid); err != nil {
+		b.Skipf("the connection's thread: %v (MariaDB 10.5 or later tells it)", err)
+	}
+	schedstat := fmt.Sprintf("/proc/%d/schedstat", tid)
+	threadCPU := func() int64 {
+		data, err := os.ReadFile(schedstat)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ns
+	}
+	if _, err := os.Stat(schedstat); err != nil {
+		b.Skipf("the server's thread %d is not on this machine: %v", tid, err)
+	}
+	_, table := mysqltest.Store(b, db)
+	pay := payments(b, db)
+	prep := preparer(b, db)
+	sq := mysqlstore.StatementsOf(table)
+	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, ?)")
+	read := prep(sq.Read)
+	insert, complete := prep(sq.InsertTx), prep(sq.CompleteTx)
+	expiryCondition := prep(sq.Complete)
+	keys := mysqltest.Name(b) + "_keysc"
+	mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
+	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
+	cread := prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
+	cclaim := prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
+	canswer := prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
+
+	const retention = int64(24 * time.Hour / time.Microsecond)
+	header := headerjson.Encode(http.Header{"Content-Type": {"application/json"}})
+	body := []byte(`{"id":12345,"status":"created"}`)
+	sum := sha256.Sum256(body)
+	fp := hex.EncodeToString(sum[:])
+	inTx := func(ctx context.Context, stmts func(tx *sql.Tx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		if err := stmts(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	store := func(claim, completion *sql.Stmt) func(ctx context.Context, key string) error {
+		return func(ctx context.Context, key string) error {
+			if err := read.QueryRowContext(ctx, key).Scan(new(bool), new(string), new(bool), new(sql.NullInt64), new(sql.NullInt32), new([]byte), new([]byte), new(bool)); !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("read: %v", err)
+			}
+			return inTx(ctx, func(tx *sql.Tx) error {
+				token := rand.Text()
+				res, err := tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp, token, int64(10_000_000), 10_000_000+retention)
+				if err != nil {
+					return err
+				}
+				fence, err := res.LastInsertId()
+				if err != nil {
+					return err
+				}
+				if _, err := tx.StmtContext(ctx, insertPay).ExecContext(ctx, key, fence); err != nil {
+					return err
+				}
+				res, err = tx.StmtContext(ctx, completion).ExecContext(ctx, retention, retention, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
+				if n, _ := res.RowsAffected(); err == nil && n != 1 {
+					err = fmt.Errorf("the completion changed %d rows, want 1", n)
+				}
+				return err
+			})
+		}
+	}
+	contract := func(ctx context.Context, key string) error {
+		if err := cread.QueryRowContext(ctx, fp, key).Scan(new(bool), new(sql.NullInt32), new([]byte), new([]byte)); !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read: %v", err)
+		}
+		return inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.StmtContext(ctx, cclaim).ExecContext(ctx, key, fp); err != nil {
+				return err
+			}
+			if _, err := tx.StmtContext(ctx, insertPay).ExecContext(ctx, key, 1); err != nil {
+				return err
+			}
+			_, err := tx.StmtContext(ctx, canswer).ExecContext(ctx, http.StatusCreated, body, header, key)
+			return err
+		})
+	}
+	variants := []struct {
+		name string
+		op   func(ctx context.Context, key string) error
+	}{
+		{"contract", contract},
+		{"store", store(insert, complete)},
+		{"expiry-condition", store(insert, expiryCondition)},
+	}
+	prefix := rand.Text()[:8]
+	for i, v := range variants { // each statement prepared on the connection first
+		if err := v.op(b.Context(), fmt.Sprintf("%s-warm-%d", prefix, i)); err != nil {
+			b.Fatalf("%s: %v", v.name, err)
+		}
+	}
+	spent := make([][]float64, len(variants))
+	for i := 0; b.Loop(); i++ {
+		for j := range variants {
+			k := (i + j) % len(variants) // each request, the next variant first
+			before := threadCPU()
+			if err := variants[k].op(b.Context(), fmt.Sprintf("%s-%d-%d", prefix, k, i)); err != nil {
+				b.Fatalf("%s: %v", variants[k].name, err)
+			}
+			spent[k] = append(spent[k], float64(threadCPU()-before)/1e3)
+		}
+	}
+	for k, v := range variants {
+		b.ReportMetric(median(spent[k]), v.name+"-server-µs")
+	}
+}
+
+// median is the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }

@@ -258,7 +258,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	if err != nil {
 		return err
 	}
-	err = r.s.complete(ctx, r.tx.StmtContext(ctx, st.complete).ExecContext, r.key, r.token, r.fence, rec, retention)
+	err = r.s.complete(ctx, r.tx.StmtContext(ctx, st.completeTx).ExecContext, r.key, r.token, r.fence, rec, retention)
 	switch {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return err // the transaction (and the claim) ended: a deadlock

@@ -239,3 +239,30 @@ func TestCompletionExpiry(t *testing.T) {
 		t.Errorf("lapsed: expires in %.6f s, want %v from its completion", got, day)
 	}
 }
+
+// TestTxCommitsARecordThatExpiredUnderItsLock: the run's transaction holds
+// its record's row from the claim to the commit, so no other attempt can
+// take the record over meanwhile, even once it has expired (a run longer
+// than its lease and the abandoned TTL, simulated here by the handler's own
+// UPDATE in the transaction): the commit stores the answer with a retention
+// from now, not ErrNotOwner, and the answer is replayed.
+func TestTxCommitsARecordThatExpiredUnderItsLock(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, table := mysqltest.Store(t, db)
+	ctx := context.Background()
+	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t1", Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || run == nil {
+		t.Fatalf("acquire run = %+v, %v", acq, err)
+	}
+	tx := mysqlstore.Tx(run.Context(ctx))
+	if _, err := tx.ExecContext(ctx, "UPDATE `"+table+"` SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE `key` = 'k'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, &idemstore.Record{Status: http.StatusCreated, Body: []byte("done")}, time.Hour); err != nil {
+		t.Fatalf("commit of a record that expired under its lock = %v, want nil", err)
+	}
+	acq, err = s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
+	if err != nil || acq.Outcome != idemstore.OutcomeReplay || string(acq.Record.Body) != "done" {
+		t.Fatalf("after the commit: %+v, %v; want the replay of done", acq, err)
+	}
+}
