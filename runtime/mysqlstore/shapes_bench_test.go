@@ -97,36 +97,12 @@ func BenchmarkStatementShapes(b *testing.B) {
 	}
 	first := func(claim *sql.Stmt, keepExpiry bool) func(b *testing.B, key string) error {
 		return func(b *testing.B, key string) error {
-			ctx := b.Context()
-			if err := read.QueryRowContext(ctx, key).Scan(new(bool), new(string), new(bool), new(sql.NullInt64), new(sql.NullInt32), new([]byte), new([]byte), new(bool)); !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("read: %v", err)
-			}
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = tx.Rollback() }()
-			token := rand.Text()
-			res, err := tx.StmtContext(ctx, claim).ExecContext(ctx, key, "fp", token, int64(10_000_000), 10_000_000+retention)
-			if err != nil {
-				return err
-			}
-			fence, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			if _, err := tx.StmtContext(ctx, insertPay).ExecContext(ctx, key, fence); err != nil {
-				return err
-			}
-			if keepExpiry {
-				_, err = tx.StmtContext(ctx, keep).ExecContext(ctx, retention, retention, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
-			} else {
-				_, err = tx.StmtContext(ctx, reexpire).ExecContext(ctx, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
-			}
-			if err != nil {
-				return err
-			}
-			return tx.Commit()
+			return storeFirst(b.Context(), db, read, claim, insertPay, key, "fp", func(tx *sql.Tx, token string, fence int64) (sql.Result, error) {
+				if keepExpiry {
+					return tx.StmtContext(b.Context(), keep).ExecContext(b.Context(), retention, retention, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
+				}
+				return tx.StmtContext(b.Context(), reexpire).ExecContext(b.Context(), retention, http.StatusCreated, header, body, false, key, token, fence, fence)
+			})
 		}
 	}
 	variants := []struct {
@@ -244,27 +220,8 @@ func BenchmarkServerThread(b *testing.B) {
 	}
 	store := func(claim, completion *sql.Stmt) func(ctx context.Context, key string) error {
 		return func(ctx context.Context, key string) error {
-			if err := read.QueryRowContext(ctx, key).Scan(new(bool), new(string), new(bool), new(sql.NullInt64), new(sql.NullInt32), new([]byte), new([]byte), new(bool)); !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("read: %v", err)
-			}
-			return inTx(ctx, func(tx *sql.Tx) error {
-				token := rand.Text()
-				res, err := tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp, token, int64(10_000_000), 10_000_000+retention)
-				if err != nil {
-					return err
-				}
-				fence, err := res.LastInsertId()
-				if err != nil {
-					return err
-				}
-				if _, err := tx.StmtContext(ctx, insertPay).ExecContext(ctx, key, fence); err != nil {
-					return err
-				}
-				res, err = tx.StmtContext(ctx, completion).ExecContext(ctx, retention, retention, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
-				if n, _ := res.RowsAffected(); err == nil && n != 1 {
-					err = fmt.Errorf("the completion changed %d rows, want 1", n)
-				}
-				return err
+			return storeFirst(ctx, db, read, claim, insertPay, key, fp, func(tx *sql.Tx, token string, fence int64) (sql.Result, error) {
+				return tx.StmtContext(ctx, completion).ExecContext(ctx, retention, retention, retention, http.StatusCreated, header, body, false, key, token, fence, fence)
 			})
 		}
 	}
@@ -320,4 +277,40 @@ func median(xs []float64) float64 {
 	}
 	slices.Sort(xs)
 	return xs[len(xs)/2]
+}
+
+// storeFirst sends a first request's statements as the store does, on db:
+// the read (which must find no row), START TRANSACTION, the claim (a
+// lease of 10 s and a day's abandoned TTL), the handler's INSERT
+// (insertPay: key, fence), the completion complete sends with the claim's
+// token and fence (which must change the row), and COMMIT.
+func storeFirst(ctx context.Context, db *sql.DB, read, claim, insertPay *sql.Stmt, key, fingerprint string, complete func(tx *sql.Tx, token string, fence int64) (sql.Result, error)) error {
+	const lease, abandoned = int64(10 * time.Second / time.Microsecond), int64(24 * time.Hour / time.Microsecond)
+	if err := read.QueryRowContext(ctx, key).Scan(new(bool), new(string), new(bool), new(sql.NullInt64), new(sql.NullInt32), new([]byte), new([]byte), new(bool)); !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read: %v", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	token := rand.Text()
+	res, err := tx.StmtContext(ctx, claim).ExecContext(ctx, key, fingerprint, token, lease, lease+abandoned)
+	if err != nil {
+		return err
+	}
+	fence, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.StmtContext(ctx, insertPay).ExecContext(ctx, key, fence); err != nil {
+		return err
+	}
+	if res, err = complete(tx, token, fence); err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("the completion changed %d rows (%v), want 1", n, err)
+	}
+	return tx.Commit()
 }
