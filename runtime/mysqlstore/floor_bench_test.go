@@ -1,6 +1,7 @@
 package mysqlstore_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -12,8 +13,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,39 +64,7 @@ const benchConns = 40
 // times, so that their rounds interleave, each round's first requests and
 // replays starting with the next variant.
 func BenchmarkFloor(b *testing.B) {
-	db := mysqltest.DB(b, benchConns)
-	db.SetMaxIdleConns(benchConns)
-	s, _ := mysqltest.Store(b, db)
-	pay := payments(b, db)
-	prep := preparer(b, db)
-	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
-	// handler is the business handler of all: one INSERT in the run's
-	// transaction, answered 201 with a small JSON body.
-	handler := func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error) {
-		res, err := tx.StmtContext(r.Context(), insertPay).ExecContext(r.Context(), key)
-		if err != nil {
-			return nil, err
-		}
-		id, _ := res.LastInsertId()
-		body := fmt.Appendf(nil, `{"id":%d,"status":"created"}`, id)
-		return body, nil
-	}
-	floor := newFloor(b, db, prep, handler, false)
-	contract := newFloor(b, db, prep, handler, true)
-	storeHandler := func(w http.ResponseWriter, r *http.Request) {
-		info, _ := idem.FromContext(r.Context())
-		body, err := handler(w, r, mysqlstore.Tx(r.Context()), info.Key)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	}
-	store := serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, storeHandler)
-	alone, _ := mysqltest.Store(b, db, mysqlstore.WithReadLanes(-1))
-	unbatched := serve(idem.NewEngine(alone, idem.WithLogger(nil)), payOp, storeHandler)
+	fv := newFloorVariants(b)
 	run := func(name string, h http.Handler, replay bool) {
 		srv := httptest.NewServer(h)
 		defer srv.Close()
@@ -129,10 +100,7 @@ func BenchmarkFloor(b *testing.B) {
 			cpu.Report(b)
 		})
 	}
-	variants := []struct {
-		name string
-		h    http.Handler
-	}{{"floor", floor}, {"contract", contract}, {"store-unbatched", unbatched}, {"store", store}}
+	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"store-unbatched", fv.unbatched}, {"store", fv.store}}
 	for round := range benchRounds() {
 		// Each round starts with another variant, so that none always
 		// runs after the others' writes (the server's background flushing
@@ -148,6 +116,60 @@ func BenchmarkFloor(b *testing.B) {
 			}
 		}
 	}
+}
+
+// floorVariant is one of BenchmarkFloor's handlers, named.
+type floorVariant struct {
+	name string
+	h    http.Handler
+}
+
+// floorVariants are BenchmarkFloor's handlers, on one pool of benchConns
+// connections: the floor, the contract floor, mysqlstore through the engine
+// (its reads through the read lanes, or each alone: unbatched), and the
+// store and the business handler they share.
+type floorVariants struct {
+	floor, contract, store, unbatched http.Handler
+	s                                 *mysqlstore.Store
+	// handler is the business handler of all: one INSERT in the run's
+	// transaction, answered 201 with a small JSON body.
+	handler func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error)
+}
+
+func newFloorVariants(b *testing.B) *floorVariants {
+	db := mysqltest.DB(b, benchConns)
+	db.SetMaxIdleConns(benchConns)
+	s, _ := mysqltest.Store(b, db)
+	pay := payments(b, db)
+	prep := preparer(b, db)
+	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
+	v := &floorVariants{s: s}
+	v.handler = func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error) {
+		res, err := tx.StmtContext(r.Context(), insertPay).ExecContext(r.Context(), key)
+		if err != nil {
+			return nil, err
+		}
+		id, _ := res.LastInsertId()
+		body := fmt.Appendf(nil, `{"id":%d,"status":"created"}`, id)
+		return body, nil
+	}
+	v.floor = newFloor(b, db, prep, v.handler, false)
+	v.contract = newFloor(b, db, prep, v.handler, true)
+	storeHandler := func(w http.ResponseWriter, r *http.Request) {
+		info, _ := idem.FromContext(r.Context())
+		body, err := v.handler(w, r, mysqlstore.Tx(r.Context()), info.Key)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}
+	v.store = serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, storeHandler)
+	alone, _ := mysqltest.Store(b, db, mysqlstore.WithReadLanes(-1))
+	v.unbatched = serve(idem.NewEngine(alone, idem.WithLogger(nil)), payOp, storeHandler)
+	return v
 }
 
 // replayKeys is how many answered keys BenchmarkFloor's replays cycle
@@ -318,6 +340,100 @@ func BenchmarkReplayReads(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkProcessCPU sends BenchmarkFloor's first requests one at a time,
+// the variants interleaved request by request (each request the next
+// variant first), so that the host's noise falls on all of them alike, and
+// reports for each the median of this process's CPU time per request
+// (getrusage: the HTTP client and server, the engine, the store,
+// database/sql and the driver; not the database server's), NAME-self-µs,
+// and the goroutines started per request, NAME-goroutines. store-calls is
+// the store's calls without the engine: AcquireRun, the business handler
+// in the run's transaction, Commit, from a plain handler that fingerprints
+// the body as the contract floor does and bounds the calls by the engine's
+// store timeout.
+func BenchmarkProcessCPU(b *testing.B) {
+	fv := newFloorVariants(b)
+	calls := func(w http.ResponseWriter, r *http.Request) {
+		payload, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sum := sha256.Sum256(payload)
+		key := r.Header.Get("Idempotency-Key")
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), idem.DefaultStoreTimeout)
+		defer cancel()
+		acq, run, err := fv.s.AcquireRun(ctx, idemstore.AcquireRequest{Key: payOp.ID + ":" + key, Token: rand.Text(), Fingerprint: hex.EncodeToString(sum[:]), Lease: payOp.Lock})
+		if err != nil || run == nil {
+			http.Error(w, fmt.Sprintf("%+v %v", acq, err), http.StatusConflict)
+			return
+		}
+		body, err := fv.handler(w, r, mysqlstore.Tx(run.Context(r.Context())), key)
+		if err != nil {
+			_ = run.Rollback(ctx)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rec := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+		if err := run.Commit(ctx, rec, idemstore.DefaultRetention); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}
+	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"store", fv.store}, {"store-calls", http.HandlerFunc(calls)}}
+	urls := make([]string, len(variants))
+	for i, v := range variants {
+		srv := httptest.NewServer(v.h)
+		b.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	prefix := rand.Text()[:8]
+	for i := range variants { // each variant's statements prepared on the connections first
+		for w := range 20 {
+			if st, body := post(b, client, urls[i], fmt.Sprintf("%s-warm-%d-%d", prefix, i, w)); st != http.StatusCreated {
+				b.Fatalf("%s: %d %s", variants[i].name, st, body)
+			}
+		}
+	}
+	spent := make([][]float64, len(variants))
+	started := make([]uint64, len(variants))
+	for i := 0; b.Loop(); i++ {
+		for j := range variants {
+			k := (i + j) % len(variants)
+			goroutines, cpu := goroutinesStarted(), processCPU()
+			if st, body := post(b, client, urls[k], fmt.Sprintf("%s-%d-%d", prefix, k, i)); st != http.StatusCreated {
+				b.Fatalf("%s: %d %s", variants[k].name, st, body)
+			}
+			spent[k] = append(spent[k], float64(processCPU()-cpu)/1e3)
+			started[k] += goroutinesStarted() - goroutines
+		}
+	}
+	for k, v := range variants {
+		b.ReportMetric(median(spent[k]), v.name+"-self-µs")
+		b.ReportMetric(float64(started[k])/float64(len(spent[k])), v.name+"-goroutines")
+	}
+}
+
+// processCPU is the CPU time this process has used, in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// goroutinesStarted is how many goroutines this process has started.
+func goroutinesStarted() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // isLockWait reports InnoDB's lock wait timeout (1205).
