@@ -348,7 +348,8 @@ func BenchmarkReplayReads(b *testing.B) {
 // reports for each the median of this process's CPU time per request
 // (getrusage: the HTTP client and server, the engine, the store,
 // database/sql and the driver; not the database server's), NAME-self-µs,
-// and the goroutines started per request, NAME-goroutines. store-calls is
+// and the goroutines started per request, NAME-goroutines (0 before Go
+// 1.26, whose runtime does not count them). store-calls is
 // the store's calls without the engine: AcquireRun, the business handler
 // in the run's transaction, Commit, from a plain handler that fingerprints
 // the body as the contract floor does and bounds the calls by the engine's
@@ -429,10 +430,14 @@ func processCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// goroutinesStarted is how many goroutines this process has started.
+// goroutinesStarted is how many goroutines this process has started, or 0
+// where the runtime does not count them (before Go 1.26).
 func goroutinesStarted() uint64 {
 	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
 	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
 	return s[0].Value.Uint64()
 }
 
