@@ -22,14 +22,14 @@ import (
 type Meter struct{ machine, self time.Duration }
 
 // Start starts measuring the machine's and this process's CPU time.
-func Start() Meter { return Meter{machineCPU(), selfCPU()} }
+func Start() Meter { return Meter{machineCPU(), Self()} }
 
 // Report reports the CPU time since Start per b.N as cpu-µs/op (the
 // machine's) and self-µs/op (this process's).
 func (m Meter) Report(b *testing.B) {
 	if now := machineCPU(); m.machine > 0 && now > 0 {
 		b.ReportMetric(float64(now-m.machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
-		b.ReportMetric(float64(selfCPU()-m.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
+		b.ReportMetric(float64(Self()-m.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
 	}
 }
 
@@ -60,8 +60,8 @@ func machineCPU() time.Duration {
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
-// selfCPU is the CPU time this process has used.
-func selfCPU() time.Duration {
+// Self is the CPU time this process has used, or 0 where getrusage fails.
+func Self() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -16,7 +16,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -407,11 +406,11 @@ func BenchmarkProcessCPU(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		for j := range variants {
 			k := (i + j) % len(variants)
-			goroutines, cpu := goroutinesStarted(), processCPU()
+			goroutines, cpu := goroutinesStarted(), cpumeter.Self()
 			if st, body := post(b, client, urls[k], fmt.Sprintf("%s-%d-%d", prefix, k, i)); st != http.StatusCreated {
 				b.Fatalf("%s: %d %s", variants[k].name, st, body)
 			}
-			spent[k] = append(spent[k], float64(processCPU()-cpu)/1e3)
+			spent[k] = append(spent[k], float64(cpumeter.Self()-cpu)/float64(time.Microsecond))
 			started[k] += goroutinesStarted() - goroutines
 		}
 	}
@@ -419,15 +418,6 @@ func BenchmarkProcessCPU(b *testing.B) {
 		b.ReportMetric(median(spent[k]), v.name+"-self-µs")
 		b.ReportMetric(float64(started[k])/float64(len(spent[k])), v.name+"-goroutines")
 	}
-}
-
-// processCPU is the CPU time this process has used, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // goroutinesStarted is how many goroutines this process has started, or 0

@@ -70,7 +70,7 @@ func newStatements(t string) statements {
 		// its claim wrote, so that the expires_at index is not changed a
 		// second time (a delete-marked entry, a new one, their undo and
 		// their purge: 859 against 816 µs of machine CPU per first request
-		// in BenchmarkStatementShapes, BENCHMARKS.md).
+		// in BenchmarkStatementShapes at 875eacb, BENCHMARKS.md).
 		// Such a record is kept for its retention after completion and at
 		// most its lease longer. expires_at is assigned first, so that it
 		// reads lease_until as the claim left it whether or not the
@@ -131,7 +131,7 @@ func completeSQL(t, also string) string {
 // row. A claim of a key that the read found no record of sends it first:
 // the ON DUPLICATE KEY UPDATE costs the server more even where it inserts
 // (846 against 807 µs of machine CPU per first request in
-// BenchmarkStatementShapes, BENCHMARKS.md), and is sent only
+// BenchmarkStatementShapes at 875eacb, BENCHMARKS.md), and is sent only
 // when the INSERT finds a row (an expired record not yet purged, or one
 // written since the read).
 //

@@ -250,14 +250,19 @@ func TestClosed(t *testing.T) {
 	if n := s.OpenStatements(); n != 2 {
 		t.Fatalf("%d sets of statements prepared before Close, want 2 (the common path's and a batch's)", n)
 	}
+	_, open, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "open", Token: "t", Fingerprint: "fp"})
+	if err != nil || open == nil {
+		t.Fatalf("acquire run before Close: %v", err)
+	}
 	s.Close()
+	cerr := open.Commit(ctx, &idemstore.Record{Status: http.StatusCreated}, time.Hour)
 	_, aerr := s.Acquire(ctx, idemstore.AcquireRequest{Key: "after", Token: "t", Fingerprint: "fp"})
 	_, run, rerr := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "after", Token: "t", Fingerprint: "fp"})
 	if run != nil {
 		_ = run.Rollback(ctx)
 	}
 	batch := s.ReadBatch(ctx, []string{"after", "other"}, []string{"fp", "fp"})
-	for name, err := range map[string]error{"acquire": aerr, "acquire run": rerr, "batched read": batch[0].Err} {
+	for name, err := range map[string]error{"acquire": aerr, "acquire run": rerr, "batched read": batch[0].Err, "commit of a run open at Close": cerr} {
 		if !errors.Is(err, idem.ErrStoreUnavailable) || err == nil || !strings.Contains(err.Error(), "store is closed") {
 			t.Errorf("%s after Close = %v, want ErrStoreUnavailable saying the store is closed", name, err)
 		}
