@@ -55,17 +55,25 @@ const benchSenders = 8
 //     an expiry that reads skip and a purge finds by an index, and a claim
 //     that does not wait for another open claim's row lock (a duplicate
 //     answered at once); no lease, no fence, no takeover, no token;
+//   - fenced-first: the contract floor with what issue 49 asks of a claim
+//     besides, fencing: a random token and a fence (the database's clock
+//     in microseconds, through LAST_INSERT_ID) written with the claim, a
+//     lease the read reports (a conflict's Retry-After), and a completion
+//     that only the claim's token and fence can make; no takeover of a
+//     lapsed claim, no engine;
+//   - store-calls-first: mysqlstore's AcquireRun and Commit around the
+//     handler, from a plain handler (storeCalls), without the engine;
 //   - store-first: a new key through the engine on mysqlstore, its reads
 //     through the read lanes (WithReadLanes' default);
 //   - store-unbatched-first: the same, every read alone
 //     (WithReadLanes(-1));
-//   - floor-replay, contract-replay: the floors' read-only SELECT of a
-//     stored answer;
-//   - store-replay, store-unbatched-replay: an answered key again through
-//     the engine.
+//   - floor-replay, contract-replay, fenced-replay: the floors' read-only
+//     SELECT of a stored answer;
+//   - store-calls-replay, store-replay, store-unbatched-replay: an
+//     answered key again through AcquireRun or the engine.
 //
 // Replays cycle through replayKeys answered keys. Every statement is
-// prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the eight in turn three
+// prepared once. MYSQLSTORE_BENCH_ROUNDS=3 runs the twelve in turn three
 // times, so that their rounds interleave, each round's first requests and
 // replays starting with the next variant.
 func BenchmarkFloor(b *testing.B) {
@@ -108,7 +116,7 @@ func BenchmarkFloor(b *testing.B) {
 			cpu.Report(b)
 		})
 	}
-	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"store-unbatched", fv.unbatched}, {"store", fv.store}}
+	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"fenced", fv.fenced}, {"store-calls", fv.calls}, {"store-unbatched", fv.unbatched}, {"store", fv.store}}
 	for round := range benchRounds() {
 		// Each round starts with another variant, so that none always
 		// runs after the others' writes (the server's background flushing
@@ -133,12 +141,13 @@ type floorVariant struct {
 }
 
 // floorVariants are BenchmarkFloor's handlers, on one pool of benchConns
-// connections: the floor, the contract floor, mysqlstore through the engine
-// (its reads through the read lanes, or each alone: unbatched), and the
-// store and the business handler they share.
+// connections: the floor, the contract floor, the fenced floor, the store's
+// calls without the engine (calls), mysqlstore through the engine (its
+// reads through the read lanes, or each alone: unbatched), and the store
+// and the business handler they share.
 type floorVariants struct {
-	floor, contract, store, unbatched http.Handler
-	s                                 *mysqlstore.Store
+	floor, contract, fenced, calls, store, unbatched http.Handler
+	s                                                *mysqlstore.Store
 	// handler is the business handler of all: one INSERT in the run's
 	// transaction, answered 201 with a small JSON body.
 	handler func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error)
@@ -160,8 +169,9 @@ func newFloorVariants(b *testing.B) *floorVariants {
 		body := fmt.Appendf(nil, `{"id":%d,"status":"created"}`, id)
 		return body, nil
 	}
-	v.floor = newFloor(b, db, prep, v.handler, false)
-	v.contract = newFloor(b, db, prep, v.handler, true)
+	v.floor = newFloor(b, db, prep, v.handler, plainFloor)
+	v.contract = newFloor(b, db, prep, v.handler, contractFloor)
+	v.fenced = newFloor(b, db, prep, v.handler, fencedFloor)
 	storeHandler := func(w http.ResponseWriter, r *http.Request) {
 		info, _ := idem.FromContext(r.Context())
 		body, err := v.handler(w, r, mysqlstore.Tx(r.Context()), info.Key)
@@ -173,10 +183,62 @@ func newFloorVariants(b *testing.B) *floorVariants {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(body)
 	}
+	v.calls = v.storeCalls()
 	v.store = serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, storeHandler)
 	alone, _ := mysqltest.Store(b, db, mysqlstore.WithReadLanes(-1))
 	v.unbatched = serve(idem.NewEngine(alone, idem.WithLogger(nil)), payOp, storeHandler)
 	return v
+}
+
+// storeCalls is the store's calls without the engine: AcquireRun, the
+// business handler in the run's transaction, Commit, from a plain handler
+// that fingerprints the body as the contract floor does, bounds the calls
+// by the engine's store timeout and answers a replay with the stored
+// response (a mismatch 422, a conflict 409).
+func (v *floorVariants) storeCalls() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		payload, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sum := sha256.Sum256(payload)
+		key := r.Header.Get("Idempotency-Key")
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), idem.DefaultStoreTimeout)
+		defer cancel()
+		acq, run, err := v.s.AcquireRun(ctx, idemstore.AcquireRequest{Key: payOp.ID + ":" + key, Token: rand.Text(), Fingerprint: hex.EncodeToString(sum[:]), Lease: payOp.Lock})
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		case acq.Outcome == idemstore.OutcomeReplay:
+			maps.Copy(w.Header(), acq.Record.Header)
+			w.Header().Set(idem.HeaderReplayed, "true")
+			w.WriteHeader(acq.Record.Status)
+			_, _ = w.Write(acq.Record.Body)
+			return
+		case acq.Outcome == idemstore.OutcomeMismatch:
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			return
+		case run == nil:
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		body, err := v.handler(w, r, mysqlstore.Tx(run.Context(r.Context())), key)
+		if err != nil {
+			_ = run.Rollback(ctx)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rec := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+		if err := run.Commit(ctx, rec, idemstore.DefaultRetention); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}
 }
 
 // readCommittedDB is a pool of benchConns connections whose sessions are
@@ -214,22 +276,40 @@ func readCommittedDB(b *testing.B) *sql.DB {
 // share such reads, a floor does not).
 const replayKeys = 512
 
-// newFloor is BenchmarkFloor's floor, or with contract its contract floor,
-// around handler, on a keys table of its own.
-func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, *sql.Tx, string) ([]byte, error), contract bool) http.HandlerFunc {
+// floorKind tells newFloor's floors apart.
+type floorKind int
+
+const (
+	plainFloor    floorKind = iota // the floor
+	contractFloor                  // the contract floor
+	fencedFloor                    // the contract floor with a fenced claim
+)
+
+// newFloor is BenchmarkFloor's floor of kind around handler, on a keys
+// table of its own.
+func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, *sql.Tx, string) ([]byte, error), kind floorKind) http.HandlerFunc {
 	keys := mysqltest.Name(b) + "_keys"
+	contract, fenced := kind != plainFloor, kind == fencedFloor
 	var read, claim, answer *sql.Stmt
-	if !contract {
+	switch kind {
+	case plainFloor:
 		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, status INT NULL, body BLOB NULL) ENGINE=InnoDB")
 		read = prep("SELECT status, body FROM `" + keys + "` WHERE k = ?")
 		claim = prep("INSERT INTO `" + keys + "` (k) VALUES (?)")
 		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ? WHERE k = ?")
-	} else {
+	case contractFloor:
 		keys += "c"
 		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
-		read = prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
+		read = prep("SELECT fingerprint = ?, status, header, body, 0 FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
 		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
 		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
+	case fencedFloor:
+		keys += "f"
+		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, token VARBINARY(128) NOT NULL, fence BIGINT NOT NULL, lease_until DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
+		read = prep("SELECT fingerprint = ?, status, header, body, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_until) FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
+		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, token, fence, lease_until, expires_at) " +
+			"VALUES (?, ?, ?, LAST_INSERT_ID(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))), UTC_TIMESTAMP(6) + INTERVAL 10 SECOND, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
+		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ? AND token = ? AND fence = ?")
 	}
 	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -248,9 +328,10 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 		same := true
 		var status sql.NullInt32
 		var header, stored []byte
+		var leftUS int64 // the fenced floor's lease left, for a conflict's Retry-After
 		var err error
 		if contract {
-			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored)
+			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored, &leftUS)
 		} else {
 			err = read.QueryRowContext(ctx, key).Scan(&status, &stored)
 		}
@@ -273,6 +354,7 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 			_, _ = w.Write(stored)
 			return
 		case err == nil:
+			w.Header().Set("Retry-After", strconv.FormatInt(max(leftUS/1_000_000, 1), 10))
 			w.WriteHeader(http.StatusConflict)
 			return
 		case !errors.Is(err, sql.ErrNoRows):
@@ -285,29 +367,49 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 			return
 		}
 		defer func() { _ = tx.Rollback() }()
-		if contract {
+		var token string
+		var fence int64
+		var res sql.Result
+		switch kind {
+		case plainFloor:
+			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key)
+		default:
+			args := []any{key, fp}
+			if fenced {
+				token = rand.Text()
+				args = append(args, token)
+			}
 			// A lock wait is a duplicate's open claim, answered at once;
-			// but InnoDB also reports one, now and then, between inserts
-			// of distinct keys (a few in ten thousand here): try once
-			// more, without waiting either time.
+			// try once more all the same, without waiting either time, as
+			// the store's claims are seldom refused between distinct keys
+			// and these should not be either.
 			for try := 0; try < 2; try++ {
-				if _, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key, fp); !isLockWait(err) {
+				if res, err = tx.StmtContext(ctx, claim).ExecContext(ctx, args...); !isLockWait(err) {
 					break
 				}
 			}
-		} else {
-			_, err = tx.StmtContext(ctx, claim).ExecContext(ctx, key)
+			if err == nil && fenced {
+				fence, err = res.LastInsertId()
+			}
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 			return
 		}
 		body, err := handler(w, r, tx, key)
-		if err == nil && contract {
-			h := http.Header{"Content-Type": {"application/json"}}
-			_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, headerjson.Encode(h), key)
-		} else if err == nil {
-			_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, key)
+		if err == nil {
+			switch kind {
+			case plainFloor:
+				_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, key)
+			case contractFloor:
+				_, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, headerjson.Encode(http.Header{"Content-Type": {"application/json"}}), key)
+			case fencedFloor:
+				if res, err = tx.StmtContext(ctx, answer).ExecContext(ctx, http.StatusCreated, body, headerjson.Encode(http.Header{"Content-Type": {"application/json"}}), key, token, fence); err == nil {
+					if n, _ := res.RowsAffected(); n != 1 {
+						err = fmt.Errorf("the claim of %s (fence %d) is not this run's", key, fence)
+					}
+				}
+			}
 		}
 		if err == nil {
 			err = tx.Commit()
@@ -386,44 +488,11 @@ func BenchmarkReplayReads(b *testing.B) {
 // (getrusage: the HTTP client and server, the engine, the store,
 // database/sql and the driver; not the database server's), NAME-self-µs,
 // and the goroutines started per request, NAME-goroutines (0 before Go
-// 1.26, whose runtime does not count them). store-calls is
-// the store's calls without the engine: AcquireRun, the business handler
-// in the run's transaction, Commit, from a plain handler that fingerprints
-// the body as the contract floor does and bounds the calls by the engine's
-// store timeout.
+// 1.26, whose runtime does not count them). store-calls is the store's
+// calls without the engine (storeCalls).
 func BenchmarkProcessCPU(b *testing.B) {
 	fv := newFloorVariants(b)
-	calls := func(w http.ResponseWriter, r *http.Request) {
-		payload, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		sum := sha256.Sum256(payload)
-		key := r.Header.Get("Idempotency-Key")
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), idem.DefaultStoreTimeout)
-		defer cancel()
-		acq, run, err := fv.s.AcquireRun(ctx, idemstore.AcquireRequest{Key: payOp.ID + ":" + key, Token: rand.Text(), Fingerprint: hex.EncodeToString(sum[:]), Lease: payOp.Lock})
-		if err != nil || run == nil {
-			http.Error(w, fmt.Sprintf("%+v %v", acq, err), http.StatusConflict)
-			return
-		}
-		body, err := fv.handler(w, r, mysqlstore.Tx(run.Context(r.Context())), key)
-		if err != nil {
-			_ = run.Rollback(ctx)
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		rec := &idemstore.Record{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
-		if err := run.Commit(ctx, rec, idemstore.DefaultRetention); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	}
-	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"store", fv.store}, {"store-calls", http.HandlerFunc(calls)}}
+	variants := []floorVariant{{"floor", fv.floor}, {"contract", fv.contract}, {"store", fv.store}, {"store-calls", fv.calls}}
 	urls := make([]string, len(variants))
 	for i, v := range variants {
 		srv := httptest.NewServer(v.h)
