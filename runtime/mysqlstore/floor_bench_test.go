@@ -300,7 +300,7 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 	case contractFloor:
 		keys += "c"
 		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
-		read = prep("SELECT fingerprint = ?, status, header, body, 0 FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
+		read = prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
 		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
 		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
 	case fencedFloor:
@@ -330,10 +330,13 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 		var header, stored []byte
 		var leftUS int64 // the fenced floor's lease left, for a conflict's Retry-After
 		var err error
-		if contract {
-			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored, &leftUS)
-		} else {
+		switch kind {
+		case plainFloor:
 			err = read.QueryRowContext(ctx, key).Scan(&status, &stored)
+		case contractFloor:
+			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored)
+		case fencedFloor:
+			err = read.QueryRowContext(ctx, fp, key).Scan(&same, &status, &header, &stored, &leftUS)
 		}
 		switch {
 		case err == nil && !same:
