@@ -140,6 +140,13 @@ type floorVariant struct {
 	h    http.Handler
 }
 
+// created answers the business handler's body: 201, JSON.
+func created(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(body)
+}
+
 // floorVariants are BenchmarkFloor's handlers, on one pool of benchConns
 // connections: the floor, the contract floor, the fenced floor, the store's
 // calls without the engine (calls), mysqlstore through the engine (its
@@ -154,7 +161,8 @@ type floorVariants struct {
 }
 
 func newFloorVariants(b *testing.B) *floorVariants {
-	db := readCommittedDB(b)
+	db := readCommittedDB(b, benchConns)
+	db.SetMaxIdleConns(benchConns)
 	s, _ := mysqltest.Store(b, db)
 	pay := payments(b, db)
 	prep := preparer(b, db)
@@ -179,9 +187,7 @@ func newFloorVariants(b *testing.B) *floorVariants {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
+		created(w, body)
 	}
 	v.calls = v.storeCalls()
 	v.store = serve(idem.NewEngine(s, idem.WithLogger(nil)), payOp, storeHandler)
@@ -235,20 +241,18 @@ func (v *floorVariants) storeCalls() http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
+		created(w, body)
 	}
 }
 
-// readCommittedDB is a pool of benchConns connections whose sessions are
-// READ COMMITTED from the start, for the floors' transactions as for the
+// readCommittedDB is a pool of conns connections whose sessions are READ
+// COMMITTED from the start, for the floors' transactions as for the
 // store's (which sets it on a connection it claims on, see AcquireRun):
 // under the server's REPEATABLE READ default, the contract floor's claims
 // that do not wait for a lock were refused now and then (ER_LOCK_WAIT_TIMEOUT
 // between distinct keys, a few a second from 16 senders), and a floor
 // that set the isolation per transaction would pay a round trip more.
-func readCommittedDB(b *testing.B) *sql.DB {
+func readCommittedDB(b *testing.B, conns int) *sql.DB {
 	cfg, err := mysql.ParseDSN(mysqltest.DSN(b))
 	if err != nil {
 		b.Fatal(err)
@@ -266,9 +270,7 @@ func readCommittedDB(b *testing.B) *sql.DB {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params[isolation] = "'READ-COMMITTED'"
-	db := mysqltest.DBOf(b, cfg.FormatDSN(), benchConns)
-	db.SetMaxIdleConns(benchConns)
-	return db
+	return mysqltest.DBOf(b, cfg.FormatDSN(), conns)
 }
 
 // replayKeys is how many answered keys BenchmarkFloor's replays cycle
@@ -286,32 +288,10 @@ const (
 )
 
 // newFloor is BenchmarkFloor's floor of kind around handler, on a keys
-// table of its own.
+// table of its own (floorStatements).
 func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, *sql.Tx, string) ([]byte, error), kind floorKind) http.HandlerFunc {
-	keys := mysqltest.Name(b) + "_keys"
 	contract, fenced := kind != plainFloor, kind == fencedFloor
-	var read, claim, answer *sql.Stmt
-	switch kind {
-	case plainFloor:
-		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, status INT NULL, body BLOB NULL) ENGINE=InnoDB")
-		read = prep("SELECT status, body FROM `" + keys + "` WHERE k = ?")
-		claim = prep("INSERT INTO `" + keys + "` (k) VALUES (?)")
-		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ? WHERE k = ?")
-	case contractFloor:
-		keys += "c"
-		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
-		read = prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
-		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
-		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
-	case fencedFloor:
-		keys += "f"
-		mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, token VARBINARY(128) NOT NULL, fence BIGINT NOT NULL, lease_until DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
-		read = prep("SELECT fingerprint = ?, status, header, body, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_until) FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
-		claim = prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, token, fence, lease_until, expires_at) " +
-			"VALUES (?, ?, ?, LAST_INSERT_ID(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))), UTC_TIMESTAMP(6) + INTERVAL 10 SECOND, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
-		answer = prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ? AND token = ? AND fence = ?")
-	}
-	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
+	read, claim, answer := floorStatements(b, db, prep, kind)
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		key := r.Header.Get("Idempotency-Key")
@@ -382,10 +362,10 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 				token = rand.Text()
 				args = append(args, token)
 			}
-			// A lock wait is a duplicate's open claim, answered at once;
-			// try once more all the same, without waiting either time, as
-			// the store's claims are seldom refused between distinct keys
-			// and these should not be either.
+			// A lock wait is a duplicate's open claim, answered at once.
+			// InnoDB has also reported one between distinct keys (under
+			// REPEATABLE READ, see readCommittedDB): try once more, without
+			// waiting either time, rather than fail the round.
 			for try := 0; try < 2; try++ {
 				if res, err = tx.StmtContext(ctx, claim).ExecContext(ctx, args...); !isLockWait(err) {
 					break
@@ -421,10 +401,45 @@ func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler fun
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
+		created(w, body)
 	}
+}
+
+// floorSQL are the floors' keys table and statements, $T for the table:
+// the read of a key's stored answer, the claim, and the completion's
+// UPDATE (the answer).
+var floorSQL = map[floorKind]struct{ table, read, claim, answer string }{
+	plainFloor: {
+		table:  "k VARBINARY(255) PRIMARY KEY, status INT NULL, body BLOB NULL",
+		read:   "SELECT status, body FROM $T WHERE k = ?",
+		claim:  "INSERT INTO $T (k) VALUES (?)",
+		answer: "UPDATE $T SET status = ?, body = ? WHERE k = ?",
+	},
+	contractFloor: {
+		table:  "k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)",
+		read:   "SELECT fingerprint = ?, status, header, body FROM $T WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)",
+		claim:  "SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO $T (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)",
+		answer: "UPDATE $T SET status = ?, body = ?, header = ? WHERE k = ?",
+	},
+	fencedFloor: {
+		table: "k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, token VARBINARY(128) NOT NULL, fence BIGINT NOT NULL, " +
+			"lease_until DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)",
+		read: "SELECT fingerprint = ?, status, header, body, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_until) FROM $T WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)",
+		claim: "SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO $T (k, fingerprint, token, fence, lease_until, expires_at) " +
+			"VALUES (?, ?, ?, LAST_INSERT_ID(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))), UTC_TIMESTAMP(6) + INTERVAL 10 SECOND, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)",
+		answer: "UPDATE $T SET status = ?, body = ?, header = ? WHERE k = ? AND token = ? AND fence = ?",
+	},
+}
+
+// floorStatements creates a keys table of its own for a floor of kind and
+// prepares the floor's statements on it (floorSQL).
+func floorStatements(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, kind floorKind) (read, claim, answer *sql.Stmt) {
+	q := floorSQL[kind]
+	keys := mysqltest.Name(b) + "_keys"
+	mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` ("+q.table+") ENGINE=InnoDB")
+	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
+	on := func(stmt string) *sql.Stmt { return prep(strings.ReplaceAll(stmt, "$T", "`"+keys+"`")) }
+	return on(q.read), on(q.claim), on(q.answer)
 }
 
 // benchRounds is how many times BenchmarkFloor and BenchmarkReplayReads

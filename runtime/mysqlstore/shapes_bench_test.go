@@ -162,12 +162,7 @@ func BenchmarkStatementShapes(b *testing.B) {
 //     expires_at > now, as it did (complete's, which Store.Complete still
 //     sends).
 func BenchmarkServerThread(b *testing.B) {
-	cfg, err := mysql.ParseDSN(mysqltest.DSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Params = map[string]string{"tx_isolation": "'READ-COMMITTED'"}
-	db := mysqltest.DBOf(b, cfg.FormatDSN(), 1)
+	db := readCommittedDB(b, 1)
 	var tid int64
 	if err := db.QueryRowContext(b.Context(), "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()").Scan(&tid); err != nil {
 		b.Skipf("the connection's thread: %v (MariaDB 10.5 or later tells it)", err)
@@ -195,12 +190,7 @@ func BenchmarkServerThread(b *testing.B) {
 	read := prep(sq.Read)
 	insert, complete := prep(sq.InsertTx), prep(sq.CompleteTx)
 	expiryCondition := prep(sq.Complete)
-	keys := mysqltest.Name(b) + "_keysc"
-	mysqltest.Exec(b, db, "CREATE TABLE `"+keys+"` (k VARBINARY(255) PRIMARY KEY, fingerprint VARBINARY(128) NOT NULL, expires_at DATETIME(6) NOT NULL, status INT NULL, header BLOB NULL, body BLOB NULL, KEY (expires_at)) ENGINE=InnoDB")
-	b.Cleanup(func() { mysqltest.Drop(b, db, keys) })
-	cread := prep("SELECT fingerprint = ?, status, header, body FROM `" + keys + "` WHERE k = ? AND expires_at > UTC_TIMESTAMP(6)")
-	cclaim := prep("SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO `" + keys + "` (k, fingerprint, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 DAY)")
-	canswer := prep("UPDATE `" + keys + "` SET status = ?, body = ?, header = ? WHERE k = ?")
+	cread, cclaim, canswer := floorStatements(b, db, prep, contractFloor)
 
 	const retention = int64(24 * time.Hour / time.Microsecond)
 	header := headerjson.Encode(http.Header{"Content-Type": {"application/json"}})
