@@ -6,11 +6,14 @@
 // request costs tells the variants apart more steadily than their rates.
 //
 // It reads Linux's /proc/stat and getrusage; where those are not readable
-// it reports nothing.
+// it reports nothing. It also reports this process's garbage collection:
+// how often it ran, which a variant's allocation and live heap drive, and
+// the CPU the runtime estimates it took, part of this process's.
 package cpumeter
 
 import (
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,18 +22,46 @@ import (
 )
 
 // Meter is a measurement under way (Start).
-type Meter struct{ machine, self time.Duration }
+type Meter struct {
+	machine, self time.Duration
+	gc            GC
+}
 
 // Start starts measuring the machine's and this process's CPU time.
-func Start() Meter { return Meter{machineCPU(), Self()} }
+func Start() Meter { return Meter{machineCPU(), Self(), ReadGC()} }
 
 // Report reports the CPU time since Start per b.N as cpu-µs/op (the
-// machine's) and self-µs/op (this process's).
+// machine's) and self-µs/op (this process's), and this process's garbage
+// collections per thousand b.N as gc/kop and their CPU per b.N as
+// gc-µs/op.
 func (m Meter) Report(b *testing.B) {
 	if now := machineCPU(); m.machine > 0 && now > 0 {
 		b.ReportMetric(float64(now-m.machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
 		b.ReportMetric(float64(Self()-m.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
 	}
+	gc := ReadGC()
+	b.ReportMetric(float64(gc.Cycles-m.gc.Cycles)*1000/float64(b.N), "gc/kop")
+	b.ReportMetric(float64(gc.CPU-m.gc.CPU)/float64(b.N)/float64(time.Microsecond), "gc-µs/op")
+}
+
+// GC is what this process's garbage collector has done since it started.
+type GC struct {
+	Cycles uint64        // completed collections
+	CPU    time.Duration // the runtime's estimate of the CPU they took, pauses included
+}
+
+// ReadGC reads what the garbage collector has done so far.
+func ReadGC() GC {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	var gc GC
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		gc.Cycles = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindFloat64 {
+		gc.CPU = time.Duration(s[1].Value.Float64() * float64(time.Second))
+	}
+	return gc
 }
 
 // machineCPU is the CPU time the machine has spent busy (user, system,

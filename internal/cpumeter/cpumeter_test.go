@@ -2,6 +2,7 @@ package cpumeter
 
 import (
 	"crypto/sha256"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -23,5 +24,14 @@ func TestCounts(t *testing.T) {
 	// ticks every 10 ms).
 	if d := machineCPU() - m0; d < 20*time.Millisecond {
 		t.Fatalf("the machine's CPU time advanced %v while this process used 50 ms", d)
+	}
+}
+
+// TestReadGC checks that a collection is counted, with some CPU.
+func TestReadGC(t *testing.T) {
+	before := ReadGC()
+	runtime.GC()
+	if after := ReadGC(); after.Cycles <= before.Cycles || after.CPU <= before.CPU {
+		t.Fatalf("ReadGC() = %+v after runtime.GC, %+v before", after, before)
 	}
 }
