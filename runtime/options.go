@@ -147,7 +147,7 @@ func WithReconciler(fn Reconciler) Option { return func(c *config) { c.reconcile
 // through its context. Store calls run detached from the request's
 // cancellation, bounded by this timeout only: a call cut off once sent
 // could leave a record that nobody owns. Calls that start close together
-// share one deadline, so a call's bound may be up to 1/64 of d shorter. d <= 0 keeps the
+// share one deadline, so a call's bound may be up to 1/16 of d shorter. d <= 0 keeps the
 // default. go-redis applies context deadlines to socket I/O only with
 // Options.ContextTimeoutEnabled; without it, its ReadTimeout and
 // WriteTimeout are what bound a call to an unresponsive server.
