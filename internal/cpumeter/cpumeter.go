@@ -47,7 +47,7 @@ func (m Meter) Report(b *testing.B) {
 // GC is what this process's garbage collector has done since it started.
 type GC struct {
 	Cycles uint64        // completed collections
-	CPU    time.Duration // the runtime's estimate of the CPU they took, pauses included
+	CPU    time.Duration // the runtime's estimate of the CPU they took, which it calls an overestimate (a pause counts on every P)
 }
 
 // ReadGC reads what the garbage collector has done so far.
