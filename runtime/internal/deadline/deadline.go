@@ -14,10 +14,10 @@ import (
 // never by more. Each step's contexts (up to shards of them) live until
 // their deadline, a timeout after the step began, timer and all, so under
 // load steps*shards of them are live, and the garbage collector marks them
-// at every cycle: with 64 steps, 2,048 contexts and about 1.1 MB, most of a
-// busy engine's live heap; 16 steps cut the collector's CPU per first
-// request on mysqlstore from 25 to 21-23 µs, and per replay from 13.5 to
-// 10.5 (BenchmarkFloor's gc-µs/op, BENCHMARKS.md).
+// at every cycle: with 64 steps, 2,048 contexts, about 60% of a busy
+// engine's live heap; 16 steps cut the collector's CPU per first request
+// on mysqlstore from 25 to 21-23 µs, and per replay from 13.5 to 10-11
+// (BenchmarkFloor's gc-µs/op and heap profile, BENCHMARKS.md).
 const steps = 16
 
 // shards is how many deadline contexts one step has: each call takes one
