@@ -9,7 +9,8 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/beat"
 )
 
-// heartbeat extends a lease every lock/3 while its handler runs. It holds no
+// heartbeat extends a lease every lock/3 while its handler runs (or keeps
+// the transaction of an idemstore.LiveRunTx alive). It holds no
 // goroutine and arms no timer of its own: the engine's scheduler
 // (internal/beat) queues it with the other heartbeats of its interval, so a
 // request that ends before lock/3, the usual case, costs no timer and no
@@ -39,6 +40,9 @@ func (l *lease) startHeartbeat(ctx context.Context) {
 // a goroutine of its own; it beats again unless the lease is lost.
 func (l *lease) Beat() bool {
 	h := &l.hb
+	if l.tx != nil {
+		return !errors.Is(l.keepAlive(h.ctx), idemstore.ErrNotOwner)
+	}
 	start := time.Now()
 	err := l.extend(h.ctx, h.lock)
 	if err == nil {
@@ -69,5 +73,24 @@ func (l *lease) extend(ctx context.Context, lock time.Duration) error {
 		return err
 	}
 	l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: extend failed")
+	return err
+}
+
+// keepAlive keeps the run's transaction alive (idemstore.LiveRunTx), as
+// extend pushes a lease: detached from the request's cancellation, bounded
+// by the store timeout, its failures reported.
+func (l *lease) keepAlive(ctx context.Context) error {
+	sctx, s := l.startCall(ctx, "keepalive")
+	err := l.tx.(idemstore.LiveRunTx).KeepAlive(l.e.deadlines.Context(sctx))
+	s.done(Event{Err: err})
+	if err == nil {
+		return nil
+	}
+	ev := Event{Fence: l.info.Fence, Err: err}
+	if errors.Is(err, idemstore.ErrNotOwner) {
+		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: claim lost while the handler runs")
+		return err
+	}
+	l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: keep-alive failed")
 	return err
 }

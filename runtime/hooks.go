@@ -15,7 +15,7 @@ type Event struct {
 	Remaining time.Duration     // remaining lease of the other owner (Conflict)
 	Status    int               // response status (Replayed, Completed, Released)
 	Err       error             // the error (idemstore.StoreError, LeaseLost, Released after a failure, Unstored, Unreplicated)
-	Call      string            // the store call: "acquire", "complete", "release" or "extend"; with an idemstore.TxStore "rollback" instead of "release", and no "extend" (StoreCall)
+	Call      string            // the store call: "acquire", "complete", "release" or "extend"; with an idemstore.TxStore "rollback" instead of "release", and "keepalive" instead of "extend" (StoreCall)
 	Outcome   idemstore.Outcome // what the store answered an acquire (the end of its StoreCall)
 	Response  *Response         // the response that could not be stored (Unstored) or confirmed (Unreplicated); read it, do not change it
 }
@@ -44,7 +44,7 @@ type Hooks struct {
 	// clock reading.
 	//
 	// StoreCall brackets every call of the engine to its store. The start
-	// event has Call and, for complete, release and extend, Fence; the end
+	// event has Call and, for complete, release, extend and keepalive, Fence; the end
 	// event has Call, Fence, Err (the store's failure, or idemstore.ErrNotOwner when
 	// the store refused the call), Status (complete) and, for an acquire
 	// the store answered, idemstore.Outcome.

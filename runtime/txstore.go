@@ -22,9 +22,10 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 
 // runTx is lease.run for a TxStore's claim (l.tx, from AcquireRun): fn
 // runs inside the claim's transaction, and a storable response is committed
-// with it before runTx returns it. No heartbeat runs: the transaction holds
-// the claim, and the store ends it if its owner freezes (see
-// idemstore.TxStore). A response that is not stored, an error, no response
+// with it before runTx returns it. The transaction holds the claim, and the
+// store ends it if its owner freezes (see idemstore.TxStore); while fn runs,
+// the heartbeat keeps a LiveRunTx alive instead of extending a lease, so
+// that a handler slower than the lock keeps its claim. A response that is not stored, an error, no response
 // or a panic roll the transaction back, which releases the claim; so does a
 // request cancelled before the commit, which ends in an *uncommittedError
 // (cancelled), as does a commit that failed (unavailable). A commit refused
@@ -32,14 +33,19 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 // lease.run answers a lease taken over, with a *supersededError.
 func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
 	tx := l.tx
+	if _, ok := tx.(idemstore.LiveRunTx); ok {
+		l.startHeartbeat(ctx)
+	}
 	settled := false
 	defer func() {
 		if !settled { // fn panicked: roll back, and let the panic continue
+			l.stopHeartbeat()
 			l.rollback(ctx, errPanicked)
 		}
 	}()
 	resp, err := fn(tx.Context(l.handlerContext(ctx)))
 	settled = true
+	l.stopHeartbeat()
 	cause := notStored(l.k.op, resp, err)
 	if cause == nil && ctx.Err() != nil {
 		// The client is gone: nobody would learn of a commit.

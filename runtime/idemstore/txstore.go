@@ -43,11 +43,14 @@ import (
 // Until then a duplicate is answered 409; afterwards the key is free and a
 // retry claims it. The owner that wakes finds its transaction gone: its
 // next statement fails, and its Commit commits nothing and returns
-// [ErrNotOwner], so its client is answered what the key stands for now. A
-// live handler that spends longer than the lock between two statements of
-// its transaction (a slow call to another system) is indistinguishable from
-// a frozen one and loses its claim the same way: the lock bounds the gap
-// between statements, not the run.
+// [ErrNotOwner], so its client is answered what the key stands for now.
+//
+// A live owner keeps its claim for as long as its handler runs, however
+// long the handler spends outside the database (a slow call to another
+// system): the engine keeps a [LiveRunTx] alive every third of the lease
+// while the handler runs, as the heartbeat extends a plain store's lease.
+// The lock means what it means on every store: how long a dead or frozen
+// owner can hold a key.
 //
 // A claim's fence ([Acquisition.Fence]) is above the fence of every earlier
 // claim of the key, committed or not (pgstore: the transaction's id), so
@@ -137,4 +140,22 @@ type RunTx interface {
 	// error is reported, as the server rolls back a transaction whose
 	// connection is gone.
 	Rollback(ctx context.Context) error
+}
+
+// LiveRunTx is a [RunTx] whose claim the store ends once its owner has been
+// silent for the lease (pgstore and mysqlstore: the server's idle timeout of
+// the transaction's session), and which its owner therefore keeps alive
+// while the handler runs.
+type LiveRunTx interface {
+	RunTx
+	// KeepAlive tells the store that the run's owner is alive, so that the
+	// claim lasts another lease from now. The engine calls it every third
+	// of the lease while the handler runs, on another goroutine than the
+	// handler's, which may be using the transaction at that moment:
+	// KeepAlive takes turns with the handler's statements, and sends
+	// nothing while one of them (or rows it has not closed) holds the
+	// connection. It is never called concurrently with itself, Commit or
+	// Rollback. It returns [ErrNotOwner] once the claim is known lost (the
+	// store ended the transaction), and nil or a store failure otherwise.
+	KeepAlive(ctx context.Context) error
 }

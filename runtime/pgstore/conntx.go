@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // errEngineEnds is what Commit and Rollback of a run's transaction answer
@@ -20,8 +22,14 @@ var errEngineEnds = errors.New("pgstore: the run's transaction is committed or r
 // (pgx's BeginTx would take one of its own, before the claim), so it is
 // not pgx's type; it behaves as pgx's does, statements and savepoints
 // (Begin) alike, except that Commit and Rollback are the engine's.
+//
+// Each statement takes the connection's turn (sqlfamily.Turn) until it is
+// done, its rows or batch results included, so that the run's keep-alive
+// (runTx.KeepAlive) never sends while the handler's statement is on the
+// connection.
 type connTx struct {
 	conn       *pgx.Conn
+	turn       sqlfamily.Turn
 	savepoints int64 // savepoints begun, to name the next
 }
 
@@ -31,7 +39,7 @@ var _ pgx.Tx = (*connTx)(nil)
 func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	t.savepoints++
 	sp := &savepointTx{tx: t, name: "idem_sp_" + strconv.FormatInt(t.savepoints, 10)}
-	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp.name); err != nil {
+	if _, err := t.Exec(ctx, "SAVEPOINT "+sp.name); err != nil {
 		return nil, err
 	}
 	return sp, nil
@@ -46,12 +54,20 @@ func (t *connTx) Rollback(context.Context) error { return errEngineEnds }
 
 // CopyFrom delegates to the connection.
 func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if err := t.turn.Take(); err != nil {
+		return 0, err
+	}
+	defer t.turn.Give()
 	return t.conn.CopyFrom(ctx, table, columns, src)
 }
 
-// SendBatch delegates to the connection.
+// SendBatch delegates to the connection; the results hold the connection
+// until closed.
 func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return t.conn.SendBatch(ctx, b)
+	if err := t.turn.Take(); err != nil {
+		return pgx.FailedBatchResults(b, err)
+	}
+	return &heldBatch{BatchResults: t.conn.SendBatch(ctx, b), turn: &t.turn}
 }
 
 // LargeObjects returns the large objects of the transaction.
@@ -59,25 +75,50 @@ func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
 
 // Prepare delegates to the connection.
 func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if err := t.turn.Take(); err != nil {
+		return nil, err
+	}
+	defer t.turn.Give()
 	return t.conn.Prepare(ctx, name, sql)
 }
 
 // Exec delegates to the connection.
 func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := t.turn.Take(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	defer t.turn.Give()
 	return t.conn.Exec(ctx, sql, args...)
 }
 
-// Query delegates to the connection.
+// Query delegates to the connection; the rows hold the connection until
+// closed (or read to their end).
 func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return t.conn.Query(ctx, sql, args...)
+	if err := t.turn.Take(); err != nil {
+		return nil, err
+	}
+	rows, err := t.conn.Query(ctx, sql, args...)
+	if err != nil {
+		t.turn.Give()
+		return rows, err
+	}
+	return &heldRows{Rows: rows, turn: &t.turn}, nil
 }
 
-// QueryRow delegates to the connection.
+// QueryRow delegates to the connection, as pgx's QueryRow does: the row
+// holds the connection until scanned.
 func (t *connTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return t.conn.QueryRow(ctx, sql, args...)
+	rows, err := t.Query(ctx, sql, args...)
+	if err != nil {
+		return errRow{err}
+	}
+	return rowOf{rows}
 }
 
-// Conn returns the connection.
+// Conn returns the connection. A statement sent on it directly, rather
+// than through the transaction, does not take the connection's turn: the
+// run's keep-alive may then send at the same moment, which pgx does not
+// allow. Use the transaction's own methods.
 func (t *connTx) Conn() *pgx.Conn { return t.conn }
 
 // savepointTx is a savepoint of a run's transaction, as pgx's nested Tx.
@@ -110,7 +151,7 @@ func (sp *savepointTx) end(ctx context.Context, verb string) error {
 		return pgx.ErrTxClosed
 	}
 	sp.closed = true
-	_, err := sp.tx.conn.Exec(ctx, verb+sp.name)
+	_, err := sp.tx.Exec(ctx, verb+sp.name)
 	return err
 }
 
@@ -167,6 +208,76 @@ func (sp *savepointTx) QueryRow(ctx context.Context, sql string, args ...any) pg
 
 // Conn returns the connection.
 func (sp *savepointTx) Conn() *pgx.Conn { return sp.tx.conn }
+
+// heldRows are a statement's rows, which hold the run's connection until
+// closed or read to their end.
+type heldRows struct {
+	pgx.Rows
+	turn  *sqlfamily.Turn
+	given bool
+}
+
+// Next advances as pgx's rows do, and gives the connection back after the
+// last row (pgx's rows close themselves there).
+func (r *heldRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.give()
+	return false
+}
+
+// Close closes the rows and gives the connection back.
+func (r *heldRows) Close() {
+	r.Rows.Close()
+	r.give()
+}
+
+func (r *heldRows) give() {
+	if !r.given {
+		r.given = true
+		r.turn.Give()
+	}
+}
+
+// rowOf is QueryRow's row over rows, scanned as pgx's is.
+type rowOf struct{ rows pgx.Rows }
+
+// Scan reads the first row into dest and closes the rows; pgx.ErrNoRows
+// when there is none.
+func (r rowOf) Scan(dest ...any) error {
+	rows := r.rows
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// heldBatch are a batch's results, which hold the run's connection until
+// closed.
+type heldBatch struct {
+	pgx.BatchResults
+	turn  *sqlfamily.Turn
+	given bool
+}
+
+// Close closes the results and gives the connection back.
+func (b *heldBatch) Close() error {
+	err := b.BatchResults.Close()
+	if !b.given {
+		b.given = true
+		b.turn.Give()
+	}
+	return err
+}
 
 // errRow is a Row whose Scan fails with err.
 type errRow struct{ err error }

@@ -27,10 +27,15 @@
 // transaction, and the retry runs at once), a handler error, a status that
 // is not stored, a panic or a cancelled request roll everything back, and
 // a frozen owner (a process stopped with its transaction open) holds the
-// key for at most the operation's lock after its last statement: the
-// server then ends its transaction (idle_in_transaction_session_timeout),
-// a retry claims the key, and the owner, when it wakes, commits nothing
-// and its client is answered what the key stands for now. What Tx cannot undo: a call to
+// key for at most the operation's lock: the server then ends its
+// transaction (idle_in_transaction_session_timeout), a retry claims the
+// key, and the owner, when it wakes, commits nothing and its client is
+// answered what the key stands for now. A live owner keeps the key for as
+// long as its handler runs, however long it spends outside the database (a
+// slow call to another system): while the handler runs, the engine sends an
+// empty statement on the run's connection every third of the lock, taking
+// turns with the handler's statements, so the server never sees a live
+// run's transaction idle for the lock. What Tx cannot undo: a call to
 // another system from the handler (an HTTP request, a message sent); the
 // fence (idem.FromContext) and that system's own idempotency key cover it.
 //

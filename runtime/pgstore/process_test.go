@@ -131,12 +131,18 @@ func postAsync(t *testing.T, url, key string) <-chan [2]string {
 
 // takeover is a second instance in the test process: its operation waits
 // for a live lease to lapse (Wait), so its request is the retry that comes
-// after the lease. runs counts its handler's runs.
+// after the lease. runs counts its handler's runs, each of which spends
+// three times the lock after its INSERT (a slow call to another system):
+// a live owner keeps the key it took over.
 func takeover(t *testing.T, s *pgstore.Store, pay string, runs *atomic.Int64) *httptest.Server {
 	op := *payOp
 	op.Lock = childLock
 	op.Wait = 30 * time.Second
-	srv := httptest.NewServer(serve(idem.NewEngine(s), &op, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	slow := func(context.Context) {
+		runs.Add(1)
+		time.Sleep(3 * childLock) // the scenario, not a synchronisation
+	}
+	srv := httptest.NewServer(serve(idem.NewEngine(s), &op, paymentHandler(pay, slow)))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -212,9 +218,10 @@ WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS
 // once the transaction has been idle for the lock, the server ends it
 // (idle_in_transaction_session_timeout, which the store sets to the lock)
 // and a second instance's retry, waiting (Operation.Wait), claims the key
-// and commits. On SIGCONT the first owner's completion commits nothing
-// (its INSERT went with its transaction: exactly one row), and its client
-// gets the second run's answer.
+// and commits, although its handler spends three times the lock. On
+// SIGCONT the first owner's completion commits nothing (its INSERT went
+// with its transaction: exactly one row), and its client gets the second
+// run's answer.
 func TestStaleOwnerFrozen(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)

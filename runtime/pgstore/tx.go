@@ -72,7 +72,8 @@ func Tx(ctx context.Context) pgx.Tx {
 // synchronous_commit is on when the server's is off), and is ended by the
 // server once its owner has sent nothing for req.Lease
 // (idle_in_transaction_session_timeout), which is what bounds a frozen
-// owner. The claim's fence is the transaction's id.
+// owner; a live one keeps it (KeepAlive) for as long as its handler runs.
+// The claim's fence is the transaction's id.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
 	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
@@ -320,9 +321,28 @@ type runTx struct {
 	done       bool // committed or rolled back: c is back in the pool
 }
 
+var _ idemstore.LiveRunTx = (*runTx)(nil)
+
 // Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, pgx.Tx(&r.tx))
+}
+
+// KeepAlive implements [idemstore.LiveRunTx]: an empty statement on the
+// run's connection, unless a statement of the handler's holds it, resets
+// the server's clock of the transaction's idleness
+// (idle_in_transaction_session_timeout). A connection the server closed (it
+// ended the transaction) is a lost claim.
+func (r *runTx) KeepAlive(ctx context.Context) error {
+	conn := r.c.Conn().PgConn()
+	_, err := r.tx.turn.Try(func() error { return conn.Ping(ctx) })
+	switch {
+	case err == nil:
+		return nil
+	case conn.IsClosed():
+		return idemstore.ErrNotOwner
+	}
+	return storeError("keepalive", err)
 }
 
 // Commit implements [idemstore.RunTx]: the completion (checked to update

@@ -184,60 +184,55 @@ func TestConcurrentOneKey(t *testing.T) {
 	t.Logf("%d created (the run and its replays), %d conflicts, %d store-unavailable", created, conflicts, unavailable)
 }
 
-// TestStaleOwnerInProcess: an owner that sends nothing for longer than its
-// lock (it waits here, as a frozen owner would) has its transaction ended
-// by the server (idle_in_transaction_session_timeout): a duplicate is
-// answered 409 until then, and the retry that waits (Operation.Wait) runs
-// and commits once it ends. The first owner's completion then commits
-// nothing, its INSERT is gone, and its client gets the newer run's answer.
-func TestStaleOwnerInProcess(t *testing.T) {
+// TestSlowLiveOwnerKeepsTheKey: a live handler that spends three times its
+// lock between its INSERT and its answer (a slow call to another system)
+// keeps its claim: the run's keep-alive stops the server from ending its
+// transaction as idle (idle_in_transaction_session_timeout is the lock). A
+// duplicate meanwhile is answered 409; a retry that waits (Operation.Wait)
+// gets the run's answer, replayed; one run, one row.
+func TestSlowLiveOwnerKeepsTheKey(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, _ := pgtest.Store(t, pool)
 	pay := payments(t, pool)
-	inserted, resume := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	h := paymentHandler(pay, func(context.Context) {
-		if first.CompareAndSwap(false, true) { // the first run only
-			close(inserted)
-			<-resume
-		}
-	})
+	inserted := make(chan struct{})
+	var runs atomic.Int64
 	op := *payOp
 	op.Lock = 500 * time.Millisecond
+	h := paymentHandler(pay, func(context.Context) {
+		runs.Add(1)
+		close(inserted)
+		time.Sleep(3 * op.Lock) // the scenario: a call to another system slower than the lock
+	})
 	srv := httptest.NewServer(serve(idem.NewEngine(s), &op, h))
 	defer srv.Close()
 	waiting := op
 	waiting.Wait = 30 * time.Second
 	retry := httptest.NewServer(serve(idem.NewEngine(s), &waiting, h))
 	defer retry.Close()
-	var resumed sync.Once
-	release := func() { resumed.Do(func() { close(resume) }) }
-	defer release() // before srv.Close, should the test fail with the first run waiting
 
 	type answer struct {
 		status int
 		body   string
 	}
-	stale := make(chan answer)
+	first := make(chan answer)
 	go func() {
 		st, b := post(t, srv.Client(), srv.URL, "k")
-		stale <- answer{st, b}
+		first <- answer{st, b}
 	}()
 	<-inserted
 	if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
-		t.Fatalf("a duplicate while the owner holds the claim = %d %s, want 409", st, b)
+		t.Fatalf("a duplicate while the owner runs = %d %s, want 409", st, b)
 	}
-	st, b := post(t, retry.Client(), retry.URL, "k")
-	if st != http.StatusCreated {
-		t.Fatalf("the retry's answer = %d %s", st, b)
+	st, b := post(t, retry.Client(), retry.URL, "k") // waits for the run to end
+	got := <-first
+	if got.status != http.StatusCreated {
+		t.Fatalf("the slow run answered %d %s, want 201", got.status, got.body)
 	}
-	release()
-	old := <-stale
-	if old.status != st || old.body != b {
-		t.Fatalf("the stale owner's client got %d %s, want the retry's %d %s", old.status, old.body, st, b)
+	if st != got.status || b != got.body {
+		t.Fatalf("the waiting retry got %d %s, want the run's %d %s replayed", st, b, got.status, got.body)
 	}
-	if n := pgtest.Count(t, pool, pay, "true"); n != 1 {
-		t.Fatalf("%d payment rows, want 1: the stale owner's INSERT must roll back", n)
+	if n := pgtest.Count(t, pool, pay, "true"); n != 1 || runs.Load() != 1 {
+		t.Fatalf("%d payment rows after %d runs, want 1 and 1", n, runs.Load())
 	}
 }
 

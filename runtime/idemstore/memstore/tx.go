@@ -39,18 +39,22 @@ func (s *TxStore) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) 
 	s.claims = max(s.claims+1, acq.Fence)
 	acq.Fence = s.claims
 	s.recs[req.Key].fence = acq.Fence
-	return acq, &memTx{s: s.Store, key: req.Key, token: req.Token, fence: acq.Fence}, nil
+	return acq, &memTx{s: s.Store, key: req.Key, token: req.Token, fence: acq.Fence, lease: req.Lease}, nil
 }
 
 // memTx is a run's transaction: the marks it wrote, committed with its
-// record.
+// record. Its claim is an in-progress record whose lease KeepAlive extends
+// (idemstore.LiveRunTx).
 type memTx struct {
 	s          *Store
 	key, token string
 	fence      int64
-	marks      []string // written, not yet committed
-	done       bool     // committed or rolled back
+	lease      time.Duration // the claim's: KeepAlive extends it by that much
+	marks      []string      // written, not yet committed
+	done       bool          // committed or rolled back
 }
+
+var _ idemstore.LiveRunTx = (*memTx)(nil)
 
 type txKey struct{}
 
@@ -73,6 +77,11 @@ func (tx *memTx) Commit(_ context.Context, rec *idemstore.Record, retention time
 		s.marks[m] = true
 	}
 	return s.completeLocked(r, rec, retention)
+}
+
+// KeepAlive implements idemstore.LiveRunTx: the claim's lease is extended.
+func (tx *memTx) KeepAlive(ctx context.Context) error {
+	return tx.s.Extend(ctx, tx.key, tx.token, tx.lease)
 }
 
 // Rollback implements idemstore.RunTx: the claim is released.
