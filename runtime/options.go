@@ -135,8 +135,10 @@ func WithReplayHeaders(names ...string) Option {
 	return func(c *config) { c.replayHeaders = append(c.replayHeaders, names...) }
 }
 
-// WithHeartbeat turns the lease heartbeat on (the default) or off. With it
-// off, a handler that outlives its lock may be taken over by a retry.
+// WithHeartbeat turns the lease heartbeat on (the default) or off: it extends
+// a running handler's lease, or keeps its transaction alive on a SQL store
+// (idemstore.LiveRunTx). With it off, a handler that outlives its lock may
+// be taken over by a retry.
 func WithHeartbeat(on bool) Option { return func(c *config) { c.noHeartbeat = !on } }
 
 // WithReconciler sets the hook run before a recovered (taken over) lease

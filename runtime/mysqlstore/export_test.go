@@ -55,3 +55,6 @@ func (s *Store) OpenStatements() int {
 	}
 	return n
 }
+
+// RowsOf is rowsOf, for the test of database/sql's row's shape.
+var RowsOf = rowsOf

@@ -152,12 +152,18 @@ func created(w http.ResponseWriter, body []byte) {
 // calls without the engine (calls), mysqlstore through the engine (its
 // reads through the read lanes, or each alone: unbatched), and the store
 // and the business handler they share.
+// stmtTx is what the business handler needs of a transaction: the floors'
+// *sql.Tx, or the store's run's (mysqlstore.Tx).
+type stmtTx interface {
+	StmtContext(ctx context.Context, stmt *sql.Stmt) *sql.Stmt
+}
+
 type floorVariants struct {
 	floor, contract, fenced, calls, store, unbatched http.Handler
 	s                                                *mysqlstore.Store
 	// handler is the business handler of all: one INSERT in the run's
 	// transaction, answered 201 with a small JSON body.
-	handler func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error)
+	handler func(w http.ResponseWriter, r *http.Request, tx stmtTx, key string) ([]byte, error)
 }
 
 func newFloorVariants(b *testing.B) *floorVariants {
@@ -168,7 +174,7 @@ func newFloorVariants(b *testing.B) *floorVariants {
 	prep := preparer(b, db)
 	insertPay := prep("INSERT INTO `" + pay + "` (`key`, fence) VALUES (?, 1)")
 	v := &floorVariants{s: s}
-	v.handler = func(w http.ResponseWriter, r *http.Request, tx *sql.Tx, key string) ([]byte, error) {
+	v.handler = func(w http.ResponseWriter, r *http.Request, tx stmtTx, key string) ([]byte, error) {
 		res, err := tx.StmtContext(r.Context(), insertPay).ExecContext(r.Context(), key)
 		if err != nil {
 			return nil, err
@@ -289,7 +295,7 @@ const (
 
 // newFloor is BenchmarkFloor's floor of kind around handler, on a keys
 // table of its own (floorStatements).
-func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, *sql.Tx, string) ([]byte, error), kind floorKind) http.HandlerFunc {
+func newFloor(b *testing.B, db *sql.DB, prep func(string) *sql.Stmt, handler func(http.ResponseWriter, *http.Request, stmtTx, string) ([]byte, error), kind floorKind) http.HandlerFunc {
 	contract, fenced := kind != plainFloor, kind == fencedFloor
 	read, claim, answer := floorStatements(b, db, prep, kind)
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -130,12 +130,18 @@ func postAsync(t *testing.T, url, key string) <-chan [2]string {
 
 // takeover is a second instance in the test process: its operation waits
 // while the key is held (Wait), so its request is the retry that comes
-// once the first owner's claim has ended. runs counts its handler's runs.
+// once the first owner's claim has ended. runs counts its handler's runs,
+// each of which spends three times the lock after its INSERT (a slow call
+// to another system): a live owner keeps the key it took.
 func takeover(t *testing.T, s *mysqlstore.Store, pay string, runs *atomic.Int64) *httptest.Server {
 	op := *payOp
 	op.Lock = childLock
 	op.Wait = 30 * time.Second
-	srv := httptest.NewServer(serve(idem.NewEngine(s), &op, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+	slow := func(context.Context) {
+		runs.Add(1)
+		time.Sleep(3 * childLock) // the scenario, not a synchronisation
+	}
+	srv := httptest.NewServer(serve(idem.NewEngine(s), &op, paymentHandler(pay, slow)))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -182,7 +188,8 @@ func TestCrashBeforeAnswer(t *testing.T) {
 // TestStaleOwnerFrozen: the owner is frozen (SIGSTOP) after its INSERT,
 // its transaction open; the database ends it once idle for the lock
 // (idle_transaction_timeout), and a second instance, answered 409 until
-// then, claims the key and commits. On SIGCONT the first owner's commit is
+// then, claims the key and commits, although its handler spends three
+// times the lock. On SIGCONT the first owner's commit is
 // refused (ErrNotOwner: its transaction is gone, and its INSERT with it:
 // exactly one row), and its client gets the second run's answer.
 func TestStaleOwnerFrozen(t *testing.T) {

@@ -185,7 +185,7 @@ type stepTx struct {
 // Context implements [idemstore.StepTx]: [Tx] of the returned context is
 // the step's transaction.
 func (t *stepTx) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, txKey{}, t.tx)
+	return context.WithValue(ctx, txKey{}, &Transaction{tx: t.tx})
 }
 
 // Commit implements [idemstore.StepTx]: the journal entry, written if the

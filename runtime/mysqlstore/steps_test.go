@@ -2,7 +2,6 @@ package mysqlstore_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"reflect"
 	"testing"
@@ -15,7 +14,7 @@ import (
 
 // step runs one step on s: fn's writes in the step's transaction, then the
 // journal entry.
-func step(s *mysqlstore.Store, key, token string, fence int64, name, result string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func step(s *mysqlstore.Store, key, token string, fence int64, name, result string, fn func(ctx context.Context, tx *mysqlstore.Transaction) error) error {
 	ctx := context.Background()
 	st, err := s.BeginStep(ctx, key, token, fence)
 	if err != nil {
@@ -84,7 +83,7 @@ func TestStepCommitsItsWritesWithItsEntry(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, table := mysqltest.Store(t, db)
 	pay := payments(t, db)
-	insert := func(ctx context.Context, tx *sql.Tx) error {
+	insert := func(ctx context.Context, tx *mysqlstore.Transaction) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO `"+pay+"` (`key`, fence) VALUES ('k', 1)")
 		return err
 	}

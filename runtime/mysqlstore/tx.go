@@ -29,10 +29,10 @@ type txKey struct{}
 // derives from), or nil outside one: in a handler that runs without a key,
 // one that runs unprotected (fail-open), or one on another store. The
 // handler's statements in it commit together with the key's claim and the
-// stored response, or not at all. The handler must not commit or roll it
-// back: the engine does.
-func Tx(ctx context.Context) *sql.Tx {
-	tx, _ := ctx.Value(txKey{}).(*sql.Tx)
+// stored response, or not at all. The engine commits or rolls it back:
+// its Commit and Rollback refuse (see [Transaction]).
+func Tx(ctx context.Context) *Transaction {
+	tx, _ := ctx.Value(txKey{}).(*Transaction)
 	return tx
 }
 
@@ -155,6 +155,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, storeError("acquire", err)
 	}
 	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint}
+	run.handler.tx = tx
 	inTx := func(st *sql.Stmt, ctx context.Context, args ...any) (sql.Result, error) {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -214,6 +215,7 @@ type runTx struct {
 	s           *Store
 	conn        *sql.Conn
 	tx          *sql.Tx
+	handler     Transaction // tx as the handler has it (Tx)
 	end         context.CancelFunc
 	key         string
 	token       string
@@ -222,9 +224,27 @@ type runTx struct {
 	done        bool
 }
 
+var _ idemstore.LiveRunTx = (*runTx)(nil)
+
 // Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, txKey{}, r.tx)
+	return context.WithValue(ctx, txKey{}, &r.handler)
+}
+
+// KeepAlive implements [idemstore.LiveRunTx]: a ping (COM_PING) on the
+// run's connection, unless a statement of the handler's or its open rows
+// hold it, resets the server's clock of the session's idleness
+// (idle_transaction_timeout; MySQL's wait_timeout). A connection that is
+// gone (the server ended the transaction) is a lost claim.
+func (r *runTx) KeepAlive(ctx context.Context) error {
+	err := r.handler.keepAlive(func() error { return r.conn.PingContext(ctx) })
+	switch {
+	case err == nil:
+		return nil
+	case claimLost(err):
+		return idemstore.ErrNotOwner
+	}
+	return storeError("keepalive", err)
 }
 
 // close ends the run's hold on its connection (after COMMIT or ROLLBACK, or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,6 +176,91 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	}
 }
 
+// TestSlowLiveOwnerKeepsTheKey: a live handler that spends three times its
+// lock after its INSERT (a slow call to another system) keeps its claim:
+// the run's keep-alive stops the server from ending its transaction as idle
+// (idle_transaction_timeout is the lock). A duplicate meanwhile is answered
+// 409; a retry that waits (Operation.Wait) gets the run's answer, replayed;
+// one run, one row. In rows-open, the handler also holds a query's rows
+// open across a keep-alive before it reads them: the keep-alive sends
+// nothing then (a command sent under open rows would break them), and
+// keeps the run alive once they are read.
+func TestSlowLiveOwnerKeepsTheKey(t *testing.T) {
+	for _, rowsOpen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "idle", true: "rows-open"}[rowsOpen], func(t *testing.T) {
+			db := mysqltest.DB(t, 0)
+			s, _ := mysqltest.Store(t, db)
+			pay := payments(t, db)
+			inserted := make(chan struct{})
+			kept := make(chan struct{}, 1) // a keep-alive ended
+			var runs atomic.Int64
+			op := *payOp
+			op.Lock = time.Second // the server's idle timeout counts whole seconds
+			h := paymentHandler(pay, func(ctx context.Context) {
+				if runs.Add(1) > 1 {
+					t.Error("the handler ran again")
+					return
+				}
+				if rowsOpen {
+					rows, err := mysqlstore.Tx(ctx).QueryContext(ctx, "SELECT id FROM `"+pay+"`")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					<-kept // a keep-alive came while the rows were open
+					n := 0
+					for rows.Next() {
+						n++
+					}
+					if err := rows.Err(); err != nil || n != 1 {
+						t.Errorf("the rows held across a keep-alive: %d rows, %v", n, err)
+					}
+				}
+				close(inserted)
+				time.Sleep(3 * op.Lock) // the scenario: a call to another system slower than the lock
+			})
+			hooks := idem.Hooks{StoreCall: func(ctx context.Context, ev idem.Event) (context.Context, func(idem.Event)) {
+				if ev.Call != "keepalive" {
+					return ctx, nil
+				}
+				return ctx, func(idem.Event) {
+					select {
+					case kept <- struct{}{}:
+					default:
+					}
+				}
+			}}
+			srv := httptest.NewServer(serve(idem.NewEngine(s, idem.WithHooks(hooks)), &op, h))
+			defer srv.Close()
+			waiting := op
+			waiting.Wait = 30 * time.Second
+			retry := httptest.NewServer(serve(idem.NewEngine(s), &waiting, h))
+			defer retry.Close()
+
+			first := make(chan [2]any, 1)
+			go func() {
+				st, b := post(t, srv.Client(), srv.URL, "k")
+				first <- [2]any{st, b}
+			}()
+			<-inserted
+			if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
+				t.Fatalf("a duplicate while the owner runs = %d %s, want 409", st, b)
+			}
+			st, b := post(t, retry.Client(), retry.URL, "k") // waits for the run to end
+			got := <-first
+			if got[0] != http.StatusCreated {
+				t.Fatalf("the slow run answered %v, want 201", got)
+			}
+			if st != got[0] || b != got[1] {
+				t.Fatalf("the waiting retry got %d %s, want the run's %v replayed", st, b, got)
+			}
+			if n := mysqltest.Count(t, db, pay, "true"); n != 1 || runs.Load() != 1 {
+				t.Fatalf("%d payment rows after %d runs, want 1 and 1", n, runs.Load())
+			}
+		})
+	}
+}
+
 // TestCompletionExpiry: a completed record expires a retention after its
 // completion, or, when the run completed before its lease's deadline with
 // the abandoned TTL equal to the retention (both defaults), a retention
@@ -264,5 +350,54 @@ func TestTxCommitsARecordThatExpiredUnderItsLock(t *testing.T) {
 	acq, err = s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
 	if err != nil || acq.Outcome != idemstore.OutcomeReplay || string(acq.Record.Body) != "done" {
 		t.Fatalf("after the commit: %+v, %v; want the replay of done", acq, err)
+	}
+}
+
+// TestRowsOfFindsARowsRows: the keep-alive sees a QueryRow's row as open
+// rows until it is scanned, through database/sql's unexported field; should
+// that field change, this fails rather than the keep-alive sending under an
+// unscanned row.
+func TestRowsOfFindsARowsRows(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	row := db.QueryRowContext(t.Context(), "SELECT 1")
+	rows := mysqlstore.RowsOf(row)
+	if rows == nil {
+		t.Fatal("no rows behind a QueryRow's row: database/sql's Row changed shape")
+	}
+	if _, err := rows.Columns(); err != nil {
+		t.Fatalf("the row's rows before Scan: %v, want open", err)
+	}
+	var n int
+	if err := row.Scan(&n); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	if _, err := rows.Columns(); err == nil {
+		t.Fatal("the row's rows are open after Scan")
+	}
+}
+
+// TestHandlerCannotEndTheRunsTransaction: the handler's Commit and Rollback
+// of the run's transaction refuse, saying why; the engine commits the
+// handler's INSERT with the stored answer all the same.
+func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, _ := mysqltest.Store(t, db)
+	pay := payments(t, db)
+	h := paymentHandler(pay, func(ctx context.Context) {
+		tx := mysqlstore.Tx(ctx)
+		if err := tx.Commit(); err == nil || !strings.Contains(err.Error(), "by the engine") {
+			t.Errorf("the handler's Commit = %v, want a refusal", err)
+		}
+		if err := tx.Rollback(); err == nil {
+			t.Error("the handler's Rollback was not refused")
+		}
+	})
+	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	defer srv.Close()
+	if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+		t.Fatalf("answered %d %s, want 201", st, b)
+	}
+	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
+		t.Fatalf("%d payment rows, want 1", n)
 	}
 }

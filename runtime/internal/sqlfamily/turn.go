@@ -38,6 +38,14 @@ func (t *Turn) Take() error {
 	return nil
 }
 
+// Wait gives the handler the connection after whatever holds it: a
+// keep-alive, or another statement of the handler's (for a driver that
+// serializes statements itself and whose rows do not hold the turn).
+func (t *Turn) Wait() {
+	t.mu.Lock()
+	t.handler.Store(true)
+}
+
 // Give ends the handler's turn.
 func (t *Turn) Give() {
 	t.handler.Store(false)
