@@ -35,13 +35,23 @@ func Start() Meter { return Meter{machineCPU(), Self(), ReadGC()} }
 // collections per thousand b.N as gc/kop and their CPU per b.N as
 // gc-µs/op.
 func (m Meter) Report(b *testing.B) {
-	if now := machineCPU(); m.machine > 0 && now > 0 {
-		b.ReportMetric(float64(now-m.machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
-		b.ReportMetric(float64(Self()-m.self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
+	if machine, self := m.Spent(); machine > 0 {
+		b.ReportMetric(float64(machine)/float64(b.N)/float64(time.Microsecond), "cpu-µs/op")
+		b.ReportMetric(float64(self)/float64(b.N)/float64(time.Microsecond), "self-µs/op")
 	}
 	gc := ReadGC()
 	b.ReportMetric(float64(gc.Cycles-m.gc.Cycles)*1000/float64(b.N), "gc/kop")
 	b.ReportMetric(float64(gc.CPU-m.gc.CPU)/float64(b.N)/float64(time.Microsecond), "gc-µs/op")
+}
+
+// Spent is the CPU time since Start: the machine's and this process's,
+// both 0 where /proc/stat is not readable.
+func (m Meter) Spent() (machine, self time.Duration) {
+	now := machineCPU()
+	if m.machine == 0 || now == 0 {
+		return 0, 0
+	}
+	return now - m.machine, Self() - m.self
 }
 
 // GC is what this process's garbage collector has done since it started.

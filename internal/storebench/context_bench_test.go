@@ -29,7 +29,7 @@ func (u undeadlined) AcquireRun(_ context.Context, req idemstore.AcquireRequest)
 // context.AfterFunc, which registers on the context's lock; when
 // concurrent calls shared one deadline context they queued there.
 func BenchmarkStoreCallContext(b *testing.B) {
-	h := storebench.New(b)
+	h := storebench.NewPostgres(b)
 	s, _ := pgtest.Store(b, h.Pool)
 	handler := h.Handler()
 	variants := []storebench.Variant{

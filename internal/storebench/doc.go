@@ -1,7 +1,9 @@
-// Package storebench holds the benchmarks that compare the stores on one
-// handler (BENCHMARKS.md, "PostgreSQL store"): it is a package of its own so
-// that neither store's package needs the other's driver. Its harness
-// (Harness, Variant) runs the handler under pgstore and under the
-// one-transaction floor, and under any other layer a benchmark adds as a
-// Variant.
+// Package storebench holds the benchmarks that measure the SQL stores
+// against their floor (BENCHMARKS.md, "SQL stores against their floor") and
+// compare the stores on one handler: it is a module of its own, for tests
+// only, so that no store's module needs the other's driver nor the
+// harness's meters. Its harness (Run, Variant) runs one handler that
+// INSERTs a payment under each variant of a store, the one-transaction
+// floor first, in one shape for PostgreSQL (Postgres) and MySQL (MySQL),
+// and prints the same table for both.
 package storebench

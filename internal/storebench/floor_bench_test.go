@@ -15,40 +15,35 @@ import (
 	"github.com/idemgen/idemgen/internal/storebench"
 )
 
-// BenchmarkPostgresFloor runs the harness's handler under five layers,
-// first requests and replays, from 16 parallel callers on two cores, in
-// rounds that alternate the variants (take the medians of per-round
-// ratios), reporting PostgreSQL round trips, WAL bytes and CPU per
-// request:
-//
-//   - floor: the one-transaction floor of issue 45 (oneTransaction);
-//   - contract-floor: the same, plus what the issue requires of any layer
-//     besides (a duplicate answered at once, a fingerprint, headers,
-//     expiry, a durable commit, a frozen owner's bound);
-//   - pgstore-direct: pgstore's AcquireRun and Commit, without the engine;
-//   - pgstore-unbatched: the handler under pgstore through the engine,
-//     every read in a round trip of its own (WithReadLanes(-1));
-//   - pgstore: the same with the read lanes, pgstore's default.
-//
-// Run it against a server with the durable defaults (fsync,
-// synchronous_commit on): the commit's flush is the cost that matters.
+// BenchmarkPostgresFloor runs the harness on PostgreSQL (Postgres.Variants:
+// the one-transaction floor, the contract floor, pgstore's calls without
+// the engine, pgstore through the engine with its reads alone and with the
+// read lanes), first requests and replays, and prints the table of medians
+// that BenchmarkMySQLFloor prints for MySQL (Run).
 func BenchmarkPostgresFloor(b *testing.B) {
-	h := storebench.New(b)
-	h.Run(b, h.FloorVariant(b), h.ContractFloorVariant(b), h.PgstoreDirectVariant(b), h.PgstoreUnbatchedVariant(b), h.PgstoreVariant(b))
+	p := storebench.NewPostgres(b)
+	storebench.Run(b, p.Server(b), p.Variants(b)...)
+}
+
+// BenchmarkMySQLFloor is BenchmarkPostgresFloor on MySQL or MariaDB
+// (MySQL.Variants), the server's innodb_flush_log_at_trx_commit = 1 (which
+// the store's Check insists on).
+func BenchmarkMySQLFloor(b *testing.B) {
+	m := storebench.NewMySQL(b)
+	storebench.Run(b, m.Server(b), m.Variants(b)...)
 }
 
 // BenchmarkPostgresBurst measures how fast keys complete in a burst of 20
 // times the pool's size in concurrent first requests (100 keys, 8
 // requests each, on the pool of 40), against the steady rate (40 callers,
 // one new key each request, as many as the pool has connections), under
-// pgstore through the engine, in three alternating rounds. It reports
-// keys completed per second (keys/s) and, for the burst, the requests
-// answered 503 per burst (503/op).
+// pgstore through the engine, in alternating rounds (STOREBENCH_ROUNDS).
+// It reports keys completed per second (keys/s) and, for the burst, the
+// requests answered 503 per burst (503/op).
 func BenchmarkPostgresBurst(b *testing.B) {
 	const keys, perKey = 100, 8
-	h := storebench.New(b)
-	v := h.PgstoreVariant(b)
-	for round := range storebench.Rounds {
+	v := storebench.NewPostgres(b).StoreVariant(b)
+	for round := range storebench.RoundCount() {
 		b.Run(fmt.Sprintf("round%d/steady", round+1), func(b *testing.B) {
 			b.SetParallelism(max(storebench.PoolSize/runtime.GOMAXPROCS(0), 1))
 			start := time.Now()

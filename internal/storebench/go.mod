@@ -3,15 +3,19 @@ module github.com/idemgen/idemgen/internal/storebench
 go 1.25.0
 
 require (
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/idemgen/idemgen/internal/cpumeter v0.0.0
+	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
+	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/idemgen/idemgen/lua v0.0.0 // indirect
@@ -31,9 +35,11 @@ require (
 
 replace (
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
+	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
 	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
+	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
 )

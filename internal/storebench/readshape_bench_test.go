@@ -17,10 +17,10 @@ import (
 // pgstore table, read from 16 parallel callers by
 //
 //   - floor: the one-transaction floor's SELECT of two columns;
-//   - rounded: pgstore's read at 5732910 (before 718970e), which
-//     rounded the lease's time left in the select list
-//     (greatest, ceil and extract in numeric, under a CASE that skipped
-//     them for a completed record) and compared lease_until;
+//   - rounded: pgstore's earlier read, which rounded the lease's time
+//     left in the select list (greatest, ceil and extract in numeric,
+//     under a CASE that skipped them for a completed record) and
+//     compared lease_until;
 //   - lean: pgstore's read since (sql.go): the same row, the fingerprint
 //     compared by the server, the lease's time left as an interval.
 //
@@ -28,7 +28,7 @@ import (
 // take the medians of per-round ratios). The server prepares each
 // expression of a select list at every execution, evaluated or not.
 func BenchmarkPostgresReadShapes(b *testing.B) {
-	h := storebench.New(b)
+	h := storebench.NewPostgres(b)
 	s, table := pgtest.Store(b, h.Pool)
 	e := idem.NewEngine(s)
 	handler := h.Handler()

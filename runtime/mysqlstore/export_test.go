@@ -31,16 +31,6 @@ func (s *Store) ReadBatch(ctx context.Context, keys, fingerprints []string) []Re
 	return replies
 }
 
-// Statements is some of the store's SQL, for BenchmarkStatementShapes and
-// BenchmarkServerThread.
-type Statements struct{ Read, InsertTx, ClaimTx, Complete, CompleteTx string }
-
-// StatementsOf is the SQL of a store on table, for MariaDB.
-func StatementsOf(table string) Statements {
-	st := newStatements("`" + table + "`")
-	return Statements{st.read, mariaDB.noWait(st.insertTx), mariaDB.noWait(st.claimTx), st.complete, st.completeTx}
-}
-
 // OpenStatements counts the statements the store holds prepared: its
 // common path's (as one) and its batched reads'.
 func (s *Store) OpenStatements() int {

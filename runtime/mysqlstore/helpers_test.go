@@ -98,18 +98,6 @@ func problemCode(body string) string {
 	return rest[:strings.IndexByte(rest, '"')]
 }
 
-// preparer returns what prepares a statement on db, closed when b ends.
-func preparer(b *testing.B, db *sql.DB) func(query string) *sql.Stmt {
-	return func(query string) *sql.Stmt {
-		st, err := db.Prepare(query)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-}
-
 // idemAcquire is an acquire of key with a fixed token and fingerprint.
 func idemAcquire(key string) idemstore.AcquireRequest {
 	return idemstore.AcquireRequest{Key: key, Token: "token-1", Fingerprint: "fp-1", Lease: time.Second}

@@ -23,8 +23,8 @@ const now = "UTC_TIMESTAMP(6)"
 // completed, the microseconds its lease has left (negative once it has
 // lapsed), and the response. Whether the record has expired is a column,
 // not a condition: on MariaDB 10.11 a primary-key read with the condition
-// costs the server more (93 against 87 µs a read in
-// BenchmarkStatementShapes, BENCHMARKS.md), and an expired row,
+// costs the server more (93 against 87 µs a read, measured on the
+// statements alone), and an expired row,
 // which the purge has not deleted yet, is then known to be there.
 const readColumns = "expires_at > " + now + " AS live, fingerprint, completed, TIMESTAMPDIFF(MICROSECOND, " + now + ", lease_until) AS lease_left,\n" +
 	"\tstatus, header, body, body_omitted"
@@ -69,8 +69,8 @@ func newStatements(t string) statements {
 		// idemstore.DefaultRetention unless configured), keeps the expiry
 		// its claim wrote, so that the expires_at index is not changed a
 		// second time (a delete-marked entry, a new one, their undo and
-		// their purge: 859 against 816 µs of machine CPU per first request
-		// in BenchmarkStatementShapes at 875eacb, BENCHMARKS.md).
+		// their purge: 859 against 816 µs of machine CPU per first request,
+		// measured on the statements alone).
 		// Such a record is kept for its retention after completion and at
 		// most its lease longer. expires_at is assigned first, so that it
 		// reads lease_until as the claim left it whether or not the
@@ -85,7 +85,7 @@ func newStatements(t string) statements {
 		// all the same. A condition on the indexed expires_at makes
 		// MariaDB's single-table UPDATE weigh that index at every
 		// execution: it cost the connection's thread 10-22 µs more per
-		// first request (BenchmarkServerThread, BENCHMARKS.md).
+		// first request.
 		completeTx: completeSQL(t, ""),
 
 		// ? key, ? token.
@@ -130,8 +130,8 @@ func completeSQL(t, also string) string {
 // record with fence fresh, which fails (ER_DUP_ENTRY) where the key has a
 // row. A claim of a key that the read found no record of sends it first:
 // the ON DUPLICATE KEY UPDATE costs the server more even where it inserts
-// (846 against 807 µs of machine CPU per first request in
-// BenchmarkStatementShapes at 875eacb, BENCHMARKS.md), and is sent only
+// (846 against 807 µs of machine CPU per first request, measured on the
+// statements alone), and is sent only
 // when the INSERT finds a row (an expired record not yet purged, or one
 // written since the read).
 //

@@ -17,7 +17,8 @@ import (
 // at every cycle: with 64 steps, 2,048 contexts, about 60% of a busy
 // engine's live heap; 16 steps cut the collector's CPU per first request
 // on mysqlstore from 25 to 21-23 µs, and per replay from 13.5 to 10-11
-// (BenchmarkFloor's gc-µs/op and heap profile, BENCHMARKS.md).
+// (gc-µs/op and a heap profile of mysqlstore's first requests and
+// replays, BENCHMARKS.md).
 const steps = 16
 
 // shards is how many deadline contexts one step has: each call takes one
