@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -30,11 +31,17 @@ type Postgres struct {
 	Payments string // table name, unquoted
 }
 
-// NewPostgres sets the harness up on DATABASE_URL's server, every session
-// with synchronous_commit on (whatever the server's default), as
-// production runs.
+// NewPostgres sets the harness up on a private PostgreSQL cluster with
+// production durability (fsync on, every session with synchronous_commit
+// on), which it starts and stops, or on STOREBENCH_DATABASE_URL's server
+// when that is set (the test command's server has fsync off, which would
+// make every commit cheaper than production's).
 func NewPostgres(b *testing.B) *Postgres {
-	pool, counter := pgtest.CountingPoolOf(b, withRuntimeParam(pgtest.URL(b), "synchronous_commit", "on"), PoolSize)
+	url := os.Getenv("STOREBENCH_DATABASE_URL")
+	if url == "" {
+		url = pgtest.StartServerWith(b, "max_connections=100").URL()
+	}
+	pool, counter := pgtest.CountingPoolOf(b, withRuntimeParam(url, "synchronous_commit", "on"), PoolSize)
 	table := pgtest.Name(b) + "_pay"
 	pgtest.Exec(b, pool, "CREATE TABLE "+pgx.Identifier{table}.Sanitize()+" (id bigserial PRIMARY KEY, amount int NOT NULL)")
 	b.Cleanup(func() { pgtest.Drop(b, pool, table) })

@@ -112,7 +112,7 @@ func (t *connTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 	if err != nil {
 		return errRow{err}
 	}
-	return rowOf{rows}
+	return (*heldRow)(rows.(*heldRows))
 }
 
 // Conn returns the connection. A statement sent on it directly, rather
@@ -240,13 +240,13 @@ func (r *heldRows) give() {
 	}
 }
 
-// rowOf is QueryRow's row over rows, scanned as pgx's is.
-type rowOf struct{ rows pgx.Rows }
+// heldRow is QueryRow's row: its rows, scanned as pgx's row is.
+type heldRow heldRows
 
 // Scan reads the first row into dest and closes the rows; pgx.ErrNoRows
 // when there is none.
-func (r rowOf) Scan(dest ...any) error {
-	rows := r.rows
+func (r *heldRow) Scan(dest ...any) error {
+	rows := (*heldRows)(r)
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
