@@ -8,7 +8,7 @@ import (
 )
 
 // uncommittedError ends a transactional run whose handler's writes were not
-// committed: kind (unavailable or cancelled) is the outcome protect answers.
+// committed: kind (unavailable) is the outcome protect answers.
 type uncommittedError struct {
 	kind outcomeKind
 	err  error
@@ -25,10 +25,14 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 // with it before runTx returns it. The transaction holds the claim, and the
 // store ends it if its owner freezes (see idemstore.TxStore); while fn runs,
 // the heartbeat keeps a LiveRunTx alive instead of extending a lease, so
-// that a handler slower than the lock keeps its claim. A response that is not stored, an error, no response
-// or a panic roll the transaction back, which releases the claim; so does a
-// request cancelled before the commit, which ends in an *uncommittedError
-// (cancelled), as does a commit that failed (unavailable). A commit refused
+// that a handler slower than the lock keeps its claim. A response that is
+// not stored, an error, no response or a panic roll the transaction back,
+// which releases the claim. A storable response is committed even when the
+// client has gone meanwhile (its retry is answered the stored response, as
+// on every store): the commit's context is the engine's, not the
+// request's; a handler that returned because of the cancellation returned
+// an error or no answer, and is rolled back. A commit that failed ends in
+// an *uncommittedError (unavailable). A commit refused
 // because the claim was lost meanwhile (a frozen owner's) is answered as
 // lease.run answers a lease taken over, with a *supersededError.
 func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, error)) (*Response, error) {
@@ -47,11 +51,6 @@ func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, 
 	settled = true
 	l.stopHeartbeat()
 	cause := notStored(l.k.op, resp, err)
-	if cause == nil && ctx.Err() != nil {
-		// The client is gone: nobody would learn of a commit.
-		l.rollback(ctx, ctx.Err())
-		return nil, &uncommittedError{kind: cancelled, err: ctx.Err()}
-	}
 	if cause != nil {
 		l.rollback(ctx, cause)
 		if err != nil {

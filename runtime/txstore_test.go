@@ -213,3 +213,45 @@ func TestTxStoreStaleOwner(t *testing.T) {
 		t.Fatalf("committed %v, rolled back %d; want the newer run only", s.committed, s.rolled)
 	}
 }
+
+// TestTxStoreKeepsARunWhoseClientLeft: the client gives up (its request's
+// context ends) while the handler runs; the handler answers all the same,
+// and that answer is committed with its writes, so that the client's retry
+// is a replay rather than a second run. A handler that returns because of
+// the cancellation (an error) is rolled back.
+func TestTxStoreKeepsARunWhoseClientLeft(t *testing.T) {
+	s := &memTxStore{memStore: newMemStore()}
+	var runs int
+	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		r.Context().Value(clientLeaves{}).(context.CancelFunc)() // the client's timeout, mid-run
+		<-r.Context().Done()
+		write(r.Context(), "payment")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("paid"))
+	})
+	post := func(leave bool) *httptest.ResponseRecorder {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req := httptest.NewRequest(http.MethodPost, "/pay", strings.NewReader(`{}`)).WithContext(context.WithValue(ctx, clientLeaves{}, context.CancelFunc(func() {
+			if leave {
+				cancel()
+			}
+		})))
+		req.Header.Set("Idempotency-Key", "k")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	post(true)
+	if len(s.committed) != 1 || s.rolled != 0 {
+		t.Fatalf("committed %v, rolled back %d; want the run's write committed", s.committed, s.rolled)
+	}
+	if rec := post(false); rec.Code != http.StatusCreated || rec.Body.String() != "paid" || runs != 1 {
+		t.Fatalf("the retry = %d %q after %d runs; want the replay of one run", rec.Code, rec.Body, runs)
+	}
+}
+
+// clientLeaves is the context key of the test's way to end its request's
+// context from inside the handler, as a client's timeout would.
+type clientLeaves struct{}

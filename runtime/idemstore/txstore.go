@@ -20,7 +20,9 @@ import (
 // writes and the record at once; only then is the client answered.
 // Everything else ends in [RunTx.Rollback], which is the release: a handler
 // error, no response, a status that is not stored, a panic, a request
-// cancelled before the commit, a reconciler's refusal. A rolled-back claim
+// cancelled before the handler answered, a reconciler's refusal. (A
+// storable answer whose client has gone meanwhile is committed: the
+// client's retry is answered it.) A rolled-back claim
 // leaves no trace, so a retry runs at once.
 //
 // # The claim

@@ -22,7 +22,9 @@
 // the claim, the handler's writes and the stored response become visible
 // together, in one commit, or not at all. A crash before the commit leaves
 // nothing (the retry runs at once), a handler error, a status that is not
-// stored, a panic or a cancelled request roll everything back, and a
+// stored, a panic or a request cancelled before the handler answered roll
+// everything back (an answer whose client has gone commits all the same, for
+// its retry to replay), and a
 // frozen owner's transaction is ended by the server once idle for the
 // operation's lock (idle_transaction_timeout), its writes rolled back and
 // its client answered what the key stands for now. A live owner keeps the

@@ -25,7 +25,9 @@
 // response become visible together or not at all: a crash before the
 // commit leaves nothing (PostgreSQL rolls back the dead connection's
 // transaction, and the retry runs at once), a handler error, a status that
-// is not stored, a panic or a cancelled request roll everything back, and
+// is not stored, a panic or a request cancelled before the handler answered
+// roll everything back (an answer whose client has gone commits all the
+// same, for its retry to replay), and
 // a frozen owner (a process stopped with its transaction open) holds the
 // key for at most the operation's lock: the server then ends its
 // transaction (idle_in_transaction_session_timeout), a retry claims the
