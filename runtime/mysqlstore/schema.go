@@ -1,9 +1,6 @@
 package mysqlstore
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 
 // DefaultTable is the name of the records' table (WithTable).
 const DefaultTable = "idem_records"
@@ -74,11 +71,9 @@ var columns = []column{
 
 // table is a table name, parsed and quoted.
 type table struct {
-	name   string // as given: "records" or "db.records"
-	schema string // the database part, "" for the connection's
-	last   string // the table part
-	quoted string // for SQL text
-	index  string // the expires_at index, quoted
+	sqlfamily.Table        // Schema "" for the connection's database
+	quoted          string // for SQL text
+	index           string // the expires_at index, quoted
 }
 
 // maxIdent is the longest name of a table (MySQL's identifiers are at most
@@ -89,22 +84,11 @@ const maxIdent = 64 - len("_steps_expires_at")
 // dot-separated parts (database.table), each a name of letters, digits and
 // underscores that does not start with a digit.
 func parseTable(name string) (table, error) {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return table{}, fmt.Errorf("mysqlstore: table name %q: at most one dot (database.table)", name)
+	t, err := sqlfamily.ParseTable("mysqlstore", name, "database", maxIdent)
+	if err != nil {
+		return table{}, err
 	}
-	for _, p := range parts {
-		if !plainIdent(p) {
-			return table{}, fmt.Errorf("mysqlstore: table name %q: %q is not a plain identifier (letters, digits, _; not starting with a digit; at most %d bytes)", name, p, maxIdent)
-		}
-	}
-	t := table{name: name, last: parts[len(parts)-1]}
-	if len(parts) == 2 {
-		t.schema = parts[0]
-	}
-	t.quoted = quoteName(t.schema, t.last)
-	t.index = quoteName("", t.last+"_expires_at")
-	return t, nil
+	return table{Table: t, quoted: quoteName(t.Schema, t.Last), index: quoteName("", t.Last+"_expires_at")}, nil
 }
 
 // quoteName quotes schema.name (schema "" for none) with backquotes; both
@@ -116,26 +100,7 @@ func quoteName(schema, name string) string {
 	return "`" + schema + "`.`" + name + "`"
 }
 
-func plainIdent(s string) bool {
-	if s == "" || len(s) > maxIdent {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // schemaSQL is Schema for t.
 func schemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return Schema
-	}
-	s := strings.Replace(Schema, "KEY idem_records_expires_at", "KEY "+t.index, 1)
-	return strings.Replace(s, " idem_records ", " "+t.quoted+" ", 1)
+	return sqlfamily.Rename(Schema, t.Name == DefaultTable, "idem_records", t.quoted, t.index)
 }

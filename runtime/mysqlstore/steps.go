@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 var _ idemstore.StepStore = (*Store)(nil)
@@ -33,17 +34,13 @@ const StepsSchema = "CREATE TABLE IF NOT EXISTS idem_records_steps (\n" +
 // stepsTable is the journal's table of records' table t, quoted, and its
 // index.
 func stepsTable(t table) (quoted, index string) {
-	return quoteName(t.schema, t.last+"_steps"), quoteName("", t.last+"_steps_expires_at")
+	return quoteName(t.Schema, t.Last+"_steps"), quoteName("", t.Last+"_steps_expires_at")
 }
 
 // stepsSchemaSQL is StepsSchema for the store's table.
 func stepsSchemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return StepsSchema
-	}
 	quoted, index := stepsTable(t)
-	s := strings.Replace(StepsSchema, "KEY idem_records_steps_expires_at", "KEY "+index, 1)
-	return strings.Replace(s, " idem_records_steps ", " "+quoted+" ", 1)
+	return sqlfamily.Rename(StepsSchema, t.Name == DefaultTable, "idem_records_steps", quoted, index)
 }
 
 // stepStatements are the journal's SQL for one records' table.
@@ -109,33 +106,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, storeError("steps", err)
 	}
 	defer rows.Close()
-	var steps map[string][]byte
-	for rows.Next() {
-		var name sql.NullString
-		var result []byte
-		if err := rows.Scan(&name, &result); err != nil {
-			return nil, storeError("steps", err)
-		}
-		if steps == nil {
-			steps = make(map[string][]byte)
-		}
-		if name.Valid {
-			if result == nil {
-				result = []byte{}
-			}
-			steps[name.String] = result
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError("steps", err)
-	}
-	switch {
-	case steps != nil:
-		return steps, nil
-	case query == s.steps.loadClaimed:
-		return map[string][]byte{}, nil
-	}
-	return nil, idemstore.ErrNotOwner
+	return dialect.Steps(rows, query == s.steps.loadClaimed)
 }
 
 // claimOf returns the open claim of key that token holds in this store,

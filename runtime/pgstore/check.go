@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // CreateSchema creates the store's table and its index unless they exist
@@ -16,8 +16,8 @@ import (
 // run [Store.Check] to verify an existing table. Replicas may call it at
 // once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
 	// The statements run in one implicit transaction (simple protocol),
 	// behind a transaction-scoped advisory lock of the table's name: two
@@ -48,17 +48,17 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // or one matching only [idemstore.ErrStoreUnavailable] when the database could
 // not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
-	t := s.table.name
+	t := s.table.Name
 	var found bool
 	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.table.quoted).Scan(&found); err != nil {
 		return storeError("check", err)
 	}
 	if !found {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
-			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t)}}
+		return sqlfamily.Misconfigured("check", fmt.Sprintf(
+			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t))
 	}
 	problems, err := s.columnProblems(ctx)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	problems = append(problems, more...)
 	if len(problems) > 0 {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
+		return sqlfamily.Misconfigured("check", "table "+t+": "+strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	t := s.table.name
+	t := s.table.Name
 	var problems []string
 	ours := map[string]bool{}
 	for _, c := range columns {
@@ -133,7 +133,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 // objectProblems finds the key's unique index missing, things on the table
 // that can refuse the store's statements, and missing rights.
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.table.name
+	t := s.table.Name
 	var problems []string
 	var unique, sel, ins, upd, del bool
 	var triggers, constraints, indexes, rules []string

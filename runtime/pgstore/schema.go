@@ -1,10 +1,9 @@
 package pgstore
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/jackc/pgx/v5"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // DefaultTable is the name of the records' table (WithTable).
@@ -58,48 +57,35 @@ var (
 
 // table is a table name, parsed and quoted.
 type table struct {
-	name   string // as given: "records" or "schema.records"
+	sqlfamily.Table
 	quoted string // for SQL text
 	index  string // the expires_at index, quoted, unqualified
 }
+
+// maxIdent is the longest name of a table (PostgreSQL's identifiers are at
+// most 63 bytes), less the suffix of its index.
+const maxIdent = 63 - len("_expires_at")
 
 // parseTable checks a table name given to WithTable: one or two
 // dot-separated parts (schema.table), each a name of letters, digits and
 // underscores that does not start with a digit.
 func parseTable(name string) (table, error) {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return table{}, fmt.Errorf("pgstore: table name %q: at most one dot (schema.table)", name)
+	t, err := sqlfamily.ParseTable("pgstore", name, "schema", maxIdent)
+	if err != nil {
+		return table{}, err
 	}
-	for _, p := range parts {
-		if !plainIdent(p) {
-			return table{}, fmt.Errorf("pgstore: table name %q: %q is not a plain identifier (letters, digits, _; not starting with a digit; at most 63 bytes)", name, p)
-		}
-	}
-	last := parts[len(parts)-1]
-	return table{name: name, quoted: pgx.Identifier(parts).Sanitize(), index: pgx.Identifier{last + "_expires_at"}.Sanitize()}, nil
+	return table{Table: t, quoted: quoteName(t.Schema, t.Last), index: quoteName("", t.Last+"_expires_at")}, nil
 }
 
-func plainIdent(s string) bool {
-	if s == "" || len(s) > 63-len("_expires_at") {
-		return false
+// quoteName quotes schema.name (schema "" for none) as an identifier.
+func quoteName(schema, name string) string {
+	if schema == "" {
+		return pgx.Identifier{name}.Sanitize()
 	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return pgx.Identifier{schema, name}.Sanitize()
 }
 
 // schemaSQL is Schema for t.
 func schemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return Schema
-	}
-	s := strings.Replace(Schema, "idem_records_expires_at", t.index, 1)
-	return strings.ReplaceAll(s, " idem_records ", " "+t.quoted+" ")
+	return sqlfamily.Rename(Schema, t.Name == DefaultTable, "idem_records", t.quoted, t.index)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 var _ idemstore.StepStore = (*Store)(nil)
@@ -37,20 +37,13 @@ CREATE INDEX IF NOT EXISTS idem_records_steps_expires_at ON idem_records_steps (
 // stepsTable is the journal's table of records' table t, quoted, and its
 // index.
 func stepsTable(t table) (quoted, index string) {
-	parts := strings.Split(t.name, ".")
-	last := parts[len(parts)-1]
-	parts[len(parts)-1] = last + "_steps"
-	return pgx.Identifier(parts).Sanitize(), pgx.Identifier{last + "_steps_expires_at"}.Sanitize()
+	return quoteName(t.Schema, t.Last+"_steps"), quoteName("", t.Last+"_steps_expires_at")
 }
 
 // stepsSchemaSQL is StepsSchema for the store's table.
 func stepsSchemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return StepsSchema
-	}
 	quoted, index := stepsTable(t)
-	s := strings.Replace(StepsSchema, "idem_records_steps_expires_at", index, 1)
-	return strings.ReplaceAll(s, " idem_records_steps ", " "+quoted+" ")
+	return sqlfamily.Rename(StepsSchema, t.Name == DefaultTable, "idem_records_steps", quoted, index)
 }
 
 // stepStatements are the journal's SQL for one records' table.
@@ -125,30 +118,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, storeError("steps", err)
 	}
 	defer rows.Close()
-	var steps map[string][]byte
-	for rows.Next() {
-		var name *string
-		var result []byte
-		if err := rows.Scan(&name, &result); err != nil {
-			return nil, storeError("steps", err)
-		}
-		if steps == nil {
-			steps = make(map[string][]byte)
-		}
-		if name != nil {
-			steps[*name] = result
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError("steps", err)
-	}
-	switch {
-	case steps == nil && sql == s.steps.loadClaimed:
-		return map[string][]byte{}, nil
-	case steps == nil:
-		return nil, idemstore.ErrNotOwner
-	}
-	return steps, nil
+	return dialect.Steps(rows, sql == s.steps.loadClaimed)
 }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction of its
@@ -236,24 +206,4 @@ func (t *stepTx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	return storeError("rollback step", err)
-}
-
-// purgeSteps deletes expired journal entries in batches, as Purge does
-// records; a missing journal table (a store that never journaled a step,
-// set up before it existed) is no error.
-func (s *Store) purgeSteps(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		tag, err := s.pool.Exec(ctx, s.steps.purge, s.purgeBatch)
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-			return total, nil
-		}
-		if err != nil {
-			return total, storeError("purge", err)
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(s.purgeBatch) {
-			return total, nil
-		}
-	}
 }
