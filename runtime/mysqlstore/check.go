@@ -19,7 +19,8 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	if s.core.TableErr != nil {
 		return s.core.TableErr
 	}
-	for _, stmt := range []string{schemaSQL(s.table), stepsSchemaSQL(s.table)} {
+	records, steps := s.core.Table.Create(Schema, StepsSchema)
+	for _, stmt := range []string{records, steps} {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			return storeError("create schema", err)
 		}
@@ -73,7 +74,7 @@ func (s *Store) Check(ctx context.Context) error {
 		parts = append(parts, "server: "+strings.Join(server, "; "))
 	}
 	if len(tbl) > 0 {
-		parts = append(parts, "table "+s.table.Name+": "+strings.Join(tbl, "; "))
+		parts = append(parts, "table "+s.core.Table.Name+": "+strings.Join(tbl, "; "))
 	}
 	if len(parts) > 0 {
 		return sqlfamily.Misconfigured("check", strings.Join(parts, "; "))
@@ -131,18 +132,18 @@ func strictMode(mode string) bool {
 // schemaArg is the table's database for information_schema's queries: its
 // own, or the connection's (DATABASE()).
 func (s *Store) schemaArg() any {
-	if s.table.Schema == "" {
+	if s.core.Table.Schema == "" {
 		return nil
 	}
-	return s.table.Schema
+	return s.core.Table.Schema
 }
 
 // tableProblems compares the table with the store's.
 func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
-	t := s.table.Name
+	t := s.core.Table.Name
 	var engine sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.table.Last).Scan(&engine)
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.core.Table.Last).Scan(&engine)
 	if errors.Is(err, sql.ErrNoRows) {
 		return []string{"it does not exist: apply mysqlstore.Schema with your migrations, or call Store.CreateSchema"}, nil
 	}
@@ -180,7 +181,7 @@ func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION,
 	CHARACTER_SET_NAME, IS_NULLABLE = 'YES', COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL', EXTRA LIKE '%GENERATED%'
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-		s.schemaArg(), s.table.Last)
+		s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	t := s.table.Name
+	t := s.core.Table.Name
 	var problems []string
 	ours := map[string]bool{}
 	for _, c := range columns {
@@ -235,7 +236,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 // objectProblems finds the key's primary key missing, and things on the
 // table that can refuse the store's statements.
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.table.Name
+	t := s.core.Table.Name
 	var problems []string
 	type index struct {
 		cols   []string
@@ -244,7 +245,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	indexes := map[string]*index{}
 	var order []string
 	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0 FROM information_schema.STATISTICS
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.table.Last)
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_T
 // names runs query (with the table's database and name as arguments) and
 // returns its one column.
 func (s *Store) names(ctx context.Context, query string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.table.Last)
+	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}

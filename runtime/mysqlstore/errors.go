@@ -42,8 +42,13 @@ const (
 // dialect is what the SQL stores' shared code (sqlfamily) asks of this
 // one.
 var dialect = sqlfamily.Dialect{
-	Name:            "mysqlstore",
-	MaxKey:          MaxKeyLength,
+	Name:      "mysqlstore",
+	MaxKey:    MaxKeyLength,
+	Qualifier: "database",
+	// MySQL's identifiers are at most 64 characters, the journal's
+	// index's name too.
+	MaxIdent:        64 - len("_steps_expires_at"),
+	Quote:           quoteName,
 	Misconfigured:   misconfigured,
 	Refused:         refusedByTable,
 	NoTable:         func(err error) bool { return errorNumber(err) == errNoSuchTable },

@@ -2,8 +2,9 @@ package mysqlstore
 
 import "github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 
-// DefaultTable is the name of the records' table (WithTable).
-const DefaultTable = "idem_records"
+// DefaultTable is the name of the records' table (WithTable):
+// "idem_records".
+const DefaultTable = sqlfamily.DefaultTable
 
 // MaxKeyLength is the longest storage key the store keeps, in bytes: the
 // length of the key column. The engine's keys are far shorter (an
@@ -69,28 +70,6 @@ var columns = []column{
 	{name: "body_omitted", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
 }
 
-// table is a table name, parsed and quoted.
-type table struct {
-	sqlfamily.Table        // Schema "" for the connection's database
-	quoted          string // for SQL text
-	index           string // the expires_at index, quoted
-}
-
-// maxIdent is the longest name of a table (MySQL's identifiers are at most
-// 64 characters), less the suffix of the journal's index.
-const maxIdent = 64 - len("_steps_expires_at")
-
-// parseTable checks a table name given to WithTable: one or two
-// dot-separated parts (database.table), each a name of letters, digits and
-// underscores that does not start with a digit.
-func parseTable(name string) (table, error) {
-	t, err := sqlfamily.ParseTable("mysqlstore", name, "database", maxIdent)
-	if err != nil {
-		return table{}, err
-	}
-	return table{Table: t, quoted: quoteName(t.Schema, t.Last), index: quoteName("", t.Last+"_expires_at")}, nil
-}
-
 // quoteName quotes schema.name (schema "" for none) with backquotes; both
 // are plain identifiers.
 func quoteName(schema, name string) string {
@@ -98,9 +77,4 @@ func quoteName(schema, name string) string {
 		return "`" + name + "`"
 	}
 	return "`" + schema + "`.`" + name + "`"
-}
-
-// schemaSQL is Schema for t.
-func schemaSQL(t table) string {
-	return sqlfamily.Rename(Schema, t.Name == DefaultTable, "idem_records", t.quoted, t.index)
 }

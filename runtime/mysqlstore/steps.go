@@ -31,32 +31,19 @@ const StepsSchema = "CREATE TABLE IF NOT EXISTS idem_records_steps (\n" +
 	"\tKEY idem_records_steps_expires_at (expires_at)\n" +
 	") ENGINE=InnoDB;\n"
 
-// stepsTable is the journal's table of records' table t, quoted, and its
-// index.
-func stepsTable(t table) (quoted, index string) {
-	return quoteName(t.Schema, t.Last+"_steps"), quoteName("", t.Last+"_steps_expires_at")
-}
-
-// stepsSchemaSQL is StepsSchema for the store's table.
-func stepsSchemaSQL(t table) string {
-	quoted, index := stepsTable(t)
-	return sqlfamily.Rename(StepsSchema, t.Name == DefaultTable, "idem_records_steps", quoted, index)
-}
-
 // stepStatements are the journal's SQL for one records' table.
 type stepStatements struct {
 	load, save, loadClaimed, saveClaimed, held, purgeSelect, purgeDelete string
 }
 
-func newStepStatements(t table) stepStatements {
-	steps, _ := stepsTable(t)
+func newStepStatements(t sqlfamily.Table) stepStatements {
 	return stepStatements{
 		// ? key, ? token. No row: token does not own an in-progress record
 		// of key; else one row per step journaled for the record's
 		// fingerprint, or one row of NULLs for none.
 		load: strings.ReplaceAll(sqlFor("SELECT s.name, s.result FROM $T r\n"+
 			"LEFT JOIN $S s ON s.`key` = r.`key` AND s.fingerprint = r.fingerprint AND s.expires_at > "+now+"\n"+
-			"WHERE r.`key` = ? AND r.token = ? AND NOT r.completed AND r.expires_at > "+now, t.quoted), "$S", steps),
+			"WHERE r.`key` = ? AND r.token = ? AND NOT r.completed AND r.expires_at > "+now, t.Quoted), "$S", t.Steps),
 
 		// ? name, ? result, ? retention µs, ? key, ? token, ? fence.
 		// Journals the step if token and fence own the in-progress record,
@@ -66,26 +53,26 @@ func newStepStatements(t table) stepStatements {
 		save: strings.ReplaceAll(sqlFor("INSERT INTO $S (`key`, name, fingerprint, result, expires_at)\n"+
 			"SELECT `key`, ?, fingerprint, ?, GREATEST(expires_at, "+now+" + INTERVAL ? MICROSECOND) FROM $T\n"+
 			"WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed AND expires_at > "+now+" FOR UPDATE\n"+
-			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.quoted), "$S", steps),
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.Quoted), "$S", t.Steps),
 
 		// ? key, ? fingerprint. The journal of an open claim's key and
 		// fingerprint (the claim's row is not committed: the store knows
 		// its fingerprint).
-		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, steps),
+		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, t.Steps),
 
 		// ? key, ? name, ? fingerprint, ? result, ? retention µs. An open
 		// claim's entry: the claim is checked by held, in the run's
 		// transaction, before the step's commits.
 		saveClaimed: sqlFor("INSERT INTO $T (`key`, name, fingerprint, result, expires_at) VALUES (?, ?, ?, ?, "+now+" + INTERVAL ? MICROSECOND)\n"+
-			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", steps),
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.Steps),
 
 		// ? key, ? token, ? fence. Run in the run's transaction, which sees
 		// its own claim's row: whether the transaction still holds it.
-		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.quoted),
+		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.Quoted),
 
 		// As the records' purge.
-		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", steps),
-		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, steps),
+		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", t.Steps),
+		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, t.Steps),
 	}
 }
 

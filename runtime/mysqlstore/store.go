@@ -40,10 +40,9 @@ import (
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
 	db          *sql.DB
-	core        *sqlfamily.Core // options, the schema's verdict, the purge
-	table       table
-	abandonedUS int64 // the abandoned TTL in whole ms, as µs
-	maxRecord   int64 // WithMaxRecord
+	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
+	abandonedUS int64           // the abandoned TTL in whole ms, as µs
+	maxRecord   int64           // WithMaxRecord
 
 	sql   statements
 	steps stepStatements // the step journal's (steps.go)
@@ -87,7 +86,7 @@ const (
 // database. A name that is not valid makes every call of the store fail
 // with an error that says so.
 func WithTable(name string) Option {
-	return func(s *Store) { s.table, s.core.TableErr = parseTable(name) }
+	return func(s *Store) { s.core.SetTable(name) }
 }
 
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
@@ -145,7 +144,6 @@ func WithReadLanes(n int) Option {
 // in the background until [Store.Close].
 func New(db *sql.DB, opts ...Option) *Store {
 	s := &Store{db: db, core: sqlfamily.NewCore(&dialect), maxRecord: DefaultMaxRecord}
-	s.table, _ = parseTable(DefaultTable)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -154,8 +152,8 @@ func New(db *sql.DB, opts ...Option) *Store {
 		s.lanes = s.newReadLanes(n)
 	}
 	s.abandonedUS, _ = durationUS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
-	s.sql = newStatements(s.table.quoted)
-	s.steps = newStepStatements(s.table)
+	s.sql = newStatements(s.core.Table.Quoted)
+	s.steps = newStepStatements(s.core.Table)
 	return s
 }
 

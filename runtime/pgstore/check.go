@@ -25,8 +25,9 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	// and the second fails on the catalog's unique index of type names
 	// (23505 on pg_type). Under the lock the second waits for the first to
 	// commit and then finds the table.
-	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.table.quoted) + "));\n"
-	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	records, steps := s.core.Table.Create(Schema, StepsSchema)
+	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.core.Table.Quoted) + "));\n"
+	if _, err := s.pool.Exec(ctx, lock+records+steps, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil
@@ -51,9 +52,9 @@ func (s *Store) Check(ctx context.Context) error {
 	if s.core.TableErr != nil {
 		return s.core.TableErr
 	}
-	t := s.table.Name
+	t := s.core.Table.Name
 	var found bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.table.quoted).Scan(&found); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.core.Table.Quoted).Scan(&found); err != nil {
 		return storeError("check", err)
 	}
 	if !found {
@@ -86,7 +87,7 @@ type column struct {
 // columnProblems compares the table's columns with the store's.
 func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull, atthasdef, attnum FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.table.quoted)
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.core.Table.Quoted)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	t := s.table.Name
+	t := s.core.Table.Name
 	var problems []string
 	ours := map[string]bool{}
 	for _, c := range columns {
@@ -133,7 +134,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 // objectProblems finds the key's unique index missing, things on the table
 // that can refuse the store's statements, and missing rights.
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.table.Name
+	t := s.core.Table.Name
 	var problems []string
 	var unique, sel, ins, upd, del bool
 	var triggers, constraints, indexes, rules []string
@@ -149,7 +150,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 			AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'key'))
 		ORDER BY c.relname),
 	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename)`,
-		s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
+		s.core.Table.Quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,11 @@ import (
 // dialect is what the SQL stores' shared code (sqlfamily) asks of this
 // one.
 var dialect = sqlfamily.Dialect{
-	Name:          "pgstore",
+	Name:      "pgstore",
+	Qualifier: "schema",
+	// PostgreSQL's identifiers are at most 63 bytes, an index's name too.
+	MaxIdent:      63 - len("_expires_at"),
+	Quote:         quoteName,
 	Misconfigured: misconfigured,
 	Refused:       refusedByTable,
 	NoTable:       func(err error) bool { return sqlState(err) == "42P01" }, // undefined_table

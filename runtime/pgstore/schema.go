@@ -6,8 +6,9 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
-// DefaultTable is the name of the records' table (WithTable).
-const DefaultTable = "idem_records"
+// DefaultTable is the name of the records' table (WithTable):
+// "idem_records".
+const DefaultTable = sqlfamily.DefaultTable
 
 // Schema is the SQL that creates the records' table under its default name,
 // for a migration tool; [Store.CreateSchema] runs the same statements for
@@ -55,37 +56,10 @@ var (
 	defaulted = map[string]bool{"completed": true, "body_omitted": true}
 )
 
-// table is a table name, parsed and quoted.
-type table struct {
-	sqlfamily.Table
-	quoted string // for SQL text
-	index  string // the expires_at index, quoted, unqualified
-}
-
-// maxIdent is the longest name of a table (PostgreSQL's identifiers are at
-// most 63 bytes), less the suffix of its index.
-const maxIdent = 63 - len("_expires_at")
-
-// parseTable checks a table name given to WithTable: one or two
-// dot-separated parts (schema.table), each a name of letters, digits and
-// underscores that does not start with a digit.
-func parseTable(name string) (table, error) {
-	t, err := sqlfamily.ParseTable("pgstore", name, "schema", maxIdent)
-	if err != nil {
-		return table{}, err
-	}
-	return table{Table: t, quoted: quoteName(t.Schema, t.Last), index: quoteName("", t.Last+"_expires_at")}, nil
-}
-
 // quoteName quotes schema.name (schema "" for none) as an identifier.
 func quoteName(schema, name string) string {
 	if schema == "" {
 		return pgx.Identifier{name}.Sanitize()
 	}
 	return pgx.Identifier{schema, name}.Sanitize()
-}
-
-// schemaSQL is Schema for t.
-func schemaSQL(t table) string {
-	return sqlfamily.Rename(Schema, t.Name == DefaultTable, "idem_records", t.quoted, t.index)
 }

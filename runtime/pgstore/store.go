@@ -40,11 +40,10 @@ import (
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
 	pool        *pgxpool.Pool
-	core        *sqlfamily.Core // options, the schema's verdict, the purge
-	table       table
-	abandonedMS int64        // the abandoned TTL in whole ms, rounded up
-	maxClaiming int64        // AcquireRun calls under way at once; one more is refused (busy)
-	claiming    atomic.Int64 // AcquireRun calls under way
+	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
+	abandonedMS int64           // the abandoned TTL in whole ms, rounded up
+	maxClaiming int64           // AcquireRun calls under way at once; one more is refused (busy)
+	claiming    atomic.Int64    // AcquireRun calls under way
 
 	sql   statements
 	steps stepStatements // the step journal's (steps.go)
@@ -84,7 +83,7 @@ const (
 // plain identifier. The default is [DefaultTable]. A name that is not valid
 // makes every call of the store fail with an error that says so.
 func WithTable(name string) Option {
-	return func(s *Store) { s.table, s.core.TableErr = parseTable(name) }
+	return func(s *Store) { s.core.SetTable(name) }
 }
 
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
@@ -149,7 +148,6 @@ func WithPurgeBatch(n int) Option {
 // purges expired records in the background until [Store.Close].
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	s := &Store{pool: pool, core: sqlfamily.NewCore(&dialect)}
-	s.table, _ = parseTable(DefaultTable)
 	if pool != nil {
 		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
 	}
@@ -161,8 +159,8 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 		s.lanes = s.newReadLanes(n)
 	}
 	s.abandonedMS, _ = durationMS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
-	s.sql = newStatements(s.table.quoted)
-	s.steps = newStepStatements(s.table)
+	s.sql = newStatements(s.core.Table.Quoted)
+	s.steps = newStepStatements(s.core.Table)
 	return s
 }
 

@@ -16,6 +16,7 @@ import (
 type Core struct {
 	Dialect *Dialect
 	Options
+	Table    Table
 	TableErr error // WithTable's, returned by every call
 
 	// Check is the store's Check, which Verified runs; Purge its Purge,
@@ -33,8 +34,14 @@ type Core struct {
 // NewCore returns the core of a store of dialect d, with the options'
 // defaults.
 func NewCore(d *Dialect) *Core {
-	return &Core{Dialect: d, Options: DefaultOptions(), stop: make(chan struct{})}
+	c := &Core{Dialect: d, Options: DefaultOptions(), stop: make(chan struct{})}
+	c.Table, _ = d.ParseTable(DefaultTable)
+	return c
 }
+
+// SetTable sets the records' table (WithTable); a name that is not valid
+// makes every call of the store fail with an error that says so.
+func (c *Core) SetTable(name string) { c.Table, c.TableErr = c.Dialect.ParseTable(name) }
 
 // CheckArgs rejects an empty key or token, a key longer than the
 // dialect's MaxKey, and calls of a store whose WithTable name was not

@@ -10,6 +10,13 @@ type Dialect struct {
 	Name   string // the store's package, as log lines and messages name it
 	MaxKey int    // the longest key the store keeps, in bytes; 0 for no limit
 
+	// Qualifier is what the part of a table name before its dot names
+	// ("schema"), MaxIdent the longest name of a table, and Quote quotes
+	// schema.name (schema "" for none), both plain identifiers.
+	Qualifier string
+	MaxIdent  int
+	Quote     func(schema, name string) string
+
 	// Misconfigured returns the database's message when err says that
 	// the table, a column or a right is missing.
 	Misconfigured func(err error) (msg string, ok bool)

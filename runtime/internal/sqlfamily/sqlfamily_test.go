@@ -55,6 +55,17 @@ func TestOptionsKeepTheirDefaults(t *testing.T) {
 	}
 }
 
+// quoted is a dialect that quotes names with double quotes.
+var quoted = &Dialect{
+	Name: "somestore", Qualifier: "schema", MaxIdent: 20,
+	Quote: func(schema, name string) string {
+		if schema == "" {
+			return `"` + name + `"`
+		}
+		return `"` + schema + `"."` + name + `"`
+	},
+}
+
 func TestParseTable(t *testing.T) {
 	for _, tc := range []struct{ name, schema, last, err string }{
 		{name: "records", last: "records"},
@@ -62,27 +73,37 @@ func TestParseTable(t *testing.T) {
 		{name: "a.b.c", err: "at most one dot (schema.table)"},
 		{name: "1records", err: `"1records" is not a plain identifier`},
 		{name: "app.", err: `"" is not a plain identifier`},
-		{name: strings.Repeat("r", 11), err: "at most 10 bytes"},
+		{name: strings.Repeat("r", 21), err: "at most 20 bytes"},
 	} {
-		tb, err := ParseTable("somestore", tc.name, "schema", 10)
+		tb, err := quoted.ParseTable(tc.name)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "somestore: ")):
 			t.Errorf("ParseTable(%q): %v, want an error with %q", tc.name, err, tc.err)
-		case tc.err == "" && (err != nil || tb != Table{Name: tc.name, Schema: tc.schema, Last: tc.last}):
+		case tc.err == "" && (err != nil || tb.Name != tc.name || tb.Schema != tc.schema || tb.Last != tc.last):
 			t.Errorf("ParseTable(%q) = %+v, %v", tc.name, tb, err)
 		}
 	}
 }
 
-func TestRenameNamesTheTableAndItsIndex(t *testing.T) {
-	const schema = "CREATE TABLE idem_records (x int);\nCREATE INDEX idem_records_expires_at ON idem_records (x);\n"
-	got := Rename(schema, false, "idem_records", `"app"."t"`, `"t_expires_at"`)
-	want := "CREATE TABLE \"app\".\"t\" (x int);\nCREATE INDEX \"t_expires_at\" ON \"app\".\"t\" (x);\n"
-	if got != want {
-		t.Errorf("Rename:\n%s\nwant\n%s", got, want)
+func TestCreateNamesTheTablesAndTheirIndexes(t *testing.T) {
+	const (
+		schema = "CREATE TABLE idem_records (x int);\nCREATE INDEX idem_records_expires_at ON idem_records (x);\n"
+		steps  = "CREATE TABLE idem_records_steps (x int);\nCREATE INDEX idem_records_steps_expires_at ON idem_records_steps (x);\n"
+	)
+	tb, err := quoted.ParseTable("app.t")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := Rename(schema, true, "idem_records", "x", "y"); got != schema {
-		t.Errorf("Rename of the default table changed it:\n%s", got)
+	records, journal := tb.Create(schema, steps)
+	if want := "CREATE TABLE \"app\".\"t\" (x int);\nCREATE INDEX \"t_expires_at\" ON \"app\".\"t\" (x);\n"; records != want {
+		t.Errorf("records:\n%s\nwant\n%s", records, want)
+	}
+	if want := "CREATE TABLE \"app\".\"t_steps\" (x int);\nCREATE INDEX \"t_steps_expires_at\" ON \"app\".\"t_steps\" (x);\n"; journal != want {
+		t.Errorf("steps:\n%s\nwant\n%s", journal, want)
+	}
+	def, _ := quoted.ParseTable(DefaultTable)
+	if records, journal := def.Create(schema, steps); records != schema || journal != steps {
+		t.Errorf("the default table's schema changed:\n%s%s", records, journal)
 	}
 }
 
