@@ -186,19 +186,10 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 		return nil, err
 	}
 	defer rows.Close()
-	have := map[string]haveColumn{}
-	var names []string
-	for rows.Next() {
-		var name string
-		var c haveColumn
-		if err := rows.Scan(&name, &c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated); err != nil {
-			return nil, err
-		}
-		c.typ = strings.ToLower(c.typ)
-		have[strings.ToLower(name)] = c
-		names = append(names, strings.ToLower(name))
-	}
-	if err := rows.Err(); err != nil {
+	have, names, err := sqlfamily.Columns(rows, strings.ToLower, func(c *haveColumn) []any {
+		return []any{&c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated}
+	})
+	if err != nil {
 		return nil, err
 	}
 	t := s.core.Table.Name
@@ -213,21 +204,21 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 			problems = append(problems, fmt.Sprintf("add column %s (ALTER TABLE %s ADD `%s` %s)", c.name, t, c.name, c.decl))
 		case c.name == "key" && h.charset.Valid:
 			problems = append(problems, fmt.Sprintf("column key is %s CHARACTER SET %s: a text column compares keys by its collation (case and trailing spaces ignored; utf8mb3 holds no 4-byte character), so two different keys can share one record and one client be answered another's response; it must be VARBINARY, compared byte for byte (%s)", h.columnType, h.charset.String, fix))
-		case h.typ != c.typ:
+		case !strings.EqualFold(h.typ, c.typ):
 			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (%s)", c.name, h.columnType, c.decl, fix))
 		case c.length > 0 && h.length.Int64 < c.length:
 			problems = append(problems, fmt.Sprintf("column %s is %s, shorter than the store's values (%s)", c.name, h.columnType, fix))
 		case c.typ == "datetime" && h.precision.Int64 != 6:
 			problems = append(problems, fmt.Sprintf("column %s is %s: leases are timed to the microsecond (%s)", c.name, h.columnType, fix))
 		case c.nullable && !h.nullable:
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (%s)", c.name, fix))
+			problems = append(problems, sqlfamily.LeftNull(c.name, fix))
 		case c.defaulted && !h.hasDefault:
-			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (%s)", c.name, fix))
+			problems = append(problems, sqlfamily.NoDefault(c.name, fix))
 		}
 	}
 	for _, name := range names {
 		if h := have[name]; !ours[name] && !h.nullable && !h.hasDefault && !h.generated {
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`)", name, t, name))
+			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`", t, name)))
 		}
 	}
 	return problems, nil
@@ -281,7 +272,7 @@ WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ? O
 		return nil, err
 	}
 	for _, tg := range triggers {
-		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER `%s`)", tg, tg))
+		problems = append(problems, sqlfamily.Trigger(tg, "DROP TRIGGER `"+tg+"`"))
 	}
 	constraints, err := s.names(ctx, `SELECT CONCAT(CONSTRAINT_TYPE, ' ', CONSTRAINT_NAME) FROM information_schema.TABLE_CONSTRAINTS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_TYPE IN ('CHECK', 'FOREIGN KEY') ORDER BY CONSTRAINT_NAME`)
@@ -296,7 +287,7 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_T
 		} else {
 			kind, name, _ = strings.Cut(c, " ")
 		}
-		problems = append(problems, fmt.Sprintf("%s constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP %s `%s`)", strings.ToLower(kind), name, t, drop, name))
+		problems = append(problems, sqlfamily.Constraint(strings.ToLower(kind)+" constraint "+name, fmt.Sprintf("ALTER TABLE %s DROP %s `%s`", t, drop, name)))
 	}
 	return problems, nil
 }

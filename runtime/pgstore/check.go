@@ -91,19 +91,11 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]column{}
-	var names []string
-	for rows.Next() {
-		var name string
-		var c column
-		if err := rows.Scan(&name, &c.typ, &c.notNull, &c.hasDef, &c.position); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		have[name] = c
-		names = append(names, name)
-	}
-	if err := rows.Err(); err != nil {
+	defer rows.Close()
+	have, names, err := sqlfamily.Columns(rows, func(name string) string { return name }, func(c *column) []any {
+		return []any{&c.typ, &c.notNull, &c.hasDef, &c.position}
+	})
+	if err != nil {
 		return nil, err
 	}
 	t := s.core.Table.Name
@@ -118,14 +110,14 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 		case h.typ != typ:
 			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (ALTER TABLE %s ALTER COLUMN %s TYPE %s)", name, h.typ, typ, t, name, typ))
 		case nullable[name] && h.notNull:
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL)", name, t, name))
+			problems = append(problems, sqlfamily.LeftNull(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", t, name)))
 		case defaulted[name] && !h.hasDef:
-			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false)", name, t, name))
+			problems = append(problems, sqlfamily.NoDefault(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false", t, name)))
 		}
 	}
 	for _, name := range names {
 		if h := have[name]; !ours[name] && h.notNull && !h.hasDef {
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column)", name, t, name))
+			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column", t, name)))
 		}
 	}
 	return problems, nil
@@ -158,10 +150,10 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 		problems = append(problems, "make key the primary key (ALTER TABLE "+t+" ADD PRIMARY KEY (key))")
 	}
 	for _, tg := range triggers {
-		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER %s ON %s)", tg, tg, t))
+		problems = append(problems, sqlfamily.Trigger(tg, fmt.Sprintf("DROP TRIGGER %s ON %s", tg, t)))
 	}
 	for _, c := range constraints {
-		problems = append(problems, fmt.Sprintf("constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP CONSTRAINT %s)", c, t, c))
+		problems = append(problems, sqlfamily.Constraint("constraint "+c, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", t, c)))
 	}
 	for _, r := range rules {
 		problems = append(problems, fmt.Sprintf("rule %s rewrites the store's statements on the table (one that does nothing makes every write of the store vanish) (DROP RULE %s ON %s)", r, r, t))
