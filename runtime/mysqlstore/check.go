@@ -310,3 +310,15 @@ func (s *Store) names(ctx context.Context, query string) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// verified returns the misconfiguration that refuses acquires, if any
+// (sqlfamily.Core.Verified): a store never verified refuses them while
+// Check cannot ask the database (503 store-unavailable), so that no
+// handler runs on it.
+func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
+
+// refused records err, an error of op, one of the store's own statements,
+// as the store's misconfiguration when the table or server refused the
+// statement (a column too narrow, a constraint, a trigger that signalled,
+// a packet too large), and returns it as such (sqlfamily.Core.Refused).
+func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

@@ -175,3 +175,14 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	}
 	return problems, nil
 }
+
+// verified returns the misconfiguration that refuses acquires, if any
+// (sqlfamily.Core.Verified): an unreachable database does not refuse
+// them, the acquire then fails on its own.
+func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
+
+// refused records err, an error of op, one of the store's own statements,
+// as the store's misconfiguration when the table refused the statement (a
+// type too narrow, a constraint, a trigger that raised), and returns it
+// as such (sqlfamily.Core.Refused).
+func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

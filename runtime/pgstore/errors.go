@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,9 +55,9 @@ func refusedByTable(err error) (msg string, cause error, ok bool) {
 	if !errors.As(err, &pe) {
 		return "", nil, false
 	}
-	_, ok = misconfigured(pe)
+	_, misconf := misconfigured(pe)
 	switch code := pe.Code; {
-	case ok, code == "22001", len(code) == 5 && code[:2] == "23", code == "P0001":
+	case misconf, code == "22001", len(code) == 5 && code[:2] == "23", code == "P0001":
 		return pe.Message + " (SQLSTATE " + code + "): the records' table refuses the store's statements; run Store.Check for what to change", pe, true
 	}
 	return "", nil, false
@@ -73,14 +72,3 @@ func sqlState(err error) string {
 	}
 	return ""
 }
-
-// verified returns the misconfiguration that refuses acquires, if any
-// (sqlfamily.Core.Verified): an unreachable database does not refuse
-// them, the acquire then fails on its own.
-func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
-
-// refused records err, an error of op, one of the store's own statements,
-// as the store's misconfiguration when the table refused the statement (a
-// type too narrow, a constraint, a trigger that raised), and returns it
-// as such (sqlfamily.Core.Refused).
-func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }
