@@ -47,6 +47,7 @@ var dialect = sqlfamily.Dialect{
 	// MySQL's identifiers are at most 64 characters, the journal's
 	// index's name too.
 	MaxIdent:        64 - len("_steps_expires_at"),
+	Duration:        sqlfamily.DurationUS,
 	Quote:           quoteName,
 	Misconfigured:   misconfigured,
 	Refused:         refusedByTable,

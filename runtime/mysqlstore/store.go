@@ -199,14 +199,8 @@ func (s *Store) Close() {
 // a lapsed one) and answers the fence it took; an attempt that lost the
 // race to a concurrent one reads the row again.
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := durationUS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.core.CheckAcquire(req); err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.verified(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
 	s.purgeOnce.Do(s.startPurge)
@@ -368,11 +362,8 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 // or in a transaction) if token (and fence, unless 0) own key's in-progress
 // record.
 func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
-	us, err := durationUS("retention", retention, idemstore.DefaultRetention)
+	us, err := s.core.CheckComplete(key, token, rec, retention)
 	if err != nil {
-		return err
-	}
-	if err := s.core.CheckComplete(key, token, rec); err != nil {
 		return err
 	}
 	hb := headerjson.Encode(rec.Header)
@@ -411,11 +402,8 @@ func owned(op string, res sql.Result) error {
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	us, err := durationUS("lease", lease, idemstore.DefaultLease)
+	us, err := s.core.CheckExtend(key, token, lease)
 	if err != nil {
-		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)

@@ -185,14 +185,8 @@ func (s *Store) Close() { s.core.Close() }
 // SELECT in the same implicit transaction then reads what the row holds
 // (replay, mismatch, or the remaining lease of a conflict).
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.core.CheckAcquire(req); err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.verified(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
 	s.purgeOnce.Do(s.startPurge)
@@ -248,11 +242,8 @@ func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 // The engine calls it only for a store that is not an [idemstore.TxStore];
 // pgstore's runs complete through [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	ms, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	ms, err := s.core.CheckComplete(key, token, rec, retention)
 	if err != nil {
-		return err
-	}
-	if err := s.core.CheckComplete(key, token, rec); err != nil {
 		return err
 	}
 	header := headerjson.Encode(rec.Header)
@@ -288,11 +279,8 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
+	ms, err := s.core.CheckExtend(key, token, lease)
 	if err != nil {
-		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
 		return err
 	}
 	abandoned := s.abandonedMS

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
@@ -60,28 +61,49 @@ func (c *Core) CheckArgs(key, token string) error {
 	return nil
 }
 
-// CheckAcquire is CheckArgs of an acquire's key and token, and refuses an
-// empty fingerprint.
-func (c *Core) CheckAcquire(req idemstore.AcquireRequest) error {
+// Admit checks an acquire's arguments (CheckArgs of its key and token, a
+// fingerprint, a lease not negative) and returns its lease in the
+// dialect's unit, or the misconfiguration that refuses it (Verified).
+func (c *Core) Admit(ctx context.Context, req idemstore.AcquireRequest) (lease int64, err error) {
+	lease, err = c.Dialect.Duration("lease", req.Lease, idemstore.DefaultLease)
+	if err != nil {
+		return 0, err
+	}
 	if err := c.CheckArgs(req.Key, req.Token); err != nil {
-		return err
+		return 0, err
 	}
 	if req.Fingerprint == "" {
-		return errors.New("idem: acquire: empty fingerprint")
+		return 0, errors.New("idem: acquire: empty fingerprint")
 	}
-	return nil
+	return lease, c.Verified(ctx)
 }
 
-// CheckComplete is CheckArgs of a completion's key and token, and refuses
-// a nil record.
-func (c *Core) CheckComplete(key, token string, rec *idemstore.Record) error {
+// CheckComplete checks a completion's arguments (a retention not
+// negative, CheckArgs of its key and token, a record) and returns its
+// retention in the dialect's unit.
+func (c *Core) CheckComplete(key, token string, rec *idemstore.Record, retention time.Duration) (int64, error) {
+	ret, err := c.Dialect.Duration("retention", retention, idemstore.DefaultRetention)
+	if err != nil {
+		return 0, err
+	}
 	if err := c.CheckArgs(key, token); err != nil {
-		return err
+		return 0, err
 	}
 	if rec == nil {
-		return errors.New("idem: complete: nil record")
+		return 0, errors.New("idem: complete: nil record")
 	}
-	return nil
+	return ret, nil
+}
+
+// CheckExtend checks an extension's arguments (a lease not negative,
+// CheckArgs of its key and token) and returns its lease in the dialect's
+// unit.
+func (c *Core) CheckExtend(key, token string, lease time.Duration) (int64, error) {
+	l, err := c.Dialect.Duration("lease", lease, idemstore.DefaultLease)
+	if err != nil {
+		return 0, err
+	}
+	return l, c.CheckArgs(key, token)
 }
 
 // Owned is the answer of a statement that changes the row token owns:

@@ -1,12 +1,20 @@
 package sqlfamily
 
-import "github.com/idemgen/idemgen/runtime/idemstore"
+import (
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
 
 // Dialect is what the family's shared code asks of one SQL store: its
 // name, its limits, and how its driver's errors read.
 type Dialect struct {
 	Name   string // the store's package, as log lines and messages name it
 	MaxKey int    // the longest key the store keeps, in bytes; 0 for no limit
+
+	// Duration converts a duration argument (named name; 0 means def) to
+	// the integer its SQL takes: DurationMS or DurationUS.
+	Duration func(name string, d, def time.Duration) (int64, error)
 
 	// Qualifier is what the part of a table name before its dot names
 	// ("schema"), MaxIdent the longest name of a table, and Quote quotes
