@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // CreateSchema creates the store's table and its index unless they exist
@@ -16,10 +16,11 @@ import (
 // exists: run [Store.Check] to verify an existing table. Replicas may call
 // it at once (CREATE TABLE IF NOT EXISTS takes the table's metadata lock).
 func (s *Store) CreateSchema(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
-	for _, stmt := range []string{schemaSQL(s.table), stepsSchemaSQL(s.table)} {
+	records, steps := s.core.Table.Create(Schema, StepsSchema)
+	for _, stmt := range []string{records, steps} {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			return storeError("create schema", err)
 		}
@@ -57,8 +58,8 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 // wrong and what to change, or one matching only
 // [idemstore.ErrStoreUnavailable] when the database could not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
 	server, err := s.serverProblems(ctx)
 	if err != nil {
@@ -73,10 +74,10 @@ func (s *Store) Check(ctx context.Context) error {
 		parts = append(parts, "server: "+strings.Join(server, "; "))
 	}
 	if len(tbl) > 0 {
-		parts = append(parts, "table "+s.table.name+": "+strings.Join(tbl, "; "))
+		parts = append(parts, "table "+s.core.Table.Name+": "+strings.Join(tbl, "; "))
 	}
 	if len(parts) > 0 {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: strings.Join(parts, "; ")}}
+		return sqlfamily.Misconfigured("check", strings.Join(parts, "; "))
 	}
 	return nil
 }
@@ -131,18 +132,18 @@ func strictMode(mode string) bool {
 // schemaArg is the table's database for information_schema's queries: its
 // own, or the connection's (DATABASE()).
 func (s *Store) schemaArg() any {
-	if s.table.schema == "" {
+	if s.core.Table.Schema == "" {
 		return nil
 	}
-	return s.table.schema
+	return s.core.Table.Schema
 }
 
 // tableProblems compares the table with the store's.
 func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
-	t := s.table.name
+	t := s.core.Table.Name
 	var engine sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.table.last).Scan(&engine)
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.core.Table.Last).Scan(&engine)
 	if errors.Is(err, sql.ErrNoRows) {
 		return []string{"it does not exist: apply mysqlstore.Schema with your migrations, or call Store.CreateSchema"}, nil
 	}
@@ -180,27 +181,18 @@ func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION,
 	CHARACTER_SET_NAME, IS_NULLABLE = 'YES', COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL', EXTRA LIKE '%GENERATED%'
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-		s.schemaArg(), s.table.last)
+		s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	have := map[string]haveColumn{}
-	var names []string
-	for rows.Next() {
-		var name string
-		var c haveColumn
-		if err := rows.Scan(&name, &c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated); err != nil {
-			return nil, err
-		}
-		c.typ = strings.ToLower(c.typ)
-		have[strings.ToLower(name)] = c
-		names = append(names, strings.ToLower(name))
-	}
-	if err := rows.Err(); err != nil {
+	have, names, err := sqlfamily.Columns(rows, strings.ToLower, func(c *haveColumn) []any {
+		return []any{&c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated}
+	})
+	if err != nil {
 		return nil, err
 	}
-	t := s.table.name
+	t := s.core.Table.Name
 	var problems []string
 	ours := map[string]bool{}
 	for _, c := range columns {
@@ -212,21 +204,21 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 			problems = append(problems, fmt.Sprintf("add column %s (ALTER TABLE %s ADD `%s` %s)", c.name, t, c.name, c.decl))
 		case c.name == "key" && h.charset.Valid:
 			problems = append(problems, fmt.Sprintf("column key is %s CHARACTER SET %s: a text column compares keys by its collation (case and trailing spaces ignored; utf8mb3 holds no 4-byte character), so two different keys can share one record and one client be answered another's response; it must be VARBINARY, compared byte for byte (%s)", h.columnType, h.charset.String, fix))
-		case h.typ != c.typ:
+		case !strings.EqualFold(h.typ, c.typ):
 			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (%s)", c.name, h.columnType, c.decl, fix))
 		case c.length > 0 && h.length.Int64 < c.length:
 			problems = append(problems, fmt.Sprintf("column %s is %s, shorter than the store's values (%s)", c.name, h.columnType, fix))
 		case c.typ == "datetime" && h.precision.Int64 != 6:
 			problems = append(problems, fmt.Sprintf("column %s is %s: leases are timed to the microsecond (%s)", c.name, h.columnType, fix))
 		case c.nullable && !h.nullable:
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (%s)", c.name, fix))
+			problems = append(problems, sqlfamily.LeftNull(c.name, fix))
 		case c.defaulted && !h.hasDefault:
-			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (%s)", c.name, fix))
+			problems = append(problems, sqlfamily.NoDefault(c.name, fix))
 		}
 	}
 	for _, name := range names {
 		if h := have[name]; !ours[name] && !h.nullable && !h.hasDefault && !h.generated {
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`)", name, t, name))
+			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`", t, name)))
 		}
 	}
 	return problems, nil
@@ -235,7 +227,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 // objectProblems finds the key's primary key missing, and things on the
 // table that can refuse the store's statements.
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.table.name
+	t := s.core.Table.Name
 	var problems []string
 	type index struct {
 		cols   []string
@@ -244,7 +236,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	indexes := map[string]*index{}
 	var order []string
 	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0 FROM information_schema.STATISTICS
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.table.last)
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +272,7 @@ WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ? O
 		return nil, err
 	}
 	for _, tg := range triggers {
-		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER `%s`)", tg, tg))
+		problems = append(problems, sqlfamily.Trigger(tg, "DROP TRIGGER `"+tg+"`"))
 	}
 	constraints, err := s.names(ctx, `SELECT CONCAT(CONSTRAINT_TYPE, ' ', CONSTRAINT_NAME) FROM information_schema.TABLE_CONSTRAINTS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_TYPE IN ('CHECK', 'FOREIGN KEY') ORDER BY CONSTRAINT_NAME`)
@@ -295,7 +287,7 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_T
 		} else {
 			kind, name, _ = strings.Cut(c, " ")
 		}
-		problems = append(problems, fmt.Sprintf("%s constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP %s `%s`)", strings.ToLower(kind), name, t, drop, name))
+		problems = append(problems, sqlfamily.Constraint(strings.ToLower(kind)+" constraint "+name, fmt.Sprintf("ALTER TABLE %s DROP %s `%s`", t, drop, name)))
 	}
 	return problems, nil
 }
@@ -303,7 +295,7 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_T
 // names runs query (with the table's database and name as arguments) and
 // returns its one column.
 func (s *Store) names(ctx context.Context, query string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.table.last)
+	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -318,3 +310,15 @@ func (s *Store) names(ctx context.Context, query string) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// verified returns the misconfiguration that refuses acquires, if any
+// (sqlfamily.Core.Verified): a store never verified refuses them while
+// Check cannot ask the database (503 store-unavailable), so that no
+// handler runs on it.
+func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
+
+// refused records err, an error of op, one of the store's own statements,
+// as the store's misconfiguration when the table or server refused the
+// statement (a column too narrow, a constraint, a trigger that signalled,
+// a packet too large), and returns it as such (sqlfamily.Core.Refused).
+func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

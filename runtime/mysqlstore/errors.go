@@ -7,6 +7,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // The server's error numbers the store tells apart.
@@ -37,56 +38,81 @@ const (
 	errShutdown         = 1053 // ER_SERVER_SHUTDOWN
 )
 
+// dialect is what the SQL stores' shared code (sqlfamily) asks of this
+// one.
+var dialect = sqlfamily.Dialect{
+	Name:      "mysqlstore",
+	MaxKey:    MaxKeyLength,
+	Qualifier: "database",
+	// MySQL's identifiers are at most 64 characters, the journal's
+	// index's name too.
+	MaxIdent:        64 - len("_steps_expires_at"),
+	Duration:        sqlfamily.DurationUS,
+	Quote:           quoteName,
+	Misconfigured:   misconfigured,
+	Refused:         refusedByTable,
+	NoTable:         func(err error) bool { return errorNumber(err) == errNoSuchTable },
+	UnverifiedFails: true,
+}
+
 // storeError wraps a failure of the database in an *idemstore.StoreError; a
 // missing table, column or right also matches
 // idemstore.ErrStoreMisconfigured.
-func storeError(op string, err error) error {
+func storeError(op string, err error) error { return dialect.StoreError(op, err) }
+
+// misconfigured returns the server's message for the errors of a missing
+// table, column or right.
+func misconfigured(err error) (string, bool) {
+	switch errorNumber(err) {
+	case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess:
+		var me *mysql.MySQLError
+		errors.As(err, &me)
+		return me.Message, true
+	}
+	return "", false
+}
+
+// errorNumber is the server's error number of err, 0 for an error that is
+// not the server's.
+func errorNumber(err error) uint16 {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		switch me.Number {
-		case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess:
-			err = &configError{msg: me.Message + ": run Store.Check for what to change", err: err}
-		}
+		return me.Number
 	}
-	return &idemstore.StoreError{Op: op, Err: err}
+	return 0
 }
 
-// configError is a database set up so that the store cannot work on it. Its
-// message says what to change.
-type configError struct {
-	msg string
-	err error // the database's error, if any
-}
-
-func (e *configError) Error() string { return "misconfigured: " + e.msg }
-
-// Is makes errors.Is(err, idemstore.ErrStoreMisconfigured) true.
-func (e *configError) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
-
-// Unwrap returns the database's error.
-func (e *configError) Unwrap() error { return e.err }
-
-// statementRefusedByTable reports whether err, an error of one of the
-// store's own statements, comes from how the table or the server is set up
-// rather than from the database's state: a value too long or of the wrong
-// kind for its column, an integrity violation (NOT NULL, CHECK, foreign
-// key, a unique index other than the key's), a trigger that signalled, a
-// statement or row larger than max_allowed_packet, and the errors storeError
-// already calls misconfigured.
-func statementRefusedByTable(err error) (string, bool) {
+// refusedByTable reports whether err, an error of one of the store's own
+// statements, comes from how the table or the server is set up rather
+// than from the database's state: a value too long or of the wrong kind
+// for its column, an integrity violation (NOT NULL, CHECK, foreign key, a
+// unique index other than the key's), a trigger that signalled, a
+// statement or row larger than max_allowed_packet, and the errors
+// storeError already calls misconfigured.
+func refusedByTable(err error) (msg string, cause error, ok bool) {
+	const advice = ": the records' table or the server refuses the store's statements; run Store.Check for what to change"
 	if errors.Is(err, mysql.ErrPktTooLarge) {
-		return err.Error() + " (the driver's maxAllowedPacket)", true
+		return err.Error() + " (the driver's maxAllowedPacket)" + advice, causeOf(err), true
 	}
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
-		return "", false
+		return "", nil, false
 	}
 	switch me.Number {
 	case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess,
 		errDataTooLong, errBadNull, errNoDefault, errRowIsReferenced, errNoReferencedRow, errDupEntry,
 		errCheckMySQL, errCheckMariaDB, errSignal, errTruncatedField, errTruncated, errOutOfRange,
 		errPacketTooLarge, errPacketOverflowed:
-		return me.Message + " (error " + strconv.Itoa(int(me.Number)) + ")", true
+		return me.Message + " (error " + strconv.Itoa(int(me.Number)) + ")" + advice, causeOf(err), true
 	}
-	return "", false
+	return "", nil, false
+}
+
+// causeOf is the database's error inside err, a *idemstore.StoreError.
+func causeOf(err error) error {
+	var se *idemstore.StoreError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return err
 }

@@ -69,12 +69,10 @@ var errClosed = errors.New("mysqlstore: the store is closed")
 // pool closes. Call it holding prepMu or batchMu, which Close takes after
 // it begins.
 func (s *Store) closed() error {
-	select {
-	case <-s.stop:
+	if s.core.Closed() {
 		return storeError("prepare", errClosed)
-	default:
-		return nil
 	}
+	return nil
 }
 
 // close closes the statements prepared so far.

@@ -3,13 +3,8 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Purge deletes the records that have expired (a completed record past its
@@ -24,37 +19,23 @@ import (
 // The store runs it in the background every purge interval
 // (WithPurgeInterval) from its first acquire until Close.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
-	if s.tableErr != nil {
-		return 0, s.tableErr
-	}
-	var total int64
-	for _, q := range [][2]string{{s.sql.purgeSelect, s.sql.purgeDelete}, {s.steps.purgeSelect, s.steps.purgeDelete}} {
-		for {
-			n, err := s.purgeBatchOf(ctx, q[0], q[1])
-			if err != nil {
-				if me := (*mysql.MySQLError)(nil); q[0] == s.steps.purgeSelect && errors.As(err, &me) && me.Number == errNoSuchTable {
-					break // no journal: a store set up before it existed
-				}
-				return total, storeError("purge", err)
-			}
-			total += n
-			if n < int64(s.purgeBatch) {
-				break
-			}
-		}
-	}
-	return total, nil
+	return s.core.PurgeAll(ctx, func(ctx context.Context, n int) (int64, error) {
+		return s.purgeBatchOf(ctx, s.sql.purgeSelect, s.sql.purgeDelete, n)
+	}, func(ctx context.Context, n int) (int64, error) {
+		return s.purgeBatchOf(ctx, s.steps.purgeSelect, s.steps.purgeDelete, n)
+	})
 }
 
-// purgeBatchOf deletes one batch: the rows sel locks (their primary keys),
-// deleted by del, in one READ COMMITTED transaction (no gap locks).
-func (s *Store) purgeBatchOf(ctx context.Context, sel, del string) (int64, error) {
+// purgeBatchOf deletes one batch: the rows (at most n) sel locks (their
+// primary keys), deleted by del, in one READ COMMITTED transaction (no gap
+// locks).
+func (s *Store) purgeBatchOf(ctx context.Context, sel, del string, n int) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	rows, err := tx.QueryContext(ctx, sel, s.purgeBatch)
+	rows, err := tx.QueryContext(ctx, sel, n)
 	if err != nil {
 		return 0, err
 	}
@@ -84,41 +65,12 @@ func (s *Store) purgeBatchOf(ctx context.Context, sel, del string) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	n, err := res.RowsAffected()
+	deleted, err := res.RowsAffected()
 	if err != nil {
 		return 0, err
 	}
-	return n, tx.Commit()
+	return deleted, tx.Commit()
 }
 
 // startPurge starts the background purge, unless it is off.
-func (s *Store) startPurge() {
-	if s.purgeEvery < 0 {
-		return
-	}
-	s.purging.Add(1)
-	go func() {
-		defer s.purging.Done()
-		t := time.NewTicker(s.purgeEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), s.purgeEvery)
-			go func() { // Close cuts a purge short
-				select {
-				case <-s.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
-				slog.Warn("mysqlstore: purge of expired records failed; it runs again in "+s.purgeEvery.String(), slog.Any("err", err))
-			}
-			cancel()
-		}
-	}()
-}
+func (s *Store) startPurge() { s.core.StartPurge() }

@@ -117,7 +117,7 @@ func (s *Store) batchStatement(ctx context.Context, i int) (*sql.Stmt, error) {
 	if err := s.closed(); err != nil {
 		return nil, err
 	}
-	st, err := s.db.PrepareContext(ctx, readIn(s.table.quoted, batchSizes[i]))
+	st, err := s.db.PrepareContext(ctx, readIn(s.core.Table.Quoted, batchSizes[i]))
 	if err != nil {
 		return nil, s.refused("prepare", storeError("prepare", err))
 	}

@@ -1,12 +1,10 @@
 package mysqlstore
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 
-// DefaultTable is the name of the records' table (WithTable).
-const DefaultTable = "idem_records"
+// DefaultTable is the name of the records' table (WithTable):
+// "idem_records".
+const DefaultTable = sqlfamily.DefaultTable
 
 // MaxKeyLength is the longest storage key the store keeps, in bytes: the
 // length of the key column. The engine's keys are far shorter (an
@@ -72,41 +70,6 @@ var columns = []column{
 	{name: "body_omitted", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
 }
 
-// table is a table name, parsed and quoted.
-type table struct {
-	name   string // as given: "records" or "db.records"
-	schema string // the database part, "" for the connection's
-	last   string // the table part
-	quoted string // for SQL text
-	index  string // the expires_at index, quoted
-}
-
-// maxIdent is the longest name of a table (MySQL's identifiers are at most
-// 64 characters), less the suffix of the journal's index.
-const maxIdent = 64 - len("_steps_expires_at")
-
-// parseTable checks a table name given to WithTable: one or two
-// dot-separated parts (database.table), each a name of letters, digits and
-// underscores that does not start with a digit.
-func parseTable(name string) (table, error) {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return table{}, fmt.Errorf("mysqlstore: table name %q: at most one dot (database.table)", name)
-	}
-	for _, p := range parts {
-		if !plainIdent(p) {
-			return table{}, fmt.Errorf("mysqlstore: table name %q: %q is not a plain identifier (letters, digits, _; not starting with a digit; at most %d bytes)", name, p, maxIdent)
-		}
-	}
-	t := table{name: name, last: parts[len(parts)-1]}
-	if len(parts) == 2 {
-		t.schema = parts[0]
-	}
-	t.quoted = quoteName(t.schema, t.last)
-	t.index = quoteName("", t.last+"_expires_at")
-	return t, nil
-}
-
 // quoteName quotes schema.name (schema "" for none) with backquotes; both
 // are plain identifiers.
 func quoteName(schema, name string) string {
@@ -114,28 +77,4 @@ func quoteName(schema, name string) string {
 		return "`" + name + "`"
 	}
 	return "`" + schema + "`.`" + name + "`"
-}
-
-func plainIdent(s string) bool {
-	if s == "" || len(s) > maxIdent {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// schemaSQL is Schema for t.
-func schemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return Schema
-	}
-	s := strings.Replace(Schema, "KEY idem_records_expires_at", "KEY "+t.index, 1)
-	return strings.Replace(s, " idem_records ", " "+t.quoted+" ", 1)
 }

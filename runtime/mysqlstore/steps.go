@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 var _ idemstore.StepStore = (*Store)(nil)
@@ -30,36 +31,19 @@ const StepsSchema = "CREATE TABLE IF NOT EXISTS idem_records_steps (\n" +
 	"\tKEY idem_records_steps_expires_at (expires_at)\n" +
 	") ENGINE=InnoDB;\n"
 
-// stepsTable is the journal's table of records' table t, quoted, and its
-// index.
-func stepsTable(t table) (quoted, index string) {
-	return quoteName(t.schema, t.last+"_steps"), quoteName("", t.last+"_steps_expires_at")
-}
-
-// stepsSchemaSQL is StepsSchema for the store's table.
-func stepsSchemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return StepsSchema
-	}
-	quoted, index := stepsTable(t)
-	s := strings.Replace(StepsSchema, "KEY idem_records_steps_expires_at", "KEY "+index, 1)
-	return strings.Replace(s, " idem_records_steps ", " "+quoted+" ", 1)
-}
-
 // stepStatements are the journal's SQL for one records' table.
 type stepStatements struct {
 	load, save, loadClaimed, saveClaimed, held, purgeSelect, purgeDelete string
 }
 
-func newStepStatements(t table) stepStatements {
-	steps, _ := stepsTable(t)
+func newStepStatements(t sqlfamily.Table) stepStatements {
 	return stepStatements{
 		// ? key, ? token. No row: token does not own an in-progress record
 		// of key; else one row per step journaled for the record's
 		// fingerprint, or one row of NULLs for none.
 		load: strings.ReplaceAll(sqlFor("SELECT s.name, s.result FROM $T r\n"+
 			"LEFT JOIN $S s ON s.`key` = r.`key` AND s.fingerprint = r.fingerprint AND s.expires_at > "+now+"\n"+
-			"WHERE r.`key` = ? AND r.token = ? AND NOT r.completed AND r.expires_at > "+now, t.quoted), "$S", steps),
+			"WHERE r.`key` = ? AND r.token = ? AND NOT r.completed AND r.expires_at > "+now, t.Quoted), "$S", t.Steps),
 
 		// ? name, ? result, ? retention µs, ? key, ? token, ? fence.
 		// Journals the step if token and fence own the in-progress record,
@@ -69,26 +53,26 @@ func newStepStatements(t table) stepStatements {
 		save: strings.ReplaceAll(sqlFor("INSERT INTO $S (`key`, name, fingerprint, result, expires_at)\n"+
 			"SELECT `key`, ?, fingerprint, ?, GREATEST(expires_at, "+now+" + INTERVAL ? MICROSECOND) FROM $T\n"+
 			"WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed AND expires_at > "+now+" FOR UPDATE\n"+
-			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.quoted), "$S", steps),
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.Quoted), "$S", t.Steps),
 
 		// ? key, ? fingerprint. The journal of an open claim's key and
 		// fingerprint (the claim's row is not committed: the store knows
 		// its fingerprint).
-		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, steps),
+		loadClaimed: sqlFor("SELECT name, result FROM $T WHERE `key` = ? AND fingerprint = ? AND expires_at > "+now, t.Steps),
 
 		// ? key, ? name, ? fingerprint, ? result, ? retention µs. An open
 		// claim's entry: the claim is checked by held, in the run's
 		// transaction, before the step's commits.
 		saveClaimed: sqlFor("INSERT INTO $T (`key`, name, fingerprint, result, expires_at) VALUES (?, ?, ?, ?, "+now+" + INTERVAL ? MICROSECOND)\n"+
-			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", steps),
+			"ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), result = VALUES(result), expires_at = VALUES(expires_at)", t.Steps),
 
 		// ? key, ? token, ? fence. Run in the run's transaction, which sees
 		// its own claim's row: whether the transaction still holds it.
-		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.quoted),
+		held: sqlFor("SELECT 1 FROM $T WHERE `key` = ? AND token = ? AND fence = ? AND NOT completed", t.Quoted),
 
 		// As the records' purge.
-		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", steps),
-		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, steps),
+		purgeSelect: sqlFor("SELECT `key`, name FROM $T WHERE expires_at <= "+now+" ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED", t.Steps),
+		purgeDelete: sqlFor("DELETE FROM $T WHERE (`key`, name) IN (%s) AND expires_at <= "+now, t.Steps),
 	}
 }
 
@@ -109,33 +93,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, storeError("steps", err)
 	}
 	defer rows.Close()
-	var steps map[string][]byte
-	for rows.Next() {
-		var name sql.NullString
-		var result []byte
-		if err := rows.Scan(&name, &result); err != nil {
-			return nil, storeError("steps", err)
-		}
-		if steps == nil {
-			steps = make(map[string][]byte)
-		}
-		if name.Valid {
-			if result == nil {
-				result = []byte{}
-			}
-			steps[name.String] = result
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError("steps", err)
-	}
-	switch {
-	case steps != nil:
-		return steps, nil
-	case query == s.steps.loadClaimed:
-		return map[string][]byte{}, nil
-	}
-	return nil, idemstore.ErrNotOwner
+	return dialect.Steps(rows, query == s.steps.loadClaimed)
 }
 
 // claimOf returns the open claim of key that token holds in this store,

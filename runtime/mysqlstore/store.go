@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/internal/lanes"
 	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // Store is the [idemstore.Store] on MySQL or MariaDB (InnoDB), and an
@@ -39,18 +39,13 @@ import (
 // or right, or a server set up so that a commit can be lost, also matches
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
-	db           *sql.DB
-	table        table
-	tableErr     error         // WithTable's, returned by every call
-	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
-	abandonedUS  int64         // abandonedTTL in whole ms, as µs
-	purgeEvery   time.Duration // < 0: no background purge
-	purgeBatch   int
-	maxRecord    int64 // WithMaxRecord
+	db          *sql.DB
+	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
+	abandonedUS int64           // the abandoned TTL in whole ms, as µs
+	maxRecord   int64           // WithMaxRecord
 
-	sql    statements
-	steps  stepStatements // the step journal's (steps.go)
-	verify verifier
+	sql   statements
+	steps stepStatements // the step journal's (steps.go)
 
 	prep   atomic.Pointer[prepared] // statements(), once prepared
 	prepMu sync.Mutex
@@ -62,14 +57,10 @@ type Store struct {
 	// lanes batch the reads of concurrent acquires (readbatch.go); nil
 	// when WithReadLanes turned them off.
 	lanes     *lanes.Lanes[readReq, readReply]
-	readLanes int // < 0: no read lanes (WithReadLanes)
 	batchMu   sync.Mutex
 	batchRead [len(batchSizes)]atomic.Pointer[sql.Stmt] // the batched reads, prepared once each (readbatch.go)
 
 	purgeOnce sync.Once
-	stop      chan struct{} // closed by Close
-	stopOnce  sync.Once
-	purging   sync.WaitGroup
 }
 
 var (
@@ -82,8 +73,8 @@ type Option func(*Store)
 
 // Defaults of the options.
 const (
-	DefaultPurgeInterval = time.Minute // WithPurgeInterval
-	DefaultPurgeBatch    = 1000        // WithPurgeBatch
+	DefaultPurgeInterval = sqlfamily.DefaultPurgeInterval // WithPurgeInterval: a minute
+	DefaultPurgeBatch    = sqlfamily.DefaultPurgeBatch    // WithPurgeBatch: 1000
 	// DefaultMaxRecord is the largest stored response WithMaxRecord
 	// assumes: the engine's default stored-body limit (1 MiB,
 	// idem.DefaultStoredBodyLimit) and 64 KiB of headers.
@@ -95,7 +86,7 @@ const (
 // database. A name that is not valid makes every call of the store fail
 // with an error that says so.
 func WithTable(name string) Option {
-	return func(s *Store) { s.table, s.tableErr = parseTable(name) }
+	return func(s *Store) { s.core.SetTable(name) }
 }
 
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
@@ -103,11 +94,7 @@ func WithTable(name string) Option {
 // fence number; afterwards it starts again at fence 1. The default is
 // [idemstore.DefaultRetention]; d <= 0 keeps the default.
 func WithAbandonedTTL(d time.Duration) Option {
-	return func(s *Store) {
-		if d > 0 {
-			s.abandonedTTL = d
-		}
-	}
+	return func(s *Store) { s.core.SetAbandonedTTL(d) }
 }
 
 // WithPurgeInterval sets how often the store deletes expired records in the
@@ -116,21 +103,13 @@ func WithAbandonedTTL(d time.Duration) Option {
 // instance, or every instance: they skip each other's rows). d == 0 keeps
 // the default.
 func WithPurgeInterval(d time.Duration) Option {
-	return func(s *Store) {
-		if d != 0 {
-			s.purgeEvery = d
-		}
-	}
+	return func(s *Store) { s.core.SetPurgeInterval(d) }
 }
 
 // WithPurgeBatch sets how many expired records one purge statement deletes
 // (default [DefaultPurgeBatch]); n <= 0 keeps the default.
 func WithPurgeBatch(n int) Option {
-	return func(s *Store) {
-		if n > 0 {
-			s.purgeBatch = n
-		}
-	}
+	return func(s *Store) { s.core.SetPurgeBatch(n) }
 }
 
 // WithMaxRecord sets the largest stored response the store must be able to
@@ -155,11 +134,7 @@ func WithMaxRecord(n int64) Option {
 // SELECT ... WHERE key IN (...) (readbatch.go). The default is GOMAXPROCS.
 // n < 0 sends every read alone; n == 0 keeps the default.
 func WithReadLanes(n int) Option {
-	return func(s *Store) {
-		if n != 0 {
-			s.readLanes = n
-		}
-	}
+	return func(s *Store) { s.core.SetReadLanes(n) }
 }
 
 // New returns a store on db (a pool of github.com/go-sql-driver/mysql
@@ -168,27 +143,17 @@ func WithReadLanes(n int) Option {
 // readiness probe. From its first acquire the store purges expired records
 // in the background until [Store.Close].
 func New(db *sql.DB, opts ...Option) *Store {
-	s := &Store{
-		db:           db,
-		abandonedTTL: idemstore.DefaultRetention,
-		purgeEvery:   DefaultPurgeInterval,
-		purgeBatch:   DefaultPurgeBatch,
-		maxRecord:    DefaultMaxRecord,
-		stop:         make(chan struct{}),
-	}
-	s.table, _ = parseTable(DefaultTable)
+	s := &Store{db: db, core: sqlfamily.NewCore(&dialect), maxRecord: DefaultMaxRecord}
 	for _, opt := range opts {
 		opt(s)
 	}
-	if s.readLanes == 0 {
-		s.readLanes = runtime.GOMAXPROCS(0)
+	s.core.Check, s.core.Purge = s.Check, s.Purge
+	if n := s.core.ReadLanes(); n > 0 {
+		s.lanes = s.newReadLanes(n)
 	}
-	if s.readLanes > 0 {
-		s.lanes = s.newReadLanes(s.readLanes)
-	}
-	s.abandonedUS, _ = durationUS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
-	s.sql = newStatements(s.table.quoted)
-	s.steps = newStepStatements(s.table)
+	s.abandonedUS, _ = durationUS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.sql = newStatements(s.core.Table.Quoted)
+	s.steps = newStepStatements(s.core.Table)
 	return s
 }
 
@@ -199,8 +164,7 @@ func New(db *sql.DB, opts ...Option) *Store {
 // closed (one under way as Close closes the statements, with database/sql's
 // error for a closed statement).
 func (s *Store) Close() {
-	s.stopOnce.Do(func() { close(s.stop) })
-	s.purging.Wait()
+	s.core.Close()
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if p := s.prep.Swap(nil); p != nil {
@@ -235,17 +199,8 @@ func (s *Store) Close() {
 // a lapsed one) and answers the fence it took; an attempt that lost the
 // race to a concurrent one reads the row again.
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := durationUS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.checkArgs(req.Key, req.Token); err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if req.Fingerprint == "" {
-		return idemstore.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
-	}
-	if err := s.verified(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
 	s.purgeOnce.Do(s.startPurge)
@@ -407,15 +362,9 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 // or in a transaction) if token (and fence, unless 0) own key's in-progress
 // record.
 func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
-	us, err := durationUS("retention", retention, idemstore.DefaultRetention)
+	us, err := s.core.CheckComplete(key, token, rec, retention)
 	if err != nil {
 		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
-		return err
-	}
-	if rec == nil {
-		return errors.New("idem: complete: nil record")
 	}
 	hb := headerjson.Encode(rec.Header)
 	body := rec.Body
@@ -426,12 +375,7 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	if err != nil {
 		return s.refused("complete", storeError("complete", err))
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return storeError("complete", err)
-	} else if n == 0 {
-		return idemstore.ErrNotOwner
-	}
-	return nil
+	return owned("complete", res)
 }
 
 // Release implements [idemstore.Store].
@@ -443,21 +387,23 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err != nil {
 		return s.refused("release", storeError("release", err))
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return storeError("release", err)
-	} else if n == 0 {
-		return idemstore.ErrNotOwner
+	return owned("release", res)
+}
+
+// owned is the answer of op's statement that changes the row token owns:
+// [idemstore.ErrNotOwner] when it changed none.
+func owned(op string, res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return storeError(op, err)
 	}
-	return nil
+	return sqlfamily.Owned(n)
 }
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	us, err := durationUS("lease", lease, idemstore.DefaultLease)
+	us, err := s.core.CheckExtend(key, token, lease)
 	if err != nil {
-		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)
@@ -483,30 +429,12 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	return nil
 }
 
-// checkArgs rejects an empty key or token, a key longer than the key
-// column, and calls of a store whose WithTable name was not valid.
-func (s *Store) checkArgs(key, token string) error {
-	switch {
-	case s.tableErr != nil:
-		return s.tableErr
-	case key == "":
-		return errors.New("idem: empty storage key")
-	case len(key) > MaxKeyLength:
-		return fmt.Errorf("idem: storage key of %d bytes: mysqlstore keeps keys of at most %d", len(key), MaxKeyLength)
-	case token == "":
-		return errors.New("idem: empty owner token")
-	}
-	return nil
-}
+// checkArgs is the family's argument check (sqlfamily.Core.CheckArgs):
+// it also refuses a key longer than the key column.
+func (s *Store) checkArgs(key, token string) error { return s.core.CheckArgs(key, token) }
 
 // durationUS converts d to whole milliseconds, rounded up, and returns them
 // as microseconds; 0 means def.
 func durationUS(name string, d, def time.Duration) (int64, error) {
-	if d < 0 {
-		return 0, fmt.Errorf("idem: negative %s %v", name, d)
-	}
-	if d == 0 {
-		d = def
-	}
-	return int64((d+time.Millisecond-1)/time.Millisecond) * 1000, nil
+	return sqlfamily.DurationUS(name, d, def)
 }

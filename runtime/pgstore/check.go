@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // CreateSchema creates the store's table and its index unless they exist
@@ -16,8 +16,8 @@ import (
 // run [Store.Check] to verify an existing table. Replicas may call it at
 // once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
 	// The statements run in one implicit transaction (simple protocol),
 	// behind a transaction-scoped advisory lock of the table's name: two
@@ -25,8 +25,9 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	// and the second fails on the catalog's unique index of type names
 	// (23505 on pg_type). Under the lock the second waits for the first to
 	// commit and then finds the table.
-	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.table.quoted) + "));\n"
-	if _, err := s.pool.Exec(ctx, lock+schemaSQL(s.table)+stepsSchemaSQL(s.table), pgx.QueryExecModeSimpleProtocol); err != nil {
+	records, steps := s.core.Table.Create(Schema, StepsSchema)
+	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.core.Table.Quoted) + "));\n"
+	if _, err := s.pool.Exec(ctx, lock+records+steps, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return storeError("create schema", err)
 	}
 	return nil
@@ -48,17 +49,17 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // or one matching only [idemstore.ErrStoreUnavailable] when the database could
 // not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	if s.tableErr != nil {
-		return s.tableErr
+	if s.core.TableErr != nil {
+		return s.core.TableErr
 	}
-	t := s.table.name
+	t := s.core.Table.Name
 	var found bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.table.quoted).Scan(&found); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.core.Table.Quoted).Scan(&found); err != nil {
 		return storeError("check", err)
 	}
 	if !found {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: fmt.Sprintf(
-			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t)}}
+		return sqlfamily.Misconfigured("check", fmt.Sprintf(
+			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t))
 	}
 	problems, err := s.columnProblems(ctx)
 	if err != nil {
@@ -70,7 +71,7 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	problems = append(problems, more...)
 	if len(problems) > 0 {
-		return &idemstore.StoreError{Op: "check", Err: &configError{msg: "table " + t + ": " + strings.Join(problems, "; ")}}
+		return sqlfamily.Misconfigured("check", "table "+t+": "+strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -86,26 +87,18 @@ type column struct {
 // columnProblems compares the table's columns with the store's.
 func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull, atthasdef, attnum FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.table.quoted)
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.core.Table.Quoted)
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]column{}
-	var names []string
-	for rows.Next() {
-		var name string
-		var c column
-		if err := rows.Scan(&name, &c.typ, &c.notNull, &c.hasDef, &c.position); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		have[name] = c
-		names = append(names, name)
-	}
-	if err := rows.Err(); err != nil {
+	defer rows.Close()
+	have, names, err := sqlfamily.Columns(rows, func(name string) string { return name }, func(c *column) []any {
+		return []any{&c.typ, &c.notNull, &c.hasDef, &c.position}
+	})
+	if err != nil {
 		return nil, err
 	}
-	t := s.table.name
+	t := s.core.Table.Name
 	var problems []string
 	ours := map[string]bool{}
 	for _, c := range columns {
@@ -117,14 +110,14 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 		case h.typ != typ:
 			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (ALTER TABLE %s ALTER COLUMN %s TYPE %s)", name, h.typ, typ, t, name, typ))
 		case nullable[name] && h.notNull:
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL, but an in-progress record leaves it NULL (ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL)", name, t, name))
+			problems = append(problems, sqlfamily.LeftNull(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", t, name)))
 		case defaulted[name] && !h.hasDef:
-			problems = append(problems, fmt.Sprintf("column %s has no DEFAULT, and the store does not write it on insert (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false)", name, t, name))
+			problems = append(problems, sqlfamily.NoDefault(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false", t, name)))
 		}
 	}
 	for _, name := range names {
 		if h := have[name]; !ours[name] && h.notNull && !h.hasDef {
-			problems = append(problems, fmt.Sprintf("column %s is NOT NULL without a DEFAULT, and the store does not write it: every insert fails (give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column)", name, t, name))
+			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column", t, name)))
 		}
 	}
 	return problems, nil
@@ -133,7 +126,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 // objectProblems finds the key's unique index missing, things on the table
 // that can refuse the store's statements, and missing rights.
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.table.name
+	t := s.core.Table.Name
 	var problems []string
 	var unique, sel, ins, upd, del bool
 	var triggers, constraints, indexes, rules []string
@@ -149,7 +142,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 			AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'key'))
 		ORDER BY c.relname),
 	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename)`,
-		s.table.quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
+		s.core.Table.Quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
 	if err != nil {
 		return nil, err
 	}
@@ -157,10 +150,10 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 		problems = append(problems, "make key the primary key (ALTER TABLE "+t+" ADD PRIMARY KEY (key))")
 	}
 	for _, tg := range triggers {
-		problems = append(problems, fmt.Sprintf("trigger %s can refuse or change the store's writes after a handler has run (DROP TRIGGER %s ON %s)", tg, tg, t))
+		problems = append(problems, sqlfamily.Trigger(tg, fmt.Sprintf("DROP TRIGGER %s ON %s", tg, t)))
 	}
 	for _, c := range constraints {
-		problems = append(problems, fmt.Sprintf("constraint %s can refuse the store's writes after a handler has run (ALTER TABLE %s DROP CONSTRAINT %s)", c, t, c))
+		problems = append(problems, sqlfamily.Constraint("constraint "+c, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", t, c)))
 	}
 	for _, r := range rules {
 		problems = append(problems, fmt.Sprintf("rule %s rewrites the store's statements on the table (one that does nothing makes every write of the store vanish) (DROP RULE %s ON %s)", r, r, t))
@@ -182,3 +175,14 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	}
 	return problems, nil
 }
+
+// verified returns the misconfiguration that refuses acquires, if any
+// (sqlfamily.Core.Verified): an unreachable database does not refuse
+// them, the acquire then fails on its own.
+func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
+
+// refused records err, an error of op, one of the store's own statements,
+// as the store's misconfiguration when the table refused the statement (a
+// type too narrow, a constraint, a trigger that raised), and returns it
+// as such (sqlfamily.Core.Refused).
+func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

@@ -1,14 +1,14 @@
 package pgstore
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/jackc/pgx/v5"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
-// DefaultTable is the name of the records' table (WithTable).
-const DefaultTable = "idem_records"
+// DefaultTable is the name of the records' table (WithTable):
+// "idem_records".
+const DefaultTable = sqlfamily.DefaultTable
 
 // Schema is the SQL that creates the records' table under its default name,
 // for a migration tool; [Store.CreateSchema] runs the same statements for
@@ -56,50 +56,10 @@ var (
 	defaulted = map[string]bool{"completed": true, "body_omitted": true}
 )
 
-// table is a table name, parsed and quoted.
-type table struct {
-	name   string // as given: "records" or "schema.records"
-	quoted string // for SQL text
-	index  string // the expires_at index, quoted, unqualified
-}
-
-// parseTable checks a table name given to WithTable: one or two
-// dot-separated parts (schema.table), each a name of letters, digits and
-// underscores that does not start with a digit.
-func parseTable(name string) (table, error) {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return table{}, fmt.Errorf("pgstore: table name %q: at most one dot (schema.table)", name)
+// quoteName quotes schema.name (schema "" for none) as an identifier.
+func quoteName(schema, name string) string {
+	if schema == "" {
+		return pgx.Identifier{name}.Sanitize()
 	}
-	for _, p := range parts {
-		if !plainIdent(p) {
-			return table{}, fmt.Errorf("pgstore: table name %q: %q is not a plain identifier (letters, digits, _; not starting with a digit; at most 63 bytes)", name, p)
-		}
-	}
-	last := parts[len(parts)-1]
-	return table{name: name, quoted: pgx.Identifier(parts).Sanitize(), index: pgx.Identifier{last + "_expires_at"}.Sanitize()}, nil
-}
-
-func plainIdent(s string) bool {
-	if s == "" || len(s) > 63-len("_expires_at") {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// schemaSQL is Schema for t.
-func schemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return Schema
-	}
-	s := strings.Replace(Schema, "idem_records_expires_at", t.index, 1)
-	return strings.ReplaceAll(s, " idem_records ", " "+t.quoted+" ")
+	return pgx.Identifier{schema, name}.Sanitize()
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 var _ idemstore.StepStore = (*Store)(nil)
@@ -34,25 +34,6 @@ const StepsSchema = `CREATE TABLE IF NOT EXISTS idem_records_steps (
 CREATE INDEX IF NOT EXISTS idem_records_steps_expires_at ON idem_records_steps (expires_at);
 `
 
-// stepsTable is the journal's table of records' table t, quoted, and its
-// index.
-func stepsTable(t table) (quoted, index string) {
-	parts := strings.Split(t.name, ".")
-	last := parts[len(parts)-1]
-	parts[len(parts)-1] = last + "_steps"
-	return pgx.Identifier(parts).Sanitize(), pgx.Identifier{last + "_steps_expires_at"}.Sanitize()
-}
-
-// stepsSchemaSQL is StepsSchema for the store's table.
-func stepsSchemaSQL(t table) string {
-	if t.name == DefaultTable {
-		return StepsSchema
-	}
-	quoted, index := stepsTable(t)
-	s := strings.Replace(StepsSchema, "idem_records_steps_expires_at", index, 1)
-	return strings.ReplaceAll(s, " idem_records_steps ", " "+quoted+" ")
-}
-
 // stepStatements are the journal's SQL for one records' table.
 type stepStatements struct {
 	load, save, purge string
@@ -62,15 +43,14 @@ type stepStatements struct {
 	loadClaimed, saveClaimed string
 }
 
-func newStepStatements(t table) stepStatements {
-	steps, _ := stepsTable(t)
+func newStepStatements(t sqlfamily.Table) stepStatements {
 	return stepStatements{
 		// $1 key, $2 token. No row: token does not own an in-progress
 		// record of key; else one row per step journaled for the record's
 		// fingerprint, or one row of NULLs for none.
 		load: fmt.Sprintf(`SELECT s.name, s.result FROM %[1]s r
 LEFT JOIN %[2]s s ON s.key = r.key AND s.fingerprint = r.fingerprint AND s.expires_at > statement_timestamp()
-WHERE r.key = $1 AND r.token = $2 AND NOT r.completed AND r.expires_at > statement_timestamp()`, t.quoted, steps),
+WHERE r.key = $1 AND r.token = $2 AND NOT r.completed AND r.expires_at > statement_timestamp()`, t.Quoted, t.Steps),
 
 		// $1 key, $2 token, $3 fence, $4 name, $5 result, $6 retention ms.
 		// Journals the step if token and fence own the in-progress record,
@@ -83,11 +63,11 @@ WHERE r.key = $1 AND r.token = $2 AND NOT r.completed AND r.expires_at > stateme
 	FOR UPDATE)
 INSERT INTO %[2]s (key, name, fingerprint, result, expires_at)
 SELECT key, $4, fingerprint, $5, greatest(expires_at, statement_timestamp() + $6::bigint`+ms+`) FROM r
-ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, t.quoted, steps),
+ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, t.Quoted, t.Steps),
 
 		// $1 key, $2 fingerprint. The journal of an open run's request.
 		loadClaimed: fmt.Sprintf(`SELECT name, result FROM %[1]s
-WHERE key = $1 AND fingerprint = $2 AND expires_at > statement_timestamp()`, steps),
+WHERE key = $1 AND fingerprint = $2 AND expires_at > statement_timestamp()`, t.Steps),
 
 		// $1 key, $2 fingerprint, $3 the run's backend pid, $4 name, $5
 		// result, $6 retention ms. Journals the step if the run's session
@@ -99,13 +79,13 @@ SELECT $1, $4, $2, $5, statement_timestamp() + $6::bigint`+ms+` FROM h
 WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.pid = $3
 	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND l.classid = ((h.h >> 32) & 4294967295)::oid AND l.objid = (h.h & 4294967295)::oid AND l.objsubid = 1)
-ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, steps, lockKey(t.quoted, 1)),
+ON CONFLICT (key, name) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result, expires_at = excluded.expires_at`, t.Steps, lockKey(t.Quoted, 1)),
 
 		// $1 batch size, as the records' purge.
 		purge: fmt.Sprintf(`DELETE FROM %[1]s WHERE (key, name) IN (
 	SELECT key, name FROM %[1]s WHERE expires_at <= statement_timestamp()
 	ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-AND expires_at <= statement_timestamp()`, steps),
+AND expires_at <= statement_timestamp()`, t.Steps),
 	}
 }
 
@@ -125,30 +105,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, storeError("steps", err)
 	}
 	defer rows.Close()
-	var steps map[string][]byte
-	for rows.Next() {
-		var name *string
-		var result []byte
-		if err := rows.Scan(&name, &result); err != nil {
-			return nil, storeError("steps", err)
-		}
-		if steps == nil {
-			steps = make(map[string][]byte)
-		}
-		if name != nil {
-			steps[*name] = result
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError("steps", err)
-	}
-	switch {
-	case steps == nil && sql == s.steps.loadClaimed:
-		return map[string][]byte{}, nil
-	case steps == nil:
-		return nil, idemstore.ErrNotOwner
-	}
-	return steps, nil
+	return dialect.Steps(rows, sql == s.steps.loadClaimed)
 }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction of its
@@ -236,24 +193,4 @@ func (t *stepTx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	return storeError("rollback step", err)
-}
-
-// purgeSteps deletes expired journal entries in batches, as Purge does
-// records; a missing journal table (a store that never journaled a step,
-// set up before it existed) is no error.
-func (s *Store) purgeSteps(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		tag, err := s.pool.Exec(ctx, s.steps.purge, s.purgeBatch)
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-			return total, nil
-		}
-		if err != nil {
-			return total, storeError("purge", err)
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(s.purgeBatch) {
-			return total, nil
-		}
-	}
 }

@@ -3,8 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/internal/lanes"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // Store is the [idemstore.Store] on PostgreSQL, and an [idemstore.TxStore]: one row per
@@ -40,20 +39,14 @@ import (
 // under errors.Is; a missing table, column or right also matches
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
-	pool         *pgxpool.Pool
-	table        table
-	tableErr     error         // WithTable's, returned by every call
-	abandonedTTL time.Duration // lifetime of an in-progress record past its lease
-	abandonedMS  int64         // abandonedTTL in whole ms, rounded up
-	purgeEvery   time.Duration // < 0: no background purge
-	purgeBatch   int
-	maxClaiming  int64        // AcquireRun calls under way at once; one more is refused (busy)
-	readLanes    int          // < 0: no read lanes (WithReadLanes)
-	claiming     atomic.Int64 // AcquireRun calls under way
+	pool        *pgxpool.Pool
+	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
+	abandonedMS int64           // the abandoned TTL in whole ms, rounded up
+	maxClaiming int64           // AcquireRun calls under way at once; one more is refused (busy)
+	claiming    atomic.Int64    // AcquireRun calls under way
 
-	sql    statements
-	steps  stepStatements // the step journal's (steps.go)
-	verify verifier
+	sql   statements
+	steps stepStatements // the step journal's (steps.go)
 
 	// runs are the open runs' transactions, by key and owner token, for
 	// the steps they journal (steps.go).
@@ -70,9 +63,6 @@ type Store struct {
 	lanes *lanes.Lanes[idemstore.AcquireRequest, readReply]
 
 	purgeOnce sync.Once
-	stop      chan struct{} // closed by Close
-	stopOnce  sync.Once
-	purging   sync.WaitGroup
 }
 
 var (
@@ -85,15 +75,15 @@ type Option func(*Store)
 
 // Defaults of the options.
 const (
-	DefaultPurgeInterval = time.Minute // WithPurgeInterval
-	DefaultPurgeBatch    = 1000        // WithPurgeBatch
+	DefaultPurgeInterval = sqlfamily.DefaultPurgeInterval // WithPurgeInterval: a minute
+	DefaultPurgeBatch    = sqlfamily.DefaultPurgeBatch    // WithPurgeBatch: 1000
 )
 
 // WithTable sets the records' table: "name" or "schema.name", each part a
 // plain identifier. The default is [DefaultTable]. A name that is not valid
 // makes every call of the store fail with an error that says so.
 func WithTable(name string) Option {
-	return func(s *Store) { s.table, s.tableErr = parseTable(name) }
+	return func(s *Store) { s.core.SetTable(name) }
 }
 
 // WithAbandonedTTL sets how long an in-progress record outlives its lease
@@ -101,11 +91,7 @@ func WithTable(name string) Option {
 // fence number; afterwards it starts again at fence 1. The default is
 // [idemstore.DefaultRetention]; d <= 0 keeps the default.
 func WithAbandonedTTL(d time.Duration) Option {
-	return func(s *Store) {
-		if d > 0 {
-			s.abandonedTTL = d
-		}
-	}
+	return func(s *Store) { s.core.SetAbandonedTTL(d) }
 }
 
 // WithPurgeInterval sets how often the store deletes expired records in the
@@ -114,11 +100,7 @@ func WithAbandonedTTL(d time.Duration) Option {
 // instance, or every instance: they skip each other's rows). d == 0 keeps
 // the default.
 func WithPurgeInterval(d time.Duration) Option {
-	return func(s *Store) {
-		if d != 0 {
-			s.purgeEvery = d
-		}
-	}
+	return func(s *Store) { s.core.SetPurgeInterval(d) }
 }
 
 // WithMaxClaiming sets how many acquires (AcquireRun: the read, and the
@@ -151,21 +133,13 @@ func WithMaxClaiming(n int) Option {
 // then keep up with what this process's CPUs can send. n < 0 sends every
 // read in a round trip of its own; n == 0 keeps the default.
 func WithReadLanes(n int) Option {
-	return func(s *Store) {
-		if n != 0 {
-			s.readLanes = n
-		}
-	}
+	return func(s *Store) { s.core.SetReadLanes(n) }
 }
 
 // WithPurgeBatch sets how many expired records one purge statement deletes
 // (default [DefaultPurgeBatch]); n <= 0 keeps the default.
 func WithPurgeBatch(n int) Option {
-	return func(s *Store) {
-		if n > 0 {
-			s.purgeBatch = n
-		}
-	}
+	return func(s *Store) { s.core.SetPurgeBatch(n) }
 }
 
 // New returns a store on pool configured by opts. The table must exist
@@ -173,38 +147,26 @@ func WithPurgeBatch(n int) Option {
 // [Store.Check] for a readiness probe. From its first acquire the store
 // purges expired records in the background until [Store.Close].
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{
-		pool:         pool,
-		abandonedTTL: idemstore.DefaultRetention,
-		purgeEvery:   DefaultPurgeInterval,
-		purgeBatch:   DefaultPurgeBatch,
-		stop:         make(chan struct{}),
-	}
-	s.table, _ = parseTable(DefaultTable)
+	s := &Store{pool: pool, core: sqlfamily.NewCore(&dialect)}
 	if pool != nil {
 		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
 	}
 	for _, opt := range opts {
 		opt(s)
 	}
-	if s.readLanes == 0 {
-		s.readLanes = runtime.GOMAXPROCS(0)
+	s.core.Check, s.core.Purge = s.Check, s.Purge
+	if n := s.core.ReadLanes(); n > 0 {
+		s.lanes = s.newReadLanes(n)
 	}
-	if s.readLanes > 0 {
-		s.lanes = s.newReadLanes(s.readLanes)
-	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.abandonedTTL, idemstore.DefaultRetention) // > 0: no error
-	s.sql = newStatements(s.table.quoted)
-	s.steps = newStepStatements(s.table)
+	s.abandonedMS, _ = durationMS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.sql = newStatements(s.core.Table.Quoted)
+	s.steps = newStepStatements(s.core.Table)
 	return s
 }
 
 // Close stops the background purge and waits for a purge in flight. It does
 // not close the pool.
-func (s *Store) Close() {
-	s.stopOnce.Do(func() { close(s.stop) })
-	s.purging.Wait()
-}
+func (s *Store) Close() { s.core.Close() }
 
 // Acquire implements [idemstore.Store]. A zero req.Lease means [idemstore.DefaultLease].
 //
@@ -223,17 +185,8 @@ func (s *Store) Close() {
 // SELECT in the same implicit transaction then reads what the row holds
 // (replay, mismatch, or the remaining lease of a conflict).
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if err := s.checkArgs(req.Key, req.Token); err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	if req.Fingerprint == "" {
-		return idemstore.Acquisition{}, errors.New("idem: acquire: empty fingerprint")
-	}
-	if err := s.verified(ctx); err != nil {
 		return idemstore.Acquisition{}, err
 	}
 	s.purgeOnce.Do(s.startPurge)
@@ -289,15 +242,9 @@ func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 // The engine calls it only for a store that is not an [idemstore.TxStore];
 // pgstore's runs complete through [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	ms, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	ms, err := s.core.CheckComplete(key, token, rec, retention)
 	if err != nil {
 		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
-		return err
-	}
-	if rec == nil {
-		return errors.New("idem: complete: nil record")
 	}
 	header := headerjson.Encode(rec.Header)
 	b := &pgx.Batch{}
@@ -315,10 +262,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if err != nil {
 		return s.refused("complete", storeError("complete", err))
 	}
-	if tag.RowsAffected() == 0 {
-		return idemstore.ErrNotOwner
-	}
-	return nil
+	return sqlfamily.Owned(tag.RowsAffected())
 }
 
 // Release implements [idemstore.Store].
@@ -330,19 +274,13 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 	if err != nil {
 		return s.refused("release", storeError("release", err))
 	}
-	if tag.RowsAffected() == 0 {
-		return idemstore.ErrNotOwner
-	}
-	return nil
+	return sqlfamily.Owned(tag.RowsAffected())
 }
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := durationMS("lease", lease, idemstore.DefaultLease)
+	ms, err := s.core.CheckExtend(key, token, lease)
 	if err != nil {
-		return err
-	}
-	if err := s.checkArgs(key, token); err != nil {
 		return err
 	}
 	abandoned := s.abandonedMS
@@ -350,64 +288,13 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err != nil {
 		return s.refused("extend", storeError("extend", err))
 	}
-	if tag.RowsAffected() == 0 {
-		return idemstore.ErrNotOwner
-	}
-	return nil
+	return sqlfamily.Owned(tag.RowsAffected())
 }
 
-// checkArgs rejects an empty key or token, and calls of a store whose
-// WithTable name was not valid.
-func (s *Store) checkArgs(key, token string) error {
-	switch {
-	case s.tableErr != nil:
-		return s.tableErr
-	case key == "":
-		return errors.New("idem: empty storage key")
-	case token == "":
-		return errors.New("idem: empty owner token")
-	}
-	return nil
-}
+// checkArgs is the family's argument check (sqlfamily.Core.CheckArgs).
+func (s *Store) checkArgs(key, token string) error { return s.core.CheckArgs(key, token) }
 
 // durationMS converts d to whole milliseconds, rounded up; 0 means def.
 func durationMS(name string, d, def time.Duration) (int64, error) {
-	if d < 0 {
-		return 0, fmt.Errorf("idem: negative %s %v", name, d)
-	}
-	if d == 0 {
-		d = def
-	}
-	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
+	return sqlfamily.DurationMS(name, d, def)
 }
-
-// storeError wraps a failure of the database in an *idemstore.StoreError; a
-// missing table, column or right, or a table without the unique key
-// ON CONFLICT needs, also matches idemstore.ErrStoreMisconfigured.
-func storeError(op string, err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "42P01", "42703", "42501", "42P10", "42804":
-			// undefined_table, undefined_column, insufficient_privilege,
-			// invalid_column_reference, datatype_mismatch
-			err = &configError{msg: pe.Message + ": run Store.Check for what to change", err: err}
-		}
-	}
-	return &idemstore.StoreError{Op: op, Err: err}
-}
-
-// configError is a database set up so that the store cannot work on it. Its
-// message says what to change.
-type configError struct {
-	msg string
-	err error // the database's error, if any
-}
-
-func (e *configError) Error() string { return "misconfigured: " + e.msg }
-
-// Is makes errors.Is(err, idemstore.ErrStoreMisconfigured) true.
-func (e *configError) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
-
-// Unwrap returns the database's error.
-func (e *configError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package mysqlstore
+package sqlfamily
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// How often the store runs Check on its own: every verifyEvery while the
-// table and server are fine, every verifyMisconfiguredEvery while not.
+// How often a store runs Check on its own: every verifyEvery while the
+// table (and server) are fine, every verifyMisconfiguredEvery while not.
 const (
 	verifyEvery              = 30 * time.Second
 	verifyMisconfiguredEvery = time.Second
@@ -33,36 +33,40 @@ type verifier struct {
 	mu   sync.Mutex // held by the one caller that runs Check
 }
 
-// verified returns the misconfiguration that refuses acquires, if any: the
+// Verified returns the misconfiguration that refuses acquires, if any: the
 // last Check's, running Check first when its outcome is missing or old. A
 // Check that fails without a verdict (the database unreachable) does not
-// change the last outcome, and without one its error is returned (503
-// store-unavailable): no handler runs on a store never verified. Callers
-// that find a Check under way use the last outcome, or wait for the first.
-func (s *Store) verified(ctx context.Context) error {
-	last := s.verify.last.Load()
+// change the last outcome; without one, the dialect says whether its error
+// is returned (no handler runs on a store never verified) or nil (the
+// acquire reports it). Callers that find a Check under way use the last
+// outcome, or wait for the first.
+func (c *Core) Verified(ctx context.Context) error {
+	last := c.verify.last.Load()
 	if last != nil && time.Since(last.at) < last.every() {
 		return last.err
 	}
 	if last != nil {
-		if !s.verify.mu.TryLock() {
+		if !c.verify.mu.TryLock() {
 			return last.err
 		}
 	} else {
-		s.verify.mu.Lock()
+		c.verify.mu.Lock()
 	}
-	defer s.verify.mu.Unlock()
-	if cur := s.verify.last.Load(); cur != last {
+	defer c.verify.mu.Unlock()
+	if cur := c.verify.last.Load(); cur != last {
 		return cur.err // another caller checked meanwhile
 	}
-	err := s.Check(ctx)
+	err := c.Check(ctx)
 	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
-		if last != nil {
+		switch {
+		case last != nil:
 			return last.err // the last verdict stands
+		case c.Dialect.UnverifiedFails:
+			return err
 		}
-		return err // never verified: no handler runs
+		return nil
 	}
-	s.verify.last.Store(&verification{at: time.Now(), err: err})
+	c.verify.last.Store(&verification{at: time.Now(), err: err})
 	return err
 }
 
@@ -74,32 +78,20 @@ func (v *verification) every() time.Duration {
 	return verifyEvery
 }
 
-// refused records err, an error of one of the store's own statements, as
-// the store's misconfiguration when the database refused the statement for
-// what the table or server is (a column too narrow, a constraint, a trigger
-// that signalled, a packet too large): acquires are refused until a Check,
+// Refused records err, an error of op, one of the store's own statements,
+// as the store's misconfiguration when the database refused the statement
+// for what the table or server is (Dialect.Refused: a column too narrow, a
+// constraint, a trigger that raised): acquires are refused until a Check,
 // a second from now, finds everything fine. It returns err, as a
 // misconfiguration in that case.
-func (s *Store) refused(op string, err error) error {
-	msg, ok := statementRefusedByTable(err)
+func (c *Core) Refused(op string, err error) error {
+	msg, cause, ok := c.Dialect.Refused(err)
 	if !ok {
 		return err
 	}
 	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
-		err = &idemstore.StoreError{Op: op, Err: &configError{
-			msg: msg + ": the records' table or the server refuses the store's statements; run Store.Check for what to change",
-			err: cause(err),
-		}}
+		err = &idemstore.StoreError{Op: op, Err: &ConfigError{Msg: msg, Err: cause}}
 	}
-	s.verify.last.Store(&verification{at: time.Now(), err: err})
-	return err
-}
-
-// cause is the database's error inside err, a *idemstore.StoreError.
-func cause(err error) error {
-	var se *idemstore.StoreError
-	if errors.As(err, &se) {
-		return se.Err
-	}
+	c.verify.last.Store(&verification{at: time.Now(), err: err})
 	return err
 }

@@ -1,0 +1,55 @@
+package sqlfamily
+
+import (
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
+
+// Dialect is what the family's shared code asks of one SQL store: its
+// name, its limits, and how its driver's errors read.
+type Dialect struct {
+	Name   string // the store's package, as log lines and messages name it
+	MaxKey int    // the longest key the store keeps, in bytes; 0 for no limit
+
+	// Duration converts a duration argument (named name; 0 means def) to
+	// the integer its SQL takes: DurationMS or DurationUS.
+	Duration func(name string, d, def time.Duration) (int64, error)
+
+	// Qualifier is what the part of a table name before its dot names
+	// ("schema"), MaxIdent the longest name of a table, and Quote quotes
+	// schema.name (schema "" for none), both plain identifiers.
+	Qualifier string
+	MaxIdent  int
+	Quote     func(schema, name string) string
+
+	// Misconfigured returns the database's message when err says that
+	// the table, a column or a right is missing.
+	Misconfigured func(err error) (msg string, ok bool)
+
+	// Refused tells whether err, an error of one of the store's own
+	// statements, comes from how the table or the server is set up rather
+	// than from the database's state (including what Misconfigured
+	// reports), and returns the misconfiguration's message and the
+	// database's error it wraps.
+	Refused func(err error) (msg string, cause error, ok bool)
+
+	// NoTable tells whether err says the statement's table does not
+	// exist.
+	NoTable func(err error) bool
+
+	// UnverifiedFails makes an acquire of a store never verified fail with
+	// Check's error while Check cannot ask the database; otherwise the
+	// acquire goes on, and its own statement reports the failure.
+	UnverifiedFails bool
+}
+
+// StoreError wraps a failure of the database in an *idemstore.StoreError;
+// a missing table, column or right also matches
+// idemstore.ErrStoreMisconfigured.
+func (d *Dialect) StoreError(op string, err error) error {
+	if msg, ok := d.Misconfigured(err); ok {
+		err = &ConfigError{Msg: msg + ": run Store.Check for what to change", Err: err}
+	}
+	return &idemstore.StoreError{Op: op, Err: err}
+}

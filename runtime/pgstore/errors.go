@@ -1,0 +1,75 @@
+package pgstore
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
+)
+
+// dialect is what the SQL stores' shared code (sqlfamily) asks of this
+// one.
+var dialect = sqlfamily.Dialect{
+	Name:      "pgstore",
+	Qualifier: "schema",
+	// PostgreSQL's identifiers are at most 63 bytes, an index's name too.
+	MaxIdent:      63 - len("_expires_at"),
+	Duration:      sqlfamily.DurationMS,
+	Quote:         quoteName,
+	Misconfigured: misconfigured,
+	Refused:       refusedByTable,
+	NoTable:       func(err error) bool { return sqlState(err) == "42P01" }, // undefined_table
+}
+
+// storeError wraps a failure of the database in an *idemstore.StoreError; a
+// missing table, column or right, or a table without the unique key
+// ON CONFLICT needs, also matches idemstore.ErrStoreMisconfigured.
+func storeError(op string, err error) error { return dialect.StoreError(op, err) }
+
+// misconfigured returns the server's message for the codes of a missing
+// table, column or right, a table without the unique key ON CONFLICT
+// needs, or a column of another type.
+func misconfigured(err error) (string, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return "", false
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42501", "42P10", "42804":
+		// undefined_table, undefined_column, insufficient_privilege,
+		// invalid_column_reference, datatype_mismatch
+		return pe.Message, true
+	}
+	return "", false
+}
+
+// refusedByTable reports whether err, an error of one of the store's own
+// statements, comes from how the table is set up rather than from the
+// database's state: a value too long for the column (22001; not the rest
+// of class 22, which arguments can cause), integrity violations (class 23:
+// NOT NULL, CHECK, foreign key, or a unique index other than the key's,
+// whose conflicts ON CONFLICT handles), a trigger or rule that raised
+// (P0001), and the codes storeError already calls misconfigured.
+func refusedByTable(err error) (msg string, cause error, ok bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return "", nil, false
+	}
+	_, misconf := misconfigured(pe)
+	switch code := pe.Code; {
+	case misconf, code == "22001", len(code) == 5 && code[:2] == "23", code == "P0001":
+		return pe.Message + " (SQLSTATE " + code + "): the records' table refuses the store's statements; run Store.Check for what to change", pe, true
+	}
+	return "", nil, false
+}
+
+// sqlState is the SQLSTATE of err, "" for an error that is not the
+// server's.
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
