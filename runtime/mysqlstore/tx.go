@@ -3,7 +3,9 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -237,7 +239,7 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // (idle_transaction_timeout; MySQL's wait_timeout). A connection that is
 // gone (the server ended the transaction) is a lost claim.
 func (r *runTx) KeepAlive(ctx context.Context) error {
-	err := r.handler.keepAlive(func() error { return r.conn.PingContext(ctx) })
+	err := r.handler.keepAlive(func() error { return ping(ctx, r.conn) })
 	switch {
 	case err == nil:
 		return nil
@@ -255,6 +257,29 @@ func (r *runTx) close() {
 	_ = r.conn.Close()
 	r.s.claims.CompareAndDelete(r.token, r)
 	r.done = true
+}
+
+// ping sends COM_PING on conn, which holds an open transaction. It does not
+// use conn.PingContext: a ping that fails with driver.ErrBadConn makes
+// database/sql close the connection, which waits for the transaction to
+// end, and so would wait for ever under the run's own keep-alive. The
+// error is returned as a plain one instead; the transaction finds the
+// connection gone at its next statement.
+func ping(ctx context.Context, conn *sql.Conn) error {
+	var failed error
+	err := conn.Raw(func(dc any) error {
+		if p, ok := dc.(driver.Pinger); ok {
+			failed = p.Ping(ctx)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		return fmt.Errorf("ping: %s", failed)
+	}
+	return nil
 }
 
 // Commit implements [idemstore.RunTx]: the completion's UPDATE of the

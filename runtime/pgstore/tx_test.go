@@ -104,26 +104,45 @@ func TestTxRollsBack(t *testing.T) {
 	}
 }
 
-// TestTxCancelledRollsBack: a request cancelled after the handler wrote but
-// before the commit leaves nothing behind.
+// TestTxCancelledRollsBack: a handler that wrote and then returned because
+// its context was cancelled leaves nothing behind; one that answered
+// although its context ended meanwhile (its client gave up) is committed,
+// so that the redelivery replays it.
 func TestTxCancelledRollsBack(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)
 	pay := payments(t, pool)
+	e := idem.NewEngine(s)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, _, err := idem.NewEngine(s).Do(ctx, &idem.Operation{ID: "consume"}, "c1", nil, func(ctx context.Context) ([]byte, error) {
-		_, err := insertPayment(ctx, pay)
+	_, _, err := e.Do(ctx, &idem.Operation{ID: "consume"}, "c1", nil, func(ctx context.Context) ([]byte, error) {
+		if _, err := insertPayment(ctx, pay); err != nil {
+			return nil, err
+		}
 		cancel()
-		return []byte("done"), err
+		return nil, ctx.Err()
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do cancelled before the commit = %v, want context.Canceled", err)
+		t.Fatalf("Do whose handler returned the cancellation = %v, want context.Canceled", err)
 	}
-	if n := pgtest.Count(t, pool, pay, "true"); n != 0 {
-		t.Fatalf("%d payment rows, want 0", n)
+	if n, r := pgtest.Count(t, pool, pay, "true"), pgtest.Count(t, pool, records, "true"); n != 0 || r != 0 {
+		t.Fatalf("%d payment rows, %d records; want 0 and 0 (rolled back, released)", n, r)
 	}
-	if n := pgtest.Count(t, pool, records, "true"); n != 0 {
-		t.Fatalf("%d records, want 0 (released)", n)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	got, _, err := e.Do(ctx, &idem.Operation{ID: "consume"}, "c2", nil, func(ctx context.Context) ([]byte, error) {
+		_, err := insertPayment(ctx, pay)
+		cancel() // the caller gives up after the handler's work is done
+		return []byte("done"), err
+	})
+	if err != nil || string(got) != "done" {
+		t.Fatalf("Do whose caller gave up after the work = %q, %v; want done", got, err)
+	}
+	replayed, _, err := e.Do(context.Background(), &idem.Operation{ID: "consume"}, "c2", nil, func(context.Context) ([]byte, error) {
+		t.Error("the redelivery ran the handler again")
+		return nil, nil
+	})
+	if err != nil || string(replayed) != "done" || pgtest.Count(t, pool, pay, "true") != 1 {
+		t.Fatalf("the redelivery = %q, %v with %d rows; want the replay of one run", replayed, err, pgtest.Count(t, pool, pay, "true"))
 	}
 }
 
