@@ -22,7 +22,7 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	records, steps := s.core.Table.Create(Schema, StepsSchema)
 	for _, stmt := range []string{records, steps} {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			return storeError("create schema", err)
+			return dialect.StoreError("create schema", err)
 		}
 	}
 	return nil
@@ -63,11 +63,11 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	server, err := s.serverProblems(ctx)
 	if err != nil {
-		return storeError("check", err)
+		return dialect.StoreError("check", err)
 	}
 	tbl, err := s.tableProblems(ctx)
 	if err != nil {
-		return storeError("check", err)
+		return dialect.StoreError("check", err)
 	}
 	var parts []string
 	if len(server) > 0 {
@@ -310,15 +310,3 @@ func (s *Store) names(ctx context.Context, query string) ([]string, error) {
 	}
 	return out, rows.Err()
 }
-
-// verified returns the misconfiguration that refuses acquires, if any
-// (sqlfamily.Core.Verified): a store never verified refuses them while
-// Check cannot ask the database (503 store-unavailable), so that no
-// handler runs on it.
-func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
-
-// refused records err, an error of op, one of the store's own statements,
-// as the store's misconfiguration when the table or server refused the
-// statement (a column too narrow, a constraint, a trigger that signalled,
-// a packet too large), and returns it as such (sqlfamily.Core.Refused).
-func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

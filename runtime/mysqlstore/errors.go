@@ -46,19 +46,16 @@ var dialect = sqlfamily.Dialect{
 	Qualifier: "database",
 	// MySQL's identifiers are at most 64 characters, the journal's
 	// index's name too.
-	MaxIdent:        64 - len("_steps_expires_at"),
-	Duration:        sqlfamily.DurationUS,
-	Quote:           quoteName,
-	Misconfigured:   misconfigured,
-	Refused:         refusedByTable,
-	NoTable:         func(err error) bool { return errorNumber(err) == errNoSuchTable },
+	MaxIdent:      64 - len("_steps_expires_at"),
+	Duration:      sqlfamily.DurationUS,
+	Quote:         quoteName,
+	Misconfigured: misconfigured,
+	Refused:       refusedByTable,
+	NoTable:       func(err error) bool { return errorNumber(err) == errNoSuchTable },
+	// A store never verified refuses acquires while Check cannot ask the
+	// database (503 store-unavailable), so that no handler runs on it.
 	UnverifiedFails: true,
 }
-
-// storeError wraps a failure of the database in an *idemstore.StoreError; a
-// missing table, column or right also matches
-// idemstore.ErrStoreMisconfigured.
-func storeError(op string, err error) error { return dialect.StoreError(op, err) }
 
 // misconfigured returns the server's message for the errors of a missing
 // table, column or right.
@@ -88,7 +85,7 @@ func errorNumber(err error) uint16 {
 // for its column, an integrity violation (NOT NULL, CHECK, foreign key, a
 // unique index other than the key's), a trigger that signalled, a
 // statement or row larger than max_allowed_packet, and the errors
-// storeError already calls misconfigured.
+// Dialect.StoreError already calls misconfigured.
 func refusedByTable(err error) (msg string, cause error, ok bool) {
 	const advice = ": the records' table or the server refuses the store's statements; run Store.Check for what to change"
 	if errors.Is(err, mysql.ErrPktTooLarge) {

@@ -33,7 +33,7 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 	}
 	var version string
 	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return nil, storeError("prepare", err)
+		return nil, dialect.StoreError("prepare", err)
 	}
 	p := &prepared{flavor: flavorOf(version)}
 	for _, st := range []struct {
@@ -51,7 +51,7 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 		stmt, err := s.db.PrepareContext(ctx, st.sql)
 		if err != nil {
 			p.close()
-			return nil, s.refused("prepare", storeError("prepare", err))
+			return nil, s.core.Refused("prepare", dialect.StoreError("prepare", err))
 		}
 		*st.to = stmt
 	}
@@ -70,7 +70,7 @@ var errClosed = errors.New("mysqlstore: the store is closed")
 // it begins.
 func (s *Store) closed() error {
 	if s.core.Closed() {
-		return storeError("prepare", errClosed)
+		return dialect.StoreError("prepare", errClosed)
 	}
 	return nil
 }

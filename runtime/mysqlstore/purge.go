@@ -71,6 +71,3 @@ func (s *Store) purgeBatchOf(ctx context.Context, sel, del string, n int) (int64
 	}
 	return deleted, tx.Commit()
 }
-
-// startPurge starts the background purge, unless it is off.
-func (s *Store) startPurge() { s.core.StartPurge() }

@@ -67,7 +67,7 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 	}
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
-		fail(s.refused("acquire", storeError("acquire", err)))
+		fail(s.core.Refused("acquire", dialect.StoreError("acquire", err)))
 		return
 	}
 	defer rows.Close()
@@ -80,13 +80,13 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 		var key string
 		r := &read{}
 		if err := rows.Scan(append([]any{&key}, r.dest()...)...); err != nil {
-			fail(storeError("acquire", err))
+			fail(dialect.StoreError("acquire", err))
 			return
 		}
 		found[key] = r
 	}
 	if err := rows.Err(); err != nil {
-		fail(s.refused("acquire", storeError("acquire", err)))
+		fail(s.core.Refused("acquire", dialect.StoreError("acquire", err)))
 		return
 	}
 	for _, c := range calls {
@@ -119,7 +119,7 @@ func (s *Store) batchStatement(ctx context.Context, i int) (*sql.Stmt, error) {
 	}
 	st, err := s.db.PrepareContext(ctx, readIn(s.core.Table.Quoted, batchSizes[i]))
 	if err != nil {
-		return nil, s.refused("prepare", storeError("prepare", err))
+		return nil, s.core.Refused("prepare", dialect.StoreError("prepare", err))
 	}
 	s.batchRead[i].Store(st)
 	return st, nil

@@ -81,7 +81,7 @@ func newStepStatements(t sqlfamily.Table) stepStatements {
 // the claim's fingerprint; otherwise those of the committed in-progress
 // record that token owns.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return nil, err
 	}
 	query, args := s.steps.load, []any{key, token}
@@ -90,7 +90,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	}
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, storeError("steps", err)
+		return nil, dialect.StoreError("steps", err)
 	}
 	defer rows.Close()
 	return dialect.Steps(rows, query == s.steps.loadClaimed)
@@ -120,12 +120,12 @@ func (s *Store) claimOf(key, token string) *runTx {
 // row) just before the step's transaction commits: a run whose claim the
 // server ended journals nothing.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return nil, err
 	}
 	tx, end, err := s.begin(ctx)
 	if err != nil {
-		return nil, storeError("begin step", err)
+		return nil, dialect.StoreError("begin step", err)
 	}
 	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: s.claimOf(key, token)}, nil
 }
@@ -151,7 +151,7 @@ func (t *stepTx) Context(ctx context.Context) context.Context {
 // refused entry rolls the step back.
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
 	defer t.end()
-	ret, err := durationUS("retention", retention, idemstore.DefaultRetention)
+	ret, err := sqlfamily.DurationUS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		_ = t.tx.Rollback()
 		return err
@@ -165,17 +165,17 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	res, err := t.tx.ExecContext(ctx, t.s.steps.save, name, result, ret, t.key, t.token, t.fence)
 	if err != nil {
 		_ = t.tx.Rollback()
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		_ = t.tx.Rollback()
 		if err != nil {
-			return storeError("step", err)
+			return dialect.StoreError("step", err)
 		}
 		return idemstore.ErrNotOwner
 	}
 	if err := t.tx.Commit(); err != nil {
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (t *stepTx) commitClaimed(ctx context.Context, name string, result []byte, 
 	ret = max(ret, t.s.abandonedUS)
 	if _, err := t.tx.ExecContext(ctx, t.s.steps.saveClaimed, t.key, name, t.run.fingerprint, result, ret); err != nil {
 		_ = t.tx.Rollback()
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	var one int
 	if t.run.done || t.run.fence != t.fence {
@@ -199,10 +199,10 @@ func (t *stepTx) commitClaimed(ctx context.Context, name string, result []byte, 
 		if errors.Is(err, sql.ErrNoRows) || claimLost(err) {
 			return idemstore.ErrNotOwner
 		}
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	if err := t.tx.Commit(); err != nil {
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	return nil
 }
@@ -214,5 +214,5 @@ func (t *stepTx) Rollback(context.Context) error {
 	if err == nil || errors.Is(err, sql.ErrTxDone) {
 		return nil
 	}
-	return storeError("rollback step", err)
+	return dialect.StoreError("rollback step", err)
 }

@@ -60,7 +60,6 @@ type Store struct {
 	batchMu   sync.Mutex
 	batchRead [len(batchSizes)]atomic.Pointer[sql.Stmt] // the batched reads, prepared once each (readbatch.go)
 
-	purgeOnce sync.Once
 }
 
 var (
@@ -151,7 +150,7 @@ func New(db *sql.DB, opts ...Option) *Store {
 	if n := s.core.ReadLanes(); n > 0 {
 		s.lanes = s.newReadLanes(n)
 	}
-	s.abandonedUS, _ = durationUS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.abandonedUS, _ = sqlfamily.DurationUS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)
 	return s
@@ -203,7 +202,6 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	s.purgeOnce.Do(s.startPurge)
 	for attempt := 0; ; attempt++ {
 		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
 		if err != nil || how == answered {
@@ -220,12 +218,12 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil
 		}
 		if err != nil {
-			return idemstore.Acquisition{}, s.refused("acquire", storeError("acquire", err))
+			return idemstore.Acquisition{}, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 		}
 		fence, err := res.LastInsertId()
 		switch {
 		case err != nil:
-			return idemstore.Acquisition{}, storeError("acquire", err)
+			return idemstore.Acquisition{}, dialect.StoreError("acquire", err)
 		case fence == 1:
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
 		case fence > 1:
@@ -274,7 +272,7 @@ func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstor
 	if s.lanes != nil {
 		r, err := s.lanes.Do(ctx, readReq{key, fingerprint})
 		if se := (*idemstore.StoreError)(nil); err != nil && !errors.As(err, &se) {
-			err = storeError("acquire", err) // its context ended while it waited
+			err = dialect.StoreError("acquire", err) // its context ended while it waited
 		}
 		return r.acq, r.how, err
 	}
@@ -293,7 +291,7 @@ func (s *Store) readOne(ctx context.Context, key, fingerprint string) (acq idems
 	case errors.Is(err, sql.ErrNoRows):
 		return idemstore.Acquisition{}, claimNew, nil
 	case err != nil:
-		return idemstore.Acquisition{}, answered, s.refused("acquire", storeError("acquire", err))
+		return idemstore.Acquisition{}, answered, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 	}
 	return r.answer(fingerprint)
 }
@@ -328,7 +326,7 @@ func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, how clai
 	case !r.completed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(r.leftUS) * time.Microsecond)}, answered, nil
 	case !r.status.Valid:
-		return idemstore.Acquisition{}, answered, storeError("acquire", errors.New("completed record without a status"))
+		return idemstore.Acquisition{}, answered, dialect.StoreError("acquire", errors.New("completed record without a status"))
 	}
 	rec := &idemstore.Record{Status: int(r.status.Int32), Body: r.body, BodyOmitted: r.omitted}
 	if rec.Body == nil {
@@ -337,7 +335,7 @@ func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, how clai
 	if len(r.header) > 0 {
 		h, err := headerjson.Decode(r.header)
 		if err != nil {
-			return idemstore.Acquisition{}, answered, storeError("acquire", fmt.Errorf("the record's header: %w", err))
+			return idemstore.Acquisition{}, answered, dialect.StoreError("acquire", fmt.Errorf("the record's header: %w", err))
 		}
 		rec.Header = h
 	}
@@ -373,19 +371,19 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	}
 	res, err := exec(ctx, us, us, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
 	if err != nil {
-		return s.refused("complete", storeError("complete", err))
+		return s.core.Refused("complete", dialect.StoreError("complete", err))
 	}
 	return owned("complete", res)
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.release, key, token)
 	if err != nil {
-		return s.refused("release", storeError("release", err))
+		return s.core.Refused("release", dialect.StoreError("release", err))
 	}
 	return owned("release", res)
 }
@@ -395,7 +393,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 func owned(op string, res sql.Result) error {
 	n, err := res.RowsAffected()
 	if err != nil {
-		return storeError(op, err)
+		return dialect.StoreError(op, err)
 	}
 	return sqlfamily.Owned(n)
 }
@@ -408,11 +406,11 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)
 	if err != nil {
-		return s.refused("extend", storeError("extend", err))
+		return s.core.Refused("extend", dialect.StoreError("extend", err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return storeError("extend", err)
+		return dialect.StoreError("extend", err)
 	}
 	if n > 0 {
 		return nil
@@ -424,17 +422,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	case errors.Is(err, sql.ErrNoRows):
 		return idemstore.ErrNotOwner
 	case err != nil:
-		return storeError("extend", err)
+		return dialect.StoreError("extend", err)
 	}
 	return nil
-}
-
-// checkArgs is the family's argument check (sqlfamily.Core.CheckArgs):
-// it also refuses a key longer than the key column.
-func (s *Store) checkArgs(key, token string) error { return s.core.CheckArgs(key, token) }
-
-// durationUS converts d to whole milliseconds, rounded up, and returns them
-// as microseconds; 0 means def.
-func durationUS(name string, d, def time.Duration) (int64, error) {
-	return sqlfamily.DurationUS(name, d, def)
 }

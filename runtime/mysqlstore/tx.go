@@ -88,20 +88,10 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end context.CancelFunc, 
 // as the server's clock does not step back by more than the time between
 // two claims.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	lease, err := durationUS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
 		return idemstore.Acquisition{}, nil, err
 	}
-	if err := s.checkArgs(req.Key, req.Token); err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	if req.Fingerprint == "" {
-		return idemstore.Acquisition{}, nil, errors.New("idem: acquire: empty fingerprint")
-	}
-	if err := s.verified(ctx); err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	s.purgeOnce.Do(s.startPurge)
 	for attempt := 0; ; attempt++ {
 		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
 		if err != nil || how == answered {
@@ -138,11 +128,11 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, 0, storeError("acquire", err)
+		return nil, 0, dialect.StoreError("acquire", err)
 	}
 	if err := s.prepareSession(ctx, conn, st.flavor, (leaseUS+999_999)/1_000_000); err != nil {
 		_ = conn.Close()
-		return nil, 0, s.refused("acquire", storeError("acquire", err))
+		return nil, 0, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 	}
 	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
@@ -154,7 +144,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 	if err != nil {
 		cancel()
 		_ = conn.Close()
-		return nil, 0, storeError("acquire", err)
+		return nil, 0, dialect.StoreError("acquire", err)
 	}
 	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint}
 	run.handler.tx = tx
@@ -173,7 +163,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		case errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait):
 			return nil, -1, nil
 		case err != nil:
-			return nil, 0, s.refused("acquire", storeError("acquire", err))
+			return nil, 0, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 		}
 		return nil, 0, nil
 	}
@@ -246,7 +236,7 @@ func (r *runTx) KeepAlive(ctx context.Context) error {
 	case claimLost(err):
 		return idemstore.ErrNotOwner
 	}
-	return storeError("keepalive", err)
+	return dialect.StoreError("keepalive", err)
 }
 
 // close ends the run's hold on its connection (after COMMIT or ROLLBACK, or
@@ -318,7 +308,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	}
 	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && !claimLost(err) {
 		// The server answered: it rolled back.
-		return storeError("commit", err)
+		return dialect.StoreError("commit", err)
 	}
 	// The lookup gets a context of its own: the COMMIT may have outlived
 	// ctx's deadline, and a lookup on ctx would then fail at once without
@@ -329,11 +319,11 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	committed, lerr := r.s.lookup(lctx, r.key, r.token)
 	switch {
 	case lerr != nil:
-		return storeError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
+		return dialect.StoreError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
 	case committed:
 		return nil
 	}
-	return storeError("commit", err)
+	return dialect.StoreError("commit", err)
 }
 
 // claimLost reports whether err, an error of a statement in the run's
@@ -362,7 +352,7 @@ func (r *runTx) Rollback(context.Context) error {
 	if err == nil || errors.Is(err, sql.ErrTxDone) || claimLost(err) {
 		return nil // a transaction whose connection is gone is rolled back
 	}
-	return storeError("rollback", err)
+	return dialect.StoreError("rollback", err)
 }
 
 // lookup tells whether token's completion of key is committed.

@@ -28,7 +28,7 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 	records, steps := s.core.Table.Create(Schema, StepsSchema)
 	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.core.Table.Quoted) + "));\n"
 	if _, err := s.pool.Exec(ctx, lock+records+steps, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return storeError("create schema", err)
+		return dialect.StoreError("create schema", err)
 	}
 	return nil
 }
@@ -55,7 +55,7 @@ func (s *Store) Check(ctx context.Context) error {
 	t := s.core.Table.Name
 	var found bool
 	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.core.Table.Quoted).Scan(&found); err != nil {
-		return storeError("check", err)
+		return dialect.StoreError("check", err)
 	}
 	if !found {
 		return sqlfamily.Misconfigured("check", fmt.Sprintf(
@@ -63,11 +63,11 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	problems, err := s.columnProblems(ctx)
 	if err != nil {
-		return storeError("check", err)
+		return dialect.StoreError("check", err)
 	}
 	more, err := s.objectProblems(ctx)
 	if err != nil {
-		return storeError("check", err)
+		return dialect.StoreError("check", err)
 	}
 	problems = append(problems, more...)
 	if len(problems) > 0 {
@@ -175,14 +175,3 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	}
 	return problems, nil
 }
-
-// verified returns the misconfiguration that refuses acquires, if any
-// (sqlfamily.Core.Verified): an unreachable database does not refuse
-// them, the acquire then fails on its own.
-func (s *Store) verified(ctx context.Context) error { return s.core.Verified(ctx) }
-
-// refused records err, an error of op, one of the store's own statements,
-// as the store's misconfiguration when the table refused the statement (a
-// type too narrow, a constraint, a trigger that raised), and returns it
-// as such (sqlfamily.Core.Refused).
-func (s *Store) refused(op string, err error) error { return s.core.Refused(op, err) }

@@ -22,11 +22,6 @@ var dialect = sqlfamily.Dialect{
 	NoTable:       func(err error) bool { return sqlState(err) == "42P01" }, // undefined_table
 }
 
-// storeError wraps a failure of the database in an *idemstore.StoreError; a
-// missing table, column or right, or a table without the unique key
-// ON CONFLICT needs, also matches idemstore.ErrStoreMisconfigured.
-func storeError(op string, err error) error { return dialect.StoreError(op, err) }
-
 // misconfigured returns the server's message for the codes of a missing
 // table, column or right, a table without the unique key ON CONFLICT
 // needs, or a column of another type.
@@ -50,7 +45,7 @@ func misconfigured(err error) (string, bool) {
 // of class 22, which arguments can cause), integrity violations (class 23:
 // NOT NULL, CHECK, foreign key, or a unique index other than the key's,
 // whose conflicts ON CONFLICT handles), a trigger or rule that raised
-// (P0001), and the codes storeError already calls misconfigured.
+// (P0001), and the codes Dialect.StoreError already calls misconfigured.
 func refusedByTable(err error) (msg string, cause error, ok bool) {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {

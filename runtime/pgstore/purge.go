@@ -27,6 +27,3 @@ func (s *Store) purgeSteps(ctx context.Context, n int) (int64, error) {
 	tag, err := s.pool.Exec(ctx, s.steps.purge, n)
 	return tag.RowsAffected(), err
 }
-
-// startPurge starts the background purge, unless it is off.
-func (s *Store) startPurge() { s.core.StartPurge() }

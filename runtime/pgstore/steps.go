@@ -93,7 +93,7 @@ AND expires_at <= statement_timestamp()`, t.Steps),
 // claim is held by its open transaction (AcquireRun) it reads the entries
 // journaled for the key and the run's fingerprint.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return nil, err
 	}
 	sql, args := s.steps.load, []any{key, token}
@@ -102,7 +102,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, storeError("steps", err)
+		return nil, dialect.StoreError("steps", err)
 	}
 	defer rows.Close()
 	return dialect.Steps(rows, sql == s.steps.loadClaimed)
@@ -124,7 +124,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // or the server ends it (a frozen owner's): a run whose claim was lost
 // journals nothing. The step's transaction commits durably, as the run's.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return nil, err
 	}
 	st := &stepTx{s: s, key: key, token: token, fence: fence}
@@ -133,7 +133,7 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
 	if err != nil {
-		return nil, storeError("begin step", err)
+		return nil, dialect.StoreError("begin step", err)
 	}
 	st.tx = tx
 	return st, nil
@@ -159,7 +159,7 @@ func (t *stepTx) Context(ctx context.Context) context.Context {
 // still owns the record (checked under its row lock), then COMMIT; a
 // refused entry rolls the step back.
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	ret, err := sqlfamily.DurationMS("retention", retention, idemstore.DefaultRetention)
 	if err != nil {
 		_ = t.tx.Rollback(context.WithoutCancel(ctx))
 		return err
@@ -172,16 +172,16 @@ func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retenti
 	}
 	if err != nil {
 		_ = t.tx.Rollback(context.WithoutCancel(ctx))
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	if tag.RowsAffected() == 0 {
 		if err := t.tx.Rollback(ctx); err != nil {
-			return storeError("step", err)
+			return dialect.StoreError("step", err)
 		}
 		return idemstore.ErrNotOwner
 	}
 	if err := t.tx.Commit(ctx); err != nil {
-		return storeError("step", err)
+		return dialect.StoreError("step", err)
 	}
 	return nil
 }
@@ -192,5 +192,5 @@ func (t *stepTx) Rollback(ctx context.Context) error {
 	if err == nil || errors.Is(err, pgx.ErrTxClosed) {
 		return nil
 	}
-	return storeError("rollback step", err)
+	return dialect.StoreError("rollback step", err)
 }

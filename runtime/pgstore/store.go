@@ -61,8 +61,6 @@ type Store struct {
 	// lanes batch the reads of concurrent acquires (readbatch.go); nil
 	// when WithReadLanes turned them off.
 	lanes *lanes.Lanes[idemstore.AcquireRequest, readReply]
-
-	purgeOnce sync.Once
 }
 
 var (
@@ -158,7 +156,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	if n := s.core.ReadLanes(); n > 0 {
 		s.lanes = s.newReadLanes(n)
 	}
-	s.abandonedMS, _ = durationMS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.abandonedMS, _ = sqlfamily.DurationMS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)
 	return s
@@ -189,7 +187,6 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	if err != nil {
 		return idemstore.Acquisition{}, err
 	}
-	s.purgeOnce.Do(s.startPurge)
 	abandoned := s.abandonedMS
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
@@ -205,7 +202,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 		err = cerr
 	}
 	if err != nil {
-		return idemstore.Acquisition{}, s.refused("acquire", storeError("acquire", err))
+		return idemstore.Acquisition{}, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 	}
 	return acq, nil
 }
@@ -260,19 +257,19 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 		err = cerr
 	}
 	if err != nil {
-		return s.refused("complete", storeError("complete", err))
+		return s.core.Refused("complete", dialect.StoreError("complete", err))
 	}
 	return sqlfamily.Owned(tag.RowsAffected())
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := s.checkArgs(key, token); err != nil {
+	if err := s.core.CheckArgs(key, token); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
 	if err != nil {
-		return s.refused("release", storeError("release", err))
+		return s.core.Refused("release", dialect.StoreError("release", err))
 	}
 	return sqlfamily.Owned(tag.RowsAffected())
 }
@@ -286,15 +283,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	abandoned := s.abandonedMS
 	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
 	if err != nil {
-		return s.refused("extend", storeError("extend", err))
+		return s.core.Refused("extend", dialect.StoreError("extend", err))
 	}
 	return sqlfamily.Owned(tag.RowsAffected())
-}
-
-// checkArgs is the family's argument check (sqlfamily.Core.CheckArgs).
-func (s *Store) checkArgs(key, token string) error { return s.core.CheckArgs(key, token) }
-
-// durationMS converts d to whole milliseconds, rounded up; 0 means def.
-func durationMS(name string, d, def time.Duration) (int64, error) {
-	return sqlfamily.DurationMS(name, d, def)
 }

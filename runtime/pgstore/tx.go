@@ -17,6 +17,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
@@ -75,20 +76,10 @@ func Tx(ctx context.Context) pgx.Tx {
 // owner; a live one keeps it (KeepAlive) for as long as its handler runs.
 // The claim's fence is the transaction's id.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	lease, err := durationMS("lease", req.Lease, idemstore.DefaultLease)
+	lease, err := s.core.Admit(ctx, req)
 	if err != nil {
 		return idemstore.Acquisition{}, nil, err
 	}
-	if err := s.checkArgs(req.Key, req.Token); err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	if req.Fingerprint == "" {
-		return idemstore.Acquisition{}, nil, errors.New("idem: acquire: empty fingerprint")
-	}
-	if err := s.verified(ctx); err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	s.purgeOnce.Do(s.startPurge)
 	if s.heldHere(req.Key) {
 		// A run of this store holds (or is taking) the key's claim, less
 		// than its lease ago, so still held whatever its owner does: a
@@ -108,7 +99,7 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 			// Another acquire of the key read with this one and claims it.
 			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
 		case err != nil:
-			return idemstore.Acquisition{}, nil, s.refused("acquire", storeError("acquire", err))
+			return idemstore.Acquisition{}, nil, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 		case found && !lapsed:
 			return acq, nil, nil
 		}
@@ -249,7 +240,7 @@ func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error)
 func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease int64, lapsed bool) (idemstore.Acquisition, idemstore.RunTx, error) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return idemstore.Acquisition{}, nil, storeError("acquire", err)
+		return idemstore.Acquisition{}, nil, dialect.StoreError("acquire", err)
 	}
 	sent := time.Now() // the claim is taken after it
 	b := &pgx.Batch{}
@@ -284,7 +275,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	endConn(ctx, c)
 	switch {
 	case !errors.Is(err, pgx.ErrNoRows):
-		return idemstore.Acquisition{}, nil, s.refused("acquire", storeError("acquire", err))
+		return idemstore.Acquisition{}, nil, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 	case !locked:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
 	}
@@ -342,7 +333,7 @@ func (r *runTx) KeepAlive(ctx context.Context) error {
 	case conn.IsClosed():
 		return idemstore.ErrNotOwner
 	}
-	return storeError("keepalive", err)
+	return dialect.StoreError("keepalive", err)
 }
 
 // Commit implements [idemstore.RunTx]: the completion (checked to update
@@ -366,11 +357,11 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
-		return storeError("commit", pgx.ErrTxClosed)
+		return dialect.StoreError("commit", pgx.ErrTxClosed)
 	}
 	r.done = true
 	defer r.s.forget(r)
-	ret, err := durationMS("retention", retention, idemstore.DefaultRetention)
+	ret, err := sqlfamily.DurationMS("retention", retention, idemstore.DefaultRetention)
 	if err == nil && rec == nil {
 		err = errors.New("idem: complete: nil record")
 	}
@@ -410,7 +401,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 			// and the claim is gone with the transaction.
 			return idemstore.ErrNotOwner
 		}
-		return r.s.refused("complete", storeError("complete", completeErr))
+		return r.s.core.Refused("complete", dialect.StoreError("complete", completeErr))
 	case completeErr != nil && r.c.Conn().IsClosed() && !sent(completeErr):
 		// The connection was gone before the batch was sent: closed by
 		// the server after it ended the transaction (idle past the lease),
@@ -421,7 +412,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		// The server answered the COMMIT: it rolled back (a serialization
 		// failure, a deferred constraint of the handler's).
 		endConn(ctx, r.c)
-		return storeError("commit", commitErr)
+		return dialect.StoreError("commit", commitErr)
 	}
 	// No answer: the transaction may have committed. Look it up.
 	r.c.Release()
@@ -431,11 +422,11 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	committed, lerr := r.s.lookup(lctx, r.key, r.xid)
 	switch {
 	case lerr != nil:
-		return storeError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
+		return dialect.StoreError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
 	case committed:
 		return nil
 	}
-	return storeError("commit", err)
+	return dialect.StoreError("commit", err)
 }
 
 // sent reports whether err, an error of a statement of a batch, may have
@@ -461,7 +452,7 @@ func (r *runTx) Rollback(ctx context.Context) error {
 	if err == nil || conn.IsClosed() {
 		return nil // a connection that broke: the server rolls back
 	}
-	return storeError("rollback", err)
+	return dialect.StoreError("rollback", err)
 }
 
 // heldHere reports whether a run of this store holds or is taking key's
@@ -482,7 +473,7 @@ func (s *Store) forget(r *runTx) {
 func (s *Store) storeAlone(ctx context.Context, r *runTx, rec *idemstore.Record, header []byte, ret int64) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return storeError("complete", err)
+		return dialect.StoreError("complete", err)
 	}
 	b := &pgx.Batch{}
 	b.Queue(s.sql.begin)
@@ -509,7 +500,7 @@ func (s *Store) storeAlone(ctx context.Context, r *runTx, rec *idemstore.Record,
 	endConn(ctx, c)
 	switch {
 	case err != nil:
-		return s.refused("complete", storeError("complete", err))
+		return s.core.Refused("complete", dialect.StoreError("complete", err))
 	case !stored:
 		return idemstore.ErrNotOwner
 	}

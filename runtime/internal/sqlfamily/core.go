@@ -27,9 +27,10 @@ type Core struct {
 
 	verify verifier
 
-	stop     chan struct{} // closed by Close
-	stopOnce sync.Once
-	purging  sync.WaitGroup
+	stop      chan struct{} // closed by Close
+	stopOnce  sync.Once
+	purgeOnce sync.Once // the background purge starts with the first acquire admitted
+	purging   sync.WaitGroup
 }
 
 // NewCore returns the core of a store of dialect d, with the options'
@@ -63,7 +64,8 @@ func (c *Core) CheckArgs(key, token string) error {
 
 // Admit checks an acquire's arguments (CheckArgs of its key and token, a
 // fingerprint, a lease not negative) and returns its lease in the
-// dialect's unit, or the misconfiguration that refuses it (Verified).
+// dialect's unit, or the misconfiguration that refuses it (Verified). The
+// first acquire it admits starts the background purge (startPurge).
 func (c *Core) Admit(ctx context.Context, req idemstore.AcquireRequest) (lease int64, err error) {
 	lease, err = c.Dialect.Duration("lease", req.Lease, idemstore.DefaultLease)
 	if err != nil {
@@ -75,7 +77,11 @@ func (c *Core) Admit(ctx context.Context, req idemstore.AcquireRequest) (lease i
 	if req.Fingerprint == "" {
 		return 0, errors.New("idem: acquire: empty fingerprint")
 	}
-	return lease, c.Verified(ctx)
+	if err := c.Verified(ctx); err != nil {
+		return 0, err
+	}
+	c.purgeOnce.Do(c.startPurge)
+	return lease, nil
 }
 
 // CheckComplete checks a completion's arguments (a retention not

@@ -7,7 +7,7 @@
 // options and their defaults ([Options]), its table's names ([Table]),
 // the verdict of its Check that refuses acquires while the table or
 // server is misconfigured ([Core.Verified], [Core.Refused]), its
-// background purge ([Core.StartPurge], [Core.PurgeAll]) and its argument
+// background purge ([Core.Admit], [Core.PurgeAll]) and its argument
 // checks. The step journal's reading ([Dialect.Steps]), Check's reading of
 // columns and the sentences of its problems, and the duration conversions
 // are functions of their own. [Turn] shares a run's connection between

@@ -42,10 +42,10 @@ func (c *Core) purgeBatches(ctx context.Context, batch func(context.Context, int
 	}
 }
 
-// StartPurge starts the background purge, unless it is off: Purge every
+// startPurge starts the background purge, unless it is off: Purge every
 // purge interval, each run bounded by the interval and cut short by
 // Close.
-func (c *Core) StartPurge() {
+func (c *Core) startPurge() {
 	if c.PurgeEvery < 0 {
 		return
 	}
