@@ -370,10 +370,7 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 		body = []byte{}
 	}
 	res, err := exec(ctx, us, us, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
-	if err != nil {
-		return s.core.Refused("complete", dialect.StoreError("complete", err))
-	}
-	return owned("complete", res)
+	return s.changed("complete", res, err)
 }
 
 // Release implements [idemstore.Store].
@@ -382,20 +379,17 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.release, key, token)
-	if err != nil {
-		return s.core.Refused("release", dialect.StoreError("release", err))
-	}
-	return owned("release", res)
+	return s.changed("release", res, err)
 }
 
-// owned is the answer of op's statement that changes the row token owns:
-// [idemstore.ErrNotOwner] when it changed none.
-func owned(op string, res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return dialect.StoreError(op, err)
+// changed is the answer of op, a statement that changes the row token
+// owns, which returned res or failed with err (sqlfamily.Core.Changed).
+func (s *Store) changed(op string, res sql.Result, err error) error {
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
 	}
-	return sqlfamily.Owned(n)
+	return s.core.Changed(op, n, err)
 }
 
 // Extend implements [idemstore.Store].
@@ -405,15 +399,8 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)
-	if err != nil {
-		return s.core.Refused("extend", dialect.StoreError("extend", err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return dialect.StoreError("extend", err)
-	}
-	if n > 0 {
-		return nil
+	if err := s.changed("extend", res, err); !errors.Is(err, idemstore.ErrNotOwner) {
+		return err
 	}
 	// Without CLIENT_FOUND_ROWS a row set to the values it held counts
 	// for nothing: ask whether token owns the record.

@@ -14,12 +14,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
-// waits for the committing transaction to end, which a slow COMMIT (a
-// flush that waits for the disk) can make longer than the store timeout
-// the COMMIT itself had.
-const lookupTimeout = 10 * time.Second
-
 // claimConflict is the Remaining a duplicate of an open claim is answered:
 // how long the claim lasts is the handler's, which the store cannot tell.
 const claimConflict = time.Second
@@ -230,13 +224,7 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // gone (the server ended the transaction) is a lost claim.
 func (r *runTx) KeepAlive(ctx context.Context) error {
 	err := r.handler.keepAlive(func() error { return ping(ctx, r.conn) })
-	switch {
-	case err == nil:
-		return nil
-	case claimLost(err):
-		return idemstore.ErrNotOwner
-	}
-	return dialect.StoreError("keepalive", err)
+	return dialect.KeptAlive(err, err != nil && claimLost(err))
 }
 
 // close ends the run's hold on its connection (after COMMIT or ROLLBACK, or
@@ -310,20 +298,11 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		// The server answered: it rolled back.
 		return dialect.StoreError("commit", err)
 	}
-	// The lookup gets a context of its own: the COMMIT may have outlived
-	// ctx's deadline, and a lookup on ctx would then fail at once without
-	// asking. It waits for the row's lock, so it ends when the committing
-	// transaction does.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
-	defer cancel()
-	committed, lerr := r.s.lookup(lctx, r.key, r.token)
-	switch {
-	case lerr != nil:
-		return dialect.StoreError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
-	case committed:
-		return nil
-	}
-	return dialect.StoreError("commit", err)
+	// No answer: the transaction may have committed. The lookup waits
+	// for the row's lock, so it ends when the committing transaction does.
+	return dialect.LostCommit(ctx, err, func(ctx context.Context) (bool, error) {
+		return r.s.lookup(ctx, r.key, r.token)
+	})
 }
 
 // claimLost reports whether err, an error of a statement in the run's

@@ -256,10 +256,7 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return s.core.Refused("complete", dialect.StoreError("complete", err))
-	}
-	return sqlfamily.Owned(tag.RowsAffected())
+	return s.core.Changed("complete", tag.RowsAffected(), err)
 }
 
 // Release implements [idemstore.Store].
@@ -268,10 +265,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
-	if err != nil {
-		return s.core.Refused("release", dialect.StoreError("release", err))
-	}
-	return sqlfamily.Owned(tag.RowsAffected())
+	return s.core.Changed("release", tag.RowsAffected(), err)
 }
 
 // Extend implements [idemstore.Store].
@@ -280,10 +274,6 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 	if err != nil {
 		return err
 	}
-	abandoned := s.abandonedMS
-	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, abandoned)
-	if err != nil {
-		return s.core.Refused("extend", dialect.StoreError("extend", err))
-	}
-	return sqlfamily.Owned(tag.RowsAffected())
+	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, s.abandonedMS)
+	return s.core.Changed("extend", tag.RowsAffected(), err)
 }

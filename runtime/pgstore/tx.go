@@ -20,12 +20,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
-// lookupTimeout bounds the lookup of a COMMIT whose answer was lost: it
-// waits for the committing transaction to end, which a slow COMMIT (a
-// synchronous replica, a deferred trigger) can make longer than the store
-// timeout the COMMIT itself had.
-const lookupTimeout = 10 * time.Second
-
 // conflictHint is the Remaining of a conflict with a claim held by an open
 // transaction, whose end the store cannot foresee: the duplicate's
 // Retry-After.
@@ -287,7 +281,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 // transaction).
 func endConn(ctx context.Context, c *pgxpool.Conn) {
 	if c.Conn().PgConn().TxStatus() != 'I' && !c.Conn().IsClosed() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sqlfamily.LookupTimeout)
 		_, _ = c.Conn().Exec(rctx, "ROLLBACK")
 		cancel()
 	}
@@ -327,13 +321,7 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 func (r *runTx) KeepAlive(ctx context.Context) error {
 	conn := r.c.Conn().PgConn()
 	_, err := r.tx.turn.Try(func() error { return conn.Ping(ctx) })
-	switch {
-	case err == nil:
-		return nil
-	case conn.IsClosed():
-		return idemstore.ErrNotOwner
-	}
-	return dialect.StoreError("keepalive", err)
+	return dialect.KeptAlive(err, conn.IsClosed())
 }
 
 // Commit implements [idemstore.RunTx]: the completion (checked to update
@@ -416,17 +404,9 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	}
 	// No answer: the transaction may have committed. Look it up.
 	r.c.Release()
-	err = errors.Join(completeErr, commitErr)
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
-	defer cancel()
-	committed, lerr := r.s.lookup(lctx, r.key, r.xid)
-	switch {
-	case lerr != nil:
-		return dialect.StoreError("commit", errors.Join(err, errors.New("its outcome could not be looked up"), lerr))
-	case committed:
-		return nil
-	}
-	return dialect.StoreError("commit", err)
+	return dialect.LostCommit(ctx, errors.Join(completeErr, commitErr), func(ctx context.Context) (bool, error) {
+		return r.s.lookup(ctx, r.key, r.xid)
+	})
 }
 
 // sent reports whether err, an error of a statement of a batch, may have
