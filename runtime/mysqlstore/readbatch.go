@@ -97,7 +97,7 @@ func (s *Store) readBatch(ctx context.Context, calls []*readCall) {
 		}
 		rec := r.record
 		if r.used { // a second request of the key: a body of its own
-			rec.body = bytes.Clone(rec.body)
+			rec.row.Body = bytes.Clone(rec.row.Body)
 		}
 		r.used = true
 		c.Reply.acq, c.Reply.how, c.Err = rec.answer(c.Req.fingerprint)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
 	"github.com/idemgen/idemgen/runtime/internal/lanes"
-	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
@@ -298,51 +295,34 @@ func (s *Store) readOne(ctx context.Context, key, fingerprint string) (acq idems
 
 // record is what the read statements return of a key's row (readColumns).
 type record struct {
-	live      bool // not expired
-	fp        string
-	completed bool
-	leftUS    int64
-	status    sql.NullInt32
-	header    []byte
-	body      []byte
-	omitted   bool
+	live   bool // not expired
+	fp     string
+	leftUS int64
+	status sql.NullInt32
+	row    sqlfamily.Row
 }
 
 // dest are the Scan destinations of readColumns.
 func (r *record) dest() []any {
-	return []any{&r.live, &r.fp, &r.completed, &r.leftUS, &r.status, &r.header, &r.body, &r.omitted}
+	return []any{&r.live, &r.fp, &r.row.Completed, &r.leftUS, &r.status, &r.row.Header, &r.row.Body, &r.row.BodyOmitted}
 }
 
 // answer is the read's answer to a request with fingerprint; the record
 // it returns holds r's body.
 func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, how claimHow, err error) {
-	switch {
-	case !r.live:
+	if !r.live {
 		return idemstore.Acquisition{}, claimOver, nil
-	case r.fp != fingerprint:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, answered, nil
-	case !r.completed && r.leftUS <= 0:
+	}
+	r.row.SameFingerprint, r.row.Left = r.fp == fingerprint, time.Duration(r.leftUS)*time.Microsecond
+	r.row.Status, r.row.HasStatus = r.status.Int32, r.status.Valid
+	acq, lapsed, err := r.row.Answer()
+	switch {
+	case err != nil:
+		return idemstore.Acquisition{}, answered, dialect.StoreError("acquire", err)
+	case lapsed:
 		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered}, claimOver, nil
-	case !r.completed:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(time.Duration(r.leftUS) * time.Microsecond)}, answered, nil
-	case !r.status.Valid:
-		return idemstore.Acquisition{}, answered, dialect.StoreError("acquire", errors.New("completed record without a status"))
 	}
-	rec := &idemstore.Record{Status: int(r.status.Int32), Body: r.body, BodyOmitted: r.omitted}
-	if rec.Body == nil {
-		rec.Body = []byte{}
-	}
-	if len(r.header) > 0 {
-		h, err := headerjson.Decode(r.header)
-		if err != nil {
-			return idemstore.Acquisition{}, answered, dialect.StoreError("acquire", fmt.Errorf("the record's header: %w", err))
-		}
-		rec.Header = h
-	}
-	if rec.Header == nil {
-		rec.Header = http.Header{}
-	}
-	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, answered, nil
+	return acq, answered, nil
 }
 
 // Complete implements [idemstore.Store]: it stores rec if token still owns

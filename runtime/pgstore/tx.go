@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/headerjson"
-	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
@@ -193,37 +191,20 @@ func scanRecord(row pgx.Row) (acq idemstore.Acquisition, lapsed bool, err error)
 	// One value that escapes to Scan, not one per column (each of its pointers
 	// would move its own variable to the heap).
 	var v struct {
-		sameFP    bool
-		completed bool
-		status    *int32
-		header    []byte
-		body      []byte
-		omitted   bool
-		left      pgtype.Interval
+		r      sqlfamily.Row
+		status *int32
+		left   pgtype.Interval
 	}
-	if err := row.Scan(&v.sameFP, &v.completed, &v.status, &v.header, &v.body, &v.omitted, &v.left); err != nil {
+	if err := row.Scan(&v.r.SameFingerprint, &v.r.Completed, &v.status, &v.r.Header, &v.r.Body, &v.r.BodyOmitted, &v.left); err != nil {
 		return idemstore.Acquisition{}, false, err
 	}
-	switch {
-	case !v.sameFP:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
-	case !v.completed:
-		// lease_until - statement_timestamp(): days and microseconds (the
-		// server folds whole days of hours into days; no months).
-		left := time.Duration(v.left.Days)*24*time.Hour + time.Duration(v.left.Microseconds)*time.Microsecond
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(left)}, left <= 0, nil
-	case v.status == nil:
-		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
+	if v.status != nil {
+		v.r.Status, v.r.HasStatus = *v.status, true
 	}
-	if v.body == nil {
-		v.body = []byte{}
-	}
-	h, err := headerjson.Decode(v.header)
-	if err != nil {
-		return idemstore.Acquisition{}, false, fmt.Errorf("the stored header: %w", err)
-	}
-	rec := &idemstore.Record{Status: int(*v.status), Header: h, Body: v.body, BodyOmitted: v.omitted}
-	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+	// lease_until - statement_timestamp(): days and microseconds (the
+	// server folds whole days of hours into days; no months).
+	v.r.Left = time.Duration(v.left.Days)*24*time.Hour + time.Duration(v.left.Microseconds)*time.Microsecond
+	return v.r.Answer()
 }
 
 // claim begins the run's transaction with the claim, in one round trip. It

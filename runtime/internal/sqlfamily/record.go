@@ -1,0 +1,51 @@
+package sqlfamily
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/headerjson"
+	"github.com/idemgen/idemgen/runtime/internal/leaseleft"
+)
+
+// Row is what an acquire's read returns of a key's live record (one not
+// expired), as each store scans it.
+type Row struct {
+	SameFingerprint bool          // the record is of the request's fingerprint
+	Completed       bool          // the record holds a response; otherwise it is in progress
+	Left            time.Duration // an in-progress record's lease left, by the database's clock
+	Status          int32
+	HasStatus       bool // Status is not NULL
+	Header, Body    []byte
+	BodyOmitted     bool
+}
+
+// Answer is the acquisition r answers: a mismatch, a replay of the record
+// (which holds r's body), or a conflict with the record in progress, where
+// lapsed reports that its lease has lapsed, so that a claim takes it over.
+func (r *Row) Answer() (acq idemstore.Acquisition, lapsed bool, err error) {
+	switch {
+	case !r.SameFingerprint:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, false, nil
+	case !r.Completed:
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: leaseleft.Round(r.Left)}, r.Left <= 0, nil
+	case !r.HasStatus:
+		return idemstore.Acquisition{}, false, errors.New("completed record without a status")
+	}
+	rec := &idemstore.Record{Status: int(r.Status), Body: r.Body, BodyOmitted: r.BodyOmitted}
+	if rec.Body == nil {
+		rec.Body = []byte{}
+	}
+	if len(r.Header) > 0 {
+		if rec.Header, err = headerjson.Decode(r.Header); err != nil {
+			return idemstore.Acquisition{}, false, fmt.Errorf("the stored header: %w", err)
+		}
+	}
+	if rec.Header == nil {
+		rec.Header = http.Header{}
+	}
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
+}
