@@ -58,28 +58,7 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 // wrong and what to change, or one matching only
 // [idemstore.ErrStoreUnavailable] when the database could not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	if s.core.TableErr != nil {
-		return s.core.TableErr
-	}
-	server, err := s.serverProblems(ctx)
-	if err != nil {
-		return dialect.StoreError("check", err)
-	}
-	tbl, err := s.tableProblems(ctx)
-	if err != nil {
-		return dialect.StoreError("check", err)
-	}
-	var parts []string
-	if len(server) > 0 {
-		parts = append(parts, "server: "+strings.Join(server, "; "))
-	}
-	if len(tbl) > 0 {
-		parts = append(parts, "table "+s.core.Table.Name+": "+strings.Join(tbl, "; "))
-	}
-	if len(parts) > 0 {
-		return sqlfamily.Misconfigured("check", strings.Join(parts, "; "))
-	}
-	return nil
+	return s.core.CheckWith(ctx, s.serverProblems, s.tableProblems)
 }
 
 // packetOverhead is what a completion's statement, or a replay's row, adds
@@ -145,7 +124,7 @@ func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
 	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.core.Table.Last).Scan(&engine)
 	if errors.Is(err, sql.ErrNoRows) {
-		return []string{"it does not exist: apply mysqlstore.Schema with your migrations, or call Store.CreateSchema"}, nil
+		return []string{dialect.Absent()}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -186,7 +165,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 		return nil, err
 	}
 	defer rows.Close()
-	have, names, err := sqlfamily.Columns(rows, strings.ToLower, func(c *haveColumn) []any {
+	have, err := sqlfamily.Columns(rows, strings.ToLower, func(c *haveColumn) []any {
 		return []any{&c.typ, &c.columnType, &c.length, &c.precision, &c.charset, &c.nullable, &c.hasDefault, &c.generated}
 	})
 	if err != nil {
@@ -194,10 +173,8 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 	}
 	t := s.core.Table.Name
 	var problems []string
-	ours := map[string]bool{}
 	for _, c := range columns {
-		ours[c.name] = true
-		h, ok := have[c.name]
+		h, ok := have.Ours(c.name)
 		fix := fmt.Sprintf("ALTER TABLE %s MODIFY `%s` %s", t, c.name, c.decl)
 		switch {
 		case !ok:
@@ -216,8 +193,8 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 			problems = append(problems, sqlfamily.NoDefault(c.name, fix))
 		}
 	}
-	for _, name := range names {
-		if h := have[name]; !ours[name] && !h.nullable && !h.hasDefault && !h.generated {
+	for name, h := range have.Others() {
+		if !h.nullable && !h.hasDefault && !h.generated {
 			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, make it NULL, or drop it: ALTER TABLE %s DROP COLUMN `%s`", t, name)))
 		}
 	}

@@ -49,31 +49,24 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // or one matching only [idemstore.ErrStoreUnavailable] when the database could
 // not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	if s.core.TableErr != nil {
-		return s.core.TableErr
-	}
-	t := s.core.Table.Name
+	return s.core.CheckWith(ctx, nil, s.tableProblems)
+}
+
+// tableProblems compares the table with the store's.
+func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
 	var found bool
 	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.core.Table.Quoted).Scan(&found); err != nil {
-		return dialect.StoreError("check", err)
+		return nil, err
 	}
 	if !found {
-		return sqlfamily.Misconfigured("check", fmt.Sprintf(
-			"table %s does not exist: apply pgstore.Schema with your migrations, or call Store.CreateSchema", t))
+		return []string{dialect.Absent()}, nil
 	}
 	problems, err := s.columnProblems(ctx)
 	if err != nil {
-		return dialect.StoreError("check", err)
+		return nil, err
 	}
 	more, err := s.objectProblems(ctx)
-	if err != nil {
-		return dialect.StoreError("check", err)
-	}
-	problems = append(problems, more...)
-	if len(problems) > 0 {
-		return sqlfamily.Misconfigured("check", "table "+t+": "+strings.Join(problems, "; "))
-	}
-	return nil
+	return append(problems, more...), err
 }
 
 // column is what Check reads of one of the table's columns.
@@ -92,7 +85,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 		return nil, err
 	}
 	defer rows.Close()
-	have, names, err := sqlfamily.Columns(rows, func(name string) string { return name }, func(c *column) []any {
+	have, err := sqlfamily.Columns(rows, func(name string) string { return name }, func(c *column) []any {
 		return []any{&c.typ, &c.notNull, &c.hasDef, &c.position}
 	})
 	if err != nil {
@@ -100,11 +93,9 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	}
 	t := s.core.Table.Name
 	var problems []string
-	ours := map[string]bool{}
 	for _, c := range columns {
 		name, typ := c[0], c[1]
-		ours[name] = true
-		switch h, ok := have[name]; {
+		switch h, ok := have.Ours(name); {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("add column %s %s", name, typ))
 		case h.typ != typ:
@@ -115,8 +106,8 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 			problems = append(problems, sqlfamily.NoDefault(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false", t, name)))
 		}
 	}
-	for _, name := range names {
-		if h := have[name]; !ours[name] && h.notNull && !h.hasDef {
+	for name, h := range have.Others() {
+		if h.notNull && !h.hasDef {
 			problems = append(problems, sqlfamily.Unwritten(name, fmt.Sprintf("give it a DEFAULT, drop NOT NULL: ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, or drop the column", t, name)))
 		}
 	}

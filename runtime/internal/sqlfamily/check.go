@@ -1,28 +1,96 @@
 package sqlfamily
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+)
+
+// CheckWith is a store's Check: the error of its WithTable name, or the
+// verdict on the problems that server (nil for none: mysqlstore's
+// settings) and table find, each a sentence that says what to change; an
+// error of theirs is the database's, which could not be asked.
+func (c *Core) CheckWith(ctx context.Context, server, table func(context.Context) ([]string, error)) error {
+	if c.TableErr != nil {
+		return c.TableErr
+	}
+	var parts []string
+	for _, part := range []struct {
+		find func(context.Context) ([]string, error)
+		of   string
+	}{{server, "server"}, {table, "table " + c.Table.Name}} {
+		if part.find == nil {
+			continue
+		}
+		problems, err := part.find(ctx)
+		if err != nil {
+			return c.Dialect.StoreError("check", err)
+		}
+		if len(problems) > 0 {
+			parts = append(parts, part.of+": "+strings.Join(problems, "; "))
+		}
+	}
+	if len(parts) > 0 {
+		return Misconfigured("check", strings.Join(parts, "; "))
+	}
+	return nil
+}
+
+// TableColumns are the table's columns as Check reads them ([Columns]):
+// what the store's own are, and the others.
+type TableColumns[C any] struct {
+	have  map[string]C
+	names []string        // in the table's order
+	ours  map[string]bool // asked for by Ours
+}
 
 // Columns reads rows, the table's columns in the table's order, one a
 // row: the column's name, then the values that dest returns the
-// destinations of. It returns them by name (folded by fold, as the
-// dialect compares names), and the names in order.
-func Columns[C any](rows Rows, fold func(string) string, dest func(*C) []any) (have map[string]C, names []string, err error) {
-	have = map[string]C{}
+// destinations of. Names are folded by fold, as the dialect compares
+// them.
+func Columns[C any](rows Rows, fold func(string) string, dest func(*C) []any) (*TableColumns[C], error) {
+	t := &TableColumns[C]{have: map[string]C{}, ours: map[string]bool{}}
 	for rows.Next() {
 		var name string
 		var c C
 		if err := rows.Scan(append([]any{&name}, dest(&c)...)...); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		name = fold(name)
-		have[name] = c
-		names = append(names, name)
+		t.have[name] = c
+		t.names = append(t.names, name)
 	}
-	return have, names, rows.Err()
+	return t, rows.Err()
+}
+
+// Ours returns the column name, one the store writes or reads, and
+// whether the table has it.
+func (t *TableColumns[C]) Ours(name string) (C, bool) {
+	t.ours[name] = true
+	c, ok := t.have[name]
+	return c, ok
+}
+
+// Others are the table's columns that are not the store's (not asked for
+// by Ours), in the table's order.
+func (t *TableColumns[C]) Others() iter.Seq2[string, C] {
+	return func(yield func(string, C) bool) {
+		for _, name := range t.names {
+			if !t.ours[name] && !yield(name, t.have[name]) {
+				return
+			}
+		}
+	}
 }
 
 // The sentences of Check's problems that the SQL stores share; fix is the
 // dialect's statement (or advice) that mends it.
+
+// Absent is the problem of a table that does not exist.
+func (d *Dialect) Absent() string {
+	return "it does not exist: apply " + d.Name + ".Schema with your migrations, or call Store.CreateSchema"
+}
 
 // LeftNull is the problem of a NOT NULL column that an in-progress record
 // leaves NULL.

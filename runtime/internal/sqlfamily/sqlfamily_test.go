@@ -118,3 +118,37 @@ func TestConfigErrorIsMisconfigured(t *testing.T) {
 		t.Errorf("%q, want it to say %q", err, want)
 	}
 }
+
+// fakeRows are rows of (name, value) pairs.
+type fakeRows struct {
+	rows [][2]string
+	i    int
+}
+
+func (r *fakeRows) Next() bool { r.i++; return r.i <= len(r.rows) }
+func (r *fakeRows) Err() error { return nil }
+func (r *fakeRows) Scan(dest ...any) error {
+	*dest[0].(*string), *dest[1].(*string) = r.rows[r.i-1][0], r.rows[r.i-1][1]
+	return nil
+}
+
+func TestColumnsTellTheStoresFromTheOthers(t *testing.T) {
+	rows := &fakeRows{rows: [][2]string{{"KEY", "bytea"}, {"Extra", "int"}, {"body", "bytea"}, {"more", "text"}}}
+	have, err := Columns(rows, strings.ToLower, func(c *string) []any { return []any{c} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"key", "body", "status"} {
+		typ, ok := have.Ours(name)
+		if want := name != "status"; ok != want || (ok && typ != "bytea") {
+			t.Errorf("Ours(%q) = %q, %v", name, typ, ok)
+		}
+	}
+	var others []string
+	for name, typ := range have.Others() {
+		others = append(others, name+" "+typ)
+	}
+	if got := strings.Join(others, ", "); got != "extra int, more text" {
+		t.Errorf("Others: %s, want the table's own in its order", got)
+	}
+}
