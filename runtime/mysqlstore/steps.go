@@ -85,7 +85,7 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, err
 	}
 	query, args := s.steps.load, []any{key, token}
-	if run := s.claimOf(key, token); run != nil {
+	if run, ok := s.runs.Of(key, token); ok {
 		query, args = s.steps.loadClaimed, []any{key, run.fingerprint}
 	}
 	rows, err := s.db.QueryContext(ctx, query, args...)
@@ -94,17 +94,6 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 	}
 	defer rows.Close()
 	return dialect.Steps(rows, query == s.steps.loadClaimed)
-}
-
-// claimOf returns the open claim of key that token holds in this store,
-// or nil.
-func (s *Store) claimOf(key, token string) *runTx {
-	if v, ok := s.claims.Load(token); ok {
-		if run := v.(*runTx); run.key == key {
-			return run
-		}
-	}
-	return nil
 }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction
@@ -127,7 +116,8 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 	if err != nil {
 		return nil, dialect.StoreError("begin step", err)
 	}
-	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: s.claimOf(key, token)}, nil
+	run, _ := s.runs.Of(key, token)
+	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: run}, nil
 }
 
 // stepTx is one step's transaction.
@@ -151,68 +141,52 @@ func (t *stepTx) Context(ctx context.Context) context.Context {
 // refused entry rolls the step back.
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
 	defer t.end()
-	ret, err := sqlfamily.DurationUS("retention", retention, idemstore.DefaultRetention)
-	if err != nil {
-		_ = t.tx.Rollback()
-		return err
-	}
-	if result == nil {
-		result = []byte{}
-	}
-	if t.run != nil {
-		return t.commitClaimed(ctx, name, result, ret)
-	}
-	res, err := t.tx.ExecContext(ctx, t.s.steps.save, name, result, ret, t.key, t.token, t.fence)
-	if err != nil {
-		_ = t.tx.Rollback()
-		return dialect.StoreError("step", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		_ = t.tx.Rollback()
-		if err != nil {
-			return dialect.StoreError("step", err)
-		}
-		return idemstore.ErrNotOwner
-	}
-	if err := t.tx.Commit(); err != nil {
-		return dialect.StoreError("step", err)
-	}
-	return nil
-}
-
-// commitClaimed journals the step of an open claim: the entry in the
-// step's transaction, the claim checked in the run's, then the step's
-// COMMIT.
-func (t *stepTx) commitClaimed(ctx context.Context, name string, result []byte, ret int64) error {
-	ret = max(ret, t.s.abandonedUS)
-	if _, err := t.tx.ExecContext(ctx, t.s.steps.saveClaimed, t.key, name, t.run.fingerprint, result, ret); err != nil {
-		_ = t.tx.Rollback()
-		return dialect.StoreError("step", err)
-	}
-	var one int
-	if t.run.done || t.run.fence != t.fence {
-		_ = t.tx.Rollback()
-		return idemstore.ErrNotOwner
-	}
-	if err := t.run.tx.QueryRowContext(ctx, t.s.steps.held, t.key, t.token, t.fence).Scan(&one); err != nil {
-		_ = t.tx.Rollback()
-		if errors.Is(err, sql.ErrNoRows) || claimLost(err) {
-			return idemstore.ErrNotOwner
-		}
-		return dialect.StoreError("step", err)
-	}
-	if err := t.tx.Commit(); err != nil {
-		return dialect.StoreError("step", err)
-	}
-	return nil
+	return dialect.CommitStep(ctx, (*step)(t), name, result, retention)
 }
 
 // Rollback implements [idemstore.StepTx].
-func (t *stepTx) Rollback(context.Context) error {
+func (t *stepTx) Rollback(ctx context.Context) error {
 	defer t.end()
-	err := t.tx.Rollback()
-	if err == nil || errors.Is(err, sql.ErrTxDone) {
-		return nil
+	return dialect.RollbackStep(ctx, (*step)(t))
+}
+
+// step is a stepTx as the family ends it (sqlfamily.Step).
+type step stepTx
+
+// Save journals the step if token and fence own the in-progress record;
+// of an open claim, the entry is written in the step's transaction and
+// the claim checked in the run's.
+func (t *step) Save(ctx context.Context, name string, result []byte, ret int64) (bool, error) {
+	if t.run == nil {
+		res, err := t.tx.ExecContext(ctx, t.s.steps.save, name, result, ret, t.key, t.token, t.fence)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
 	}
-	return dialect.StoreError("rollback step", err)
+	ret = max(ret, t.s.abandonedUS)
+	if _, err := t.tx.ExecContext(ctx, t.s.steps.saveClaimed, t.key, name, t.run.fingerprint, result, ret); err != nil {
+		return false, err
+	}
+	if t.run.done || t.run.fence != t.fence {
+		return false, nil
+	}
+	var one int
+	err := t.run.tx.QueryRowContext(ctx, t.s.steps.held, t.key, t.token, t.fence).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) || (err != nil && claimLost(err)) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Commit commits the step.
+func (t *step) Commit(context.Context) error { return t.tx.Commit() }
+
+// Rollback rolls the step back, if it has not ended.
+func (t *step) Rollback(context.Context) error {
+	if err := t.tx.Rollback(); !errors.Is(err, sql.ErrTxDone) {
+		return err
+	}
+	return nil
 }

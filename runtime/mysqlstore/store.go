@@ -46,7 +46,7 @@ type Store struct {
 
 	prep   atomic.Pointer[prepared] // statements(), once prepared
 	prepMu sync.Mutex
-	claims sync.Map // token -> *runTx: the open claims of this process (steps.go)
+	runs   sqlfamily.Runs[*runTx] // the open claims of this process (steps.go)
 	// sessions: driver connection -> the idle timeout the store set on
 	// its session (tx.go, prepareSession), sessionCount its entries.
 	sessions     sync.Map

@@ -162,7 +162,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, nil
 	}
 	run.fence = fence
-	s.claims.Store(req.Token, run)
+	s.runs.Add(req.Key, req.Token, run)
 	return run, fence, nil
 }
 
@@ -233,7 +233,7 @@ func (r *runTx) close() {
 	_ = r.tx.Rollback() // nothing after COMMIT
 	r.end()
 	_ = r.conn.Close()
-	r.s.claims.CompareAndDelete(r.token, r)
+	r.s.runs.Drop(r.key, r.token, r)
 	r.done = true
 }
 

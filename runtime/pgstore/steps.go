@@ -97,8 +97,8 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 		return nil, err
 	}
 	sql, args := s.steps.load, []any{key, token}
-	if r, ok := s.runs.Load(runKey{key, token}); ok {
-		sql, args = s.steps.loadClaimed, []any{key, r.(*runTx).fp}
+	if r, ok := s.runs.Of(key, token); ok {
+		sql, args = s.steps.loadClaimed, []any{key, r.fp}
 	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -128,8 +128,8 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 		return nil, err
 	}
 	st := &stepTx{s: s, key: key, token: token, fence: fence}
-	if r, ok := s.runs.Load(runKey{key, token}); ok {
-		st.fp, st.pid = r.(*runTx).fp, r.(*runTx).pid
+	if r, ok := s.runs.Of(key, token); ok {
+		st.fp, st.pid = r.fp, r.pid
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
 	if err != nil {
@@ -159,38 +159,38 @@ func (t *stepTx) Context(ctx context.Context) context.Context {
 // still owns the record (checked under its row lock), then COMMIT; a
 // refused entry rolls the step back.
 func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	ret, err := sqlfamily.DurationMS("retention", retention, idemstore.DefaultRetention)
-	if err != nil {
-		_ = t.tx.Rollback(context.WithoutCancel(ctx))
-		return err
-	}
+	return dialect.CommitStep(ctx, (*step)(t), name, result, retention)
+}
+
+// Rollback implements [idemstore.StepTx].
+func (t *stepTx) Rollback(ctx context.Context) error {
+	return dialect.RollbackStep(ctx, (*step)(t))
+}
+
+// step is a stepTx as the family ends it (sqlfamily.Step).
+type step stepTx
+
+// Save journals the step: of an open run, while its session holds the
+// key's advisory lock; otherwise if token and fence own the in-progress
+// record.
+func (t *step) Save(ctx context.Context, name string, result []byte, ret int64) (bool, error) {
 	var tag pgconn.CommandTag
+	var err error
 	if t.pid != 0 {
 		tag, err = t.tx.Exec(ctx, t.s.steps.saveClaimed, t.key, t.fp, int64(t.pid), name, result, ret)
 	} else {
 		tag, err = t.tx.Exec(ctx, t.s.steps.save, t.key, t.token, t.fence, name, result, ret)
 	}
-	if err != nil {
-		_ = t.tx.Rollback(context.WithoutCancel(ctx))
-		return dialect.StoreError("step", err)
-	}
-	if tag.RowsAffected() == 0 {
-		if err := t.tx.Rollback(ctx); err != nil {
-			return dialect.StoreError("step", err)
-		}
-		return idemstore.ErrNotOwner
-	}
-	if err := t.tx.Commit(ctx); err != nil {
-		return dialect.StoreError("step", err)
-	}
-	return nil
+	return tag.RowsAffected() > 0, err
 }
 
-// Rollback implements [idemstore.StepTx].
-func (t *stepTx) Rollback(ctx context.Context) error {
-	err := t.tx.Rollback(ctx)
-	if err == nil || errors.Is(err, pgx.ErrTxClosed) {
-		return nil
+// Commit commits the step.
+func (t *step) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
+
+// Rollback rolls the step back, if it has not ended.
+func (t *step) Rollback(ctx context.Context) error {
+	if err := t.tx.Rollback(ctx); !errors.Is(err, pgx.ErrTxClosed) {
+		return err
 	}
-	return dialect.StoreError("rollback step", err)
+	return nil
 }

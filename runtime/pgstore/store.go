@@ -50,7 +50,7 @@ type Store struct {
 
 	// runs are the open runs' transactions, by key and owner token, for
 	// the steps they journal (steps.go).
-	runs sync.Map // runKey -> *runTx
+	runs sqlfamily.Runs[*runTx]
 	// open are the same by key, the latest claim of each (or a marker of
 	// a claim being taken): a duplicate of a key claimed here is answered
 	// a conflict without a round trip.

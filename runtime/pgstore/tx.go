@@ -239,7 +239,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	}
 	if err == nil {
 		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
-		s.runs.Store(runKey{req.Key, req.Token}, r)
+		s.runs.Add(req.Key, req.Token, r)
 		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
 		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if lapsed {
@@ -268,9 +268,6 @@ func endConn(ctx context.Context, c *pgxpool.Conn) {
 	}
 	c.Release()
 }
-
-// runKey names an open run: its key and owner token.
-type runKey struct{ key, token string }
 
 // runTx is one run's open transaction, which holds its key's claim.
 type runTx struct {
@@ -425,7 +422,7 @@ func (s *Store) heldHere(key string) bool {
 
 // forget drops run r, which is over, from the store's open runs.
 func (s *Store) forget(r *runTx) {
-	s.runs.Delete(runKey{r.key, r.token})
+	s.runs.Drop(r.key, r.token, r)
 	s.open.CompareAndDelete(r.key, r)
 }
 

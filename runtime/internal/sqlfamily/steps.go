@@ -1,6 +1,11 @@
 package sqlfamily
 
-import "github.com/idemgen/idemgen/runtime/idemstore"
+import (
+	"context"
+	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
 
 // Rows are the rows of a query, as pgx's and database/sql's both are.
 type Rows interface {
@@ -43,4 +48,52 @@ func (d *Dialect) Steps(rows Rows, claimed bool) (map[string][]byte, error) {
 		return map[string][]byte{}, nil
 	}
 	return nil, idemstore.ErrNotOwner
+}
+
+// Step is a step's transaction as the driver runs it.
+type Step interface {
+	// Save writes the step's journal entry, kept for ret (in the
+	// dialect's unit), if the run still owns its record or claim; saved
+	// is false when it does not.
+	Save(ctx context.Context, name string, result []byte, ret int64) (saved bool, err error)
+	Commit(ctx context.Context) error
+	// Rollback rolls the step back; nil when it has ended already.
+	Rollback(ctx context.Context) error
+}
+
+// CommitStep is a StepTx's Commit: the journal entry, written if the run
+// still owns the record, then COMMIT; an entry refused
+// ([idemstore.ErrNotOwner]) or failing rolls the step back.
+func (d *Dialect) CommitStep(ctx context.Context, st Step, name string, result []byte, retention time.Duration) error {
+	ret, err := d.Duration("retention", retention, idemstore.DefaultRetention)
+	if err != nil {
+		_ = st.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if result == nil {
+		result = []byte{} // the column is NOT NULL
+	}
+	saved, err := st.Save(ctx, name, result, ret)
+	switch {
+	case err != nil:
+		_ = st.Rollback(context.WithoutCancel(ctx))
+		return d.StoreError("step", err)
+	case !saved:
+		if err := st.Rollback(context.WithoutCancel(ctx)); err != nil {
+			return d.StoreError("step", err)
+		}
+		return idemstore.ErrNotOwner
+	}
+	if err := st.Commit(ctx); err != nil {
+		return d.StoreError("step", err)
+	}
+	return nil
+}
+
+// RollbackStep is a StepTx's Rollback.
+func (d *Dialect) RollbackStep(ctx context.Context, st Step) error {
+	if err := st.Rollback(ctx); err != nil {
+		return d.StoreError("rollback step", err)
+	}
+	return nil
 }
