@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // TestServerThatCanLoseOrCutRecords: a server that can lose acknowledged

@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // cutProxy forwards TCP connections to a MySQL server; once armed, it

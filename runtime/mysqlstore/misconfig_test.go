@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // TestTableTheStoreCannotKeepItsPromiseOn: a records table that is not

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // The crash and stale-owner tests need a server in another process: the

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // complete stores body for key (fingerprint "fp") through Acquire and

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // step runs one step on s: fn's writes in the step's transaction, then the

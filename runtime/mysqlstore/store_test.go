@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // lapse moves key's lease deadline (and, with expire, its expiry) into the

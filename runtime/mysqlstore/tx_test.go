@@ -14,10 +14,10 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // TestTxCommitsWithTheResult: the handler's INSERT and the stored response

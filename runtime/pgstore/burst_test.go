@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers (a logger's).

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestRunUnderRepeatableRead: on a database whose default isolation is

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // cutProxy forwards TCP connections to a PostgreSQL server; once armed, it

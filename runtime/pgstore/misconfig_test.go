@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // problemCode returns the code member of a problem body ("" if none).

@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // complete stores body for key (fingerprint "fp") through Acquire and

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestRestartUnderLoad: PostgreSQL (a private cluster) is restarted while

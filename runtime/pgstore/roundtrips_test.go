@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // nextXid is the server's next transaction id: the number of transactions

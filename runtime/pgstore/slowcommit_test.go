@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestCommitOutlivingTheStoreTimeoutIsLookedUp: a COMMIT that takes longer

@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // lapse moves key's lease deadline (and, with expire, its expiry) into the
