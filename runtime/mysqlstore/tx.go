@@ -3,6 +3,7 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"strconv"
 	"time"
@@ -237,7 +238,7 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // (idle_transaction_timeout; MySQL's wait_timeout). A connection that is
 // gone (the server ended the transaction) is a lost claim.
 func (r *runTx) KeepAlive(ctx context.Context) error {
-	err := r.handler.keepAlive(func() error { return r.conn.PingContext(ctx) })
+	err := r.handler.keepAlive(func() error { return pingRaw(ctx, r.conn) })
 	switch {
 	case err == nil:
 		return nil
@@ -245,6 +246,29 @@ func (r *runTx) KeepAlive(ctx context.Context) error {
 		return idemstore.ErrNotOwner
 	}
 	return storeError("keepalive", err)
+}
+
+// errConnGone is a ping's driver.ErrBadConn, as pingRaw returns it.
+var errConnGone = errors.New("the connection is gone")
+
+// pingRaw pings conn's driver connection. Conn.PingContext would not do:
+// on driver.ErrBadConn (the server closed the connection) it closes the
+// Conn, which waits for the run's transaction on it to end, while the
+// transaction waits for the keep-alive: neither would return. So the
+// driver's ErrBadConn comes back as errConnGone, and the transaction's own
+// end (its COMMIT fails, or its rollback) releases the connection.
+func pingRaw(ctx context.Context, conn *sql.Conn) error {
+	return conn.Raw(func(dc any) error {
+		p, ok := dc.(driver.Pinger)
+		if !ok {
+			return nil
+		}
+		err := p.Ping(ctx)
+		if errors.Is(err, driver.ErrBadConn) {
+			return errConnGone
+		}
+		return err
+	})
 }
 
 // close ends the run's hold on its connection (after COMMIT or ROLLBACK, or
