@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
@@ -63,7 +64,7 @@ func TestServerThatCanLoseOrCutRecords(t *testing.T) {
 			}
 		}
 		if i == 0 {
-			refusedWithoutRunning(t, s)
+			sqlfamilytest.RefusedWithoutRunning(t, s)
 		}
 		mysqltest.Exec(t, setup, h.fix)
 	}

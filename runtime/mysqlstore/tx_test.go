@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,27 +18,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
-
-// TestTxCommitsWithTheResult: the handler's INSERT and the stored response
-// commit together; the replay answers the same and adds no row.
-func TestTxCommitsWithTheResult(t *testing.T) {
-	db := mysqltest.DB(t, 0)
-	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
-	defer srv.Close()
-	st, body := post(t, srv.Client(), srv.URL, "k1")
-	if st != http.StatusCreated {
-		t.Fatalf("first = %d %s", st, body)
-	}
-	st2, body2 := post(t, srv.Client(), srv.URL, "k1")
-	if st2 != st || body2 != body {
-		t.Fatalf("replay = %d %s, want %d %s", st2, body2, st, body)
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
-		t.Fatalf("%d payment rows, want 1", n)
-	}
-}
 
 // TestTxHandlerErrorRollsBack: a handler that wrote and then answered a
 // status that is not stored (500) leaves no row and no record: the retry
@@ -78,43 +56,6 @@ func TestTxHandlerErrorRollsBack(t *testing.T) {
 	}
 }
 
-// TestConcurrentRequestsOneRow: 200 concurrent requests with one key, on a
-// pool of 50 connections: the handler runs once, one payment row, every
-// other request answered 409 (in flight) or the replay.
-func TestConcurrentRequestsOneRow(t *testing.T) {
-	db := mysqltest.DB(t, 50)
-	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	var runs atomic.Int64
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
-	var wg sync.WaitGroup
-	statuses := make([]int, 200)
-	start := make(chan struct{})
-	for i := range statuses {
-		wg.Go(func() {
-			<-start
-			statuses[i], _ = post(t, client, srv.URL, "one-key")
-		})
-	}
-	close(start)
-	wg.Wait()
-	counts := map[int]int{}
-	for _, st := range statuses {
-		counts[st]++
-	}
-	if runs.Load() != 1 {
-		t.Errorf("the handler ran %d times, want 1", runs.Load())
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
-		t.Errorf("%d payment rows, want 1", n)
-	}
-	if counts[http.StatusCreated]+counts[http.StatusConflict] != len(statuses) || counts[http.StatusCreated] < 1 {
-		t.Errorf("statuses %v: want only 201 (the run and replays) and 409 (in flight)", counts)
-	}
-}
-
 // TestLongKeyRefused: a storage key longer than the key column is refused
 // with an error that says so, never truncated into another key.
 func TestLongKeyRefused(t *testing.T) {
@@ -128,7 +69,7 @@ func TestLongKeyRefused(t *testing.T) {
 	if err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
 		t.Fatalf("Acquire of a 3000-byte key = %v; want an argument error", err)
 	}
-	if want := "at most 2048"; !contains(err.Error(), want) {
+	if want := "at most 2048"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
 }
@@ -173,91 +114,6 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	}
 	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
 		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
-	}
-}
-
-// TestSlowLiveOwnerKeepsTheKey: a live handler that spends three times its
-// lock after its INSERT (a slow call to another system) keeps its claim:
-// the run's keep-alive stops the server from ending its transaction as idle
-// (idle_transaction_timeout is the lock). A duplicate meanwhile is answered
-// 409; a retry that waits (Operation.Wait) gets the run's answer, replayed;
-// one run, one row. In rows-open, the handler also holds a query's rows
-// open across a keep-alive before it reads them: the keep-alive sends
-// nothing then (a command sent under open rows would break them), and
-// keeps the run alive once they are read.
-func TestSlowLiveOwnerKeepsTheKey(t *testing.T) {
-	for _, rowsOpen := range []bool{false, true} {
-		t.Run(map[bool]string{false: "idle", true: "rows-open"}[rowsOpen], func(t *testing.T) {
-			db := mysqltest.DB(t, 0)
-			s, _ := mysqltest.Store(t, db)
-			pay := payments(t, db)
-			inserted := make(chan struct{})
-			kept := make(chan struct{}, 1) // a keep-alive ended
-			var runs atomic.Int64
-			op := *payOp
-			op.Lock = time.Second // the server's idle timeout counts whole seconds
-			h := paymentHandler(pay, func(ctx context.Context) {
-				if runs.Add(1) > 1 {
-					t.Error("the handler ran again")
-					return
-				}
-				if rowsOpen {
-					rows, err := mysqlstore.Tx(ctx).QueryContext(ctx, "SELECT id FROM `"+pay+"`")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					<-kept // a keep-alive came while the rows were open
-					n := 0
-					for rows.Next() {
-						n++
-					}
-					if err := rows.Err(); err != nil || n != 1 {
-						t.Errorf("the rows held across a keep-alive: %d rows, %v", n, err)
-					}
-				}
-				close(inserted)
-				time.Sleep(3 * op.Lock) // the scenario: a call to another system slower than the lock
-			})
-			hooks := idem.Hooks{StoreCall: func(ctx context.Context, ev idem.Event) (context.Context, func(idem.Event)) {
-				if ev.Call != "keepalive" {
-					return ctx, nil
-				}
-				return ctx, func(idem.Event) {
-					select {
-					case kept <- struct{}{}:
-					default:
-					}
-				}
-			}}
-			srv := httptest.NewServer(serve(idem.NewEngine(s, idem.WithHooks(hooks)), &op, h))
-			defer srv.Close()
-			waiting := op
-			waiting.Wait = 30 * time.Second
-			retry := httptest.NewServer(serve(idem.NewEngine(s), &waiting, h))
-			defer retry.Close()
-
-			first := make(chan [2]any, 1)
-			go func() {
-				st, b := post(t, srv.Client(), srv.URL, "k")
-				first <- [2]any{st, b}
-			}()
-			<-inserted
-			if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
-				t.Fatalf("a duplicate while the owner runs = %d %s, want 409", st, b)
-			}
-			st, b := post(t, retry.Client(), retry.URL, "k") // waits for the run to end
-			got := <-first
-			if got[0] != http.StatusCreated {
-				t.Fatalf("the slow run answered %v, want 201", got)
-			}
-			if st != got[0] || b != got[1] {
-				t.Fatalf("the waiting retry got %d %s, want the run's %v replayed", st, b, got)
-			}
-			if n := mysqltest.Count(t, db, pay, "true"); n != 1 || runs.Load() != 1 {
-				t.Fatalf("%d payment rows after %d runs, want 1 and 1", n, runs.Load())
-			}
-		})
 	}
 }
 

@@ -1,9 +1,9 @@
 package pgstore_test
 
 import (
+	"encoding/binary"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
@@ -26,14 +27,8 @@ import (
 // replays it.
 func TestCommitOutlivingTheStoreTimeoutIsLookedUp(t *testing.T) {
 	const storeTimeout, commitTakes = 300 * time.Millisecond, "1.5" // seconds
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	proxy.dropCancels.Store(true)
-	u.Host = proxy.l.Addr().String()
-	pool := pgtest.PoolOf(t, u.String(), 4)
+	proxied, proxy := sqlfamilytest.ProxiedDB(t, dialect{}, 4, &dropCancels)
+	pool := proxied.(db).Pool
 	s, records := pgtest.Store(t, pool)
 	pay := payments(t, pool)
 	quoted := pgx.Identifier{pay}.Sanitize()
@@ -52,7 +47,7 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 	if st1 != http.StatusCreated {
 		t.Errorf("first: %d %s; want 201, the committed run's answer", st1, b1)
 	}
-	if proxy.dropped.Load() == 0 {
+	if proxy.Refused.Load() == 0 {
 		t.Errorf("the client never gave up on the COMMIT (no cancel dropped): the test proves nothing")
 	}
 	// The record's row lock is held until the COMMIT ends, whenever the
@@ -69,3 +64,12 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 		t.Errorf("%d payment rows after the retry, want 1", n)
 	}
 }
+
+// dropCancels closes every connection that carries a CancelRequest instead
+// of forwarding it, so that a statement the client gave up on runs to its
+// end, as a COMMIT past the point where a cancel can stop it does. A
+// CancelRequest is the first message of its connection: its length, 16,
+// then the code 80877102.
+var dropCancels = sqlfamilytest.First{Len: 8, Refuse: func(head []byte) bool {
+	return binary.BigEndian.Uint32(head[4:]) == 80877102
+}}

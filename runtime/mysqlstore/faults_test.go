@@ -1,0 +1,246 @@
+package mysqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+)
+
+// TestFaults runs the SQL stores' fault suite on MariaDB: the server on
+// MYSQL_DSN, and private servers for the restarts.
+func TestFaults(t *testing.T) { sqlfamilytest.Run(t, dialect{}) }
+
+// dialect is MariaDB (MySQL) with go-sql-driver, as the fault suite drives
+// it.
+type dialect struct{}
+
+var (
+	_ sqlfamilytest.Dialect    = dialect{}
+	_ sqlfamilytest.RowsHolder = dialect{}
+)
+
+func (dialect) Name() string            { return "MariaDB" }
+func (dialect) DSN(t testing.TB) string { return mysqltest.DSN(t) }
+
+func (dialect) Open(t testing.TB, dsn string, maxConns int) sqlfamilytest.DB {
+	return db{mysqltest.DBOf(t, dsn, maxConns)}
+}
+
+func (dialect) StartServer(t testing.TB) sqlfamilytest.Server { return mysqltest.StartServer(t) }
+
+func (dialect) Unreachable(t testing.TB, addr string) sqlfamilytest.Store {
+	pool, err := sql.Open("mysql", "idem@tcp("+addr+")/idem?timeout=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	return mysqlstore.New(pool, mysqlstore.WithPurgeInterval(-1))
+}
+
+func (dialect) Addr(t testing.TB, dsn string) string { return parseDSN(t, dsn).Addr }
+
+func (dialect) WithAddr(t testing.TB, dsn, addr string) string {
+	cfg := parseDSN(t, dsn)
+	cfg.Addr = addr
+	return cfg.FormatDSN()
+}
+
+func parseDSN(t testing.TB, dsn string) *mysql.Config {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// commitPacket is go-sql-driver's COMMIT: a packet of 7 bytes, sequence 0,
+// COM_QUERY (3), "COMMIT".
+var commitPacket = []byte("\x07\x00\x00\x00\x03COMMIT")
+
+func (dialect) IsCommit(b []byte) bool { return bytes.Contains(b, commitPacket) }
+
+func (dialect) Quote(name string) string { return "`" + name + "`" }
+func (dialect) Arg(int) string           { return "?" }
+func (dialect) Ago() string              { return "UTC_TIMESTAMP(6) - INTERVAL 1000 MICROSECOND" }
+
+func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64) (int64, error) {
+	tx := mysqlstore.Tx(ctx)
+	if tx == nil {
+		return 0, fmt.Errorf("no transaction in the handler's context")
+	}
+	res, err := tx.ExecContext(ctx, "INSERT INTO `"+table+"` (`key`, fence) VALUES (?, ?)", key, fence)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// QueryRows runs query in the run's transaction and leaves its rows open.
+func (dialect) QueryRows(ctx context.Context, query string) (func() (int, error), error) {
+	rows, err := mysqlstore.Tx(ctx).QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return func() (int, error) {
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		return n, rows.Err()
+	}, nil
+}
+
+// WaitRolledBack tries a locking read of every row of tables, without
+// waiting, until none is locked: InnoDB locks the rows an open
+// transaction inserted, invisible as they are.
+func (dialect) WaitRolledBack(t testing.TB, d sqlfamilytest.DB, tables ...string) {
+	t.Helper()
+	pool := d.(db).DB
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, table := range tables {
+		for {
+			tx, err := pool.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.ExecContext(ctx, "SELECT 1 FROM `"+table+"` FOR UPDATE NOWAIT")
+			_ = tx.Rollback()
+			switch {
+			case err == nil:
+			case time.Now().After(deadline):
+				t.Fatalf("%s still locked 10 s after the crash: %v", table, err)
+			default:
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			break
+		}
+	}
+}
+
+// Misconfigurations: a table that is not InnoDB, whose key is text (a
+// utf8mb3 column, compared by a case-insensitive collation), or that the
+// store's statements would fail on, at acquire or at completion.
+func (dialect) Misconfigurations() []sqlfamilytest.Misconfiguration {
+	alter := func(name, sql string, check ...string) sqlfamilytest.Misconfiguration {
+		return sqlfamilytest.Misconfiguration{Name: name, Alter: func(t testing.TB, db sqlfamilytest.DB, table string) []string {
+			trigger := table + "_refuse"
+			db.Exec(t, sprintf(sql, "`"+table+"`", trigger))
+			wants := make([]string, len(check))
+			for i, c := range check {
+				wants[i] = sprintf(c, "`"+table+"`", trigger)
+			}
+			return wants
+		}}
+	}
+	return []sqlfamilytest.Misconfiguration{
+		alter("MyISAM", "ALTER TABLE %s MODIFY `key` VARBINARY(1000) NOT NULL, ENGINE=MyISAM", // MyISAM keys are at most 1000 bytes
+			"its engine is MyISAM, which has no transactions", "ENGINE=InnoDB"),
+		alter("utf8mb3 key", "ALTER TABLE %s MODIFY `key` VARCHAR(255) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci NOT NULL",
+			"column key is varchar(255) CHARACTER SET utf8mb3", "two different keys can share one record", "MODIFY `key` VARBINARY(2048) NOT NULL"),
+		alter("narrow columns", "ALTER TABLE %s MODIFY fingerprint VARBINARY(24) NOT NULL, MODIFY token VARBINARY(24) NOT NULL",
+			"column fingerprint is varbinary(24), shorter than the store's values", "MODIFY `fingerprint` VARBINARY(128) NOT NULL"),
+		alter("body of 64 KiB", "ALTER TABLE %s MODIFY body BLOB NULL",
+			"column body is blob, want LONGBLOB NULL"),
+		alter("seconds", "ALTER TABLE %s MODIFY lease_until DATETIME NOT NULL",
+			"column lease_until is datetime: leases are timed to the microsecond"),
+		alter("extra NOT NULL column", "ALTER TABLE %s ADD tenant_id BIGINT NOT NULL",
+			"column tenant_id is NOT NULL without a DEFAULT"),
+		alter("status NOT NULL", "ALTER TABLE %s MODIFY status INT NOT NULL",
+			"column status is NOT NULL, but an in-progress record leaves it NULL"),
+		alter("unique token", "CREATE UNIQUE INDEX by_token ON %s (token)",
+			"unique index by_token", "DROP INDEX `by_token`"),
+		alter("check constraint", "ALTER TABLE %s ADD CONSTRAINT small CHECK (status < 300)",
+			"check constraint small", "DROP CONSTRAINT `small`"),
+		alter("failing trigger", "CREATE TRIGGER %[2]s BEFORE UPDATE ON %[1]s FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no updates'",
+			"trigger %[2]s can refuse", "DROP TRIGGER `%[2]s`"),
+	}
+}
+
+// sprintf is fmt.Sprintf that tolerates unused arguments.
+func sprintf(format string, args ...any) string {
+	s := format
+	for i, a := range args {
+		s = strings.ReplaceAll(s, "%["+string(rune('1'+i))+"]s", a.(string))
+	}
+	if len(args) > 0 {
+		s = strings.Replace(s, "%s", args[0].(string), 1)
+	}
+	return s
+}
+
+func (dialect) ChangeColumns(t testing.TB, db sqlfamilytest.DB, table string) []string {
+	db.Exec(t, "ALTER TABLE `"+table+"` DROP COLUMN body_omitted, MODIFY fence INT NOT NULL")
+	return []string{"add column body_omitted (ALTER TABLE " + table + " ADD `body_omitted` BOOLEAN NOT NULL DEFAULT 0)",
+		"column fence is int(11), want BIGINT NOT NULL"}
+}
+
+func (dialect) AddRefusingTrigger(t testing.TB, db sqlfamilytest.DB, table string) string {
+	db.Exec(t, "CREATE TRIGGER `"+table+"_refuse` BEFORE UPDATE ON `"+table+"` FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no updates'")
+	return "DROP TRIGGER `" + table + "_refuse`"
+}
+
+func (dialect) CreateSchema(t testing.TB, db sqlfamilytest.DB) string {
+	schema := mysqltest.Name(t)
+	db.Exec(t, "CREATE DATABASE "+schema)
+	t.Cleanup(func() { db.Exec(t, "DROP DATABASE "+schema) })
+	return schema
+}
+
+// db is a pool, as the fault suite uses it.
+type db struct{ *sql.DB }
+
+func (d db) Exec(t testing.TB, query string, args ...any) { mysqltest.Exec(t, d.DB, query, args...) }
+
+func (d db) Count(t testing.TB, table, where string, args ...any) int {
+	return mysqltest.Count(t, d.DB, table, where, args...)
+}
+
+func (d db) Hold(t testing.TB, query string) (release func()) {
+	ctx := context.Background()
+	tx, err := d.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, query); err != nil {
+		_ = tx.Rollback()
+		t.Fatalf("%s: %v", query, err)
+	}
+	return func() { _ = tx.Rollback() }
+}
+
+func (d db) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
+	var opts []mysqlstore.Option
+	if c.PurgeInterval > 0 {
+		opts = append(opts, mysqlstore.WithPurgeInterval(c.PurgeInterval))
+	}
+	if c.PurgeBatch > 0 {
+		opts = append(opts, mysqlstore.WithPurgeBatch(c.PurgeBatch))
+	}
+	s, table := mysqltest.Store(t, d.DB, opts...)
+	return s, table
+}
+
+func (d db) NewStore(table string) sqlfamilytest.Store {
+	return mysqlstore.New(d.DB, mysqlstore.WithTable(table), mysqlstore.WithPurgeInterval(-1))
+}
+
+func (d db) Payments(t testing.TB) string {
+	t.Helper()
+	name := mysqltest.Name(t) + "_pay"
+	mysqltest.Exec(t, d.DB, "CREATE TABLE `"+name+"` (id BIGINT AUTO_INCREMENT PRIMARY KEY, `key` VARBINARY(600) NOT NULL, fence BIGINT NOT NULL) ENGINE=InnoDB")
+	t.Cleanup(func() { mysqltest.Drop(t, d.DB, name) })
+	return name
+}
