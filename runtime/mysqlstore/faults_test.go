@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -33,7 +34,12 @@ func (dialect) Name() string            { return "MariaDB" }
 func (dialect) DSN(t testing.TB) string { return mysqltest.DSN(t) }
 
 func (dialect) Open(t testing.TB, dsn string, maxConns int) sqlfamilytest.DB {
-	return db{mysqltest.DBOf(t, dsn, maxConns)}
+	return mysqlDB{mysqltest.DBOf(t, dsn, maxConns)}
+}
+
+func (dialect) OpenCounting(t testing.TB, dsn string, maxConns int) (sqlfamilytest.DB, func() int64) {
+	var n atomic.Int64
+	return mysqlDB{countingDB(t, dsn, maxConns, &n)}, n.Load
 }
 
 func (dialect) StartServer(t testing.TB) sqlfamilytest.Server { return mysqltest.StartServer(t) }
@@ -101,33 +107,26 @@ func (dialect) QueryRows(ctx context.Context, query string) (func() (int, error)
 	}, nil
 }
 
-// WaitRolledBack tries a locking read of every row of tables, without
-// waiting, until none is locked: InnoDB locks the rows an open
-// transaction inserted, invisible as they are.
-func (dialect) WaitRolledBack(t testing.TB, d sqlfamilytest.DB, tables ...string) {
+// Locked tries a locking read of every row of table, without waiting:
+// InnoDB locks the rows an open transaction inserted, invisible as they
+// are.
+func (dialect) Locked(t testing.TB, d sqlfamilytest.DB, table string) bool {
 	t.Helper()
-	pool := d.(db).DB
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, table := range tables {
-		for {
-			tx, err := pool.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = tx.ExecContext(ctx, "SELECT 1 FROM `"+table+"` FOR UPDATE NOWAIT")
-			_ = tx.Rollback()
-			switch {
-			case err == nil:
-			case time.Now().After(deadline):
-				t.Fatalf("%s still locked 10 s after the crash: %v", table, err)
-			default:
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			break
-		}
+	tx, err := d.(mysqlDB).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, "SELECT 1 FROM `"+table+"` FOR UPDATE NOWAIT")
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1205 || me.Number == 3572) { // MariaDB: ER_LOCK_WAIT_TIMEOUT; MySQL: ER_LOCK_NOWAIT
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
 }
 
 // Misconfigurations: a table that is not InnoDB, whose key is text (a
@@ -199,16 +198,18 @@ func (dialect) CreateSchema(t testing.TB, db sqlfamilytest.DB) string {
 	return schema
 }
 
-// db is a pool, as the fault suite uses it.
-type db struct{ *sql.DB }
+// mysqlDB is a pool, as the fault suite uses it.
+type mysqlDB struct{ *sql.DB }
 
-func (d db) Exec(t testing.TB, query string, args ...any) { mysqltest.Exec(t, d.DB, query, args...) }
+func (d mysqlDB) Exec(t testing.TB, query string, args ...any) {
+	mysqltest.Exec(t, d.DB, query, args...)
+}
 
-func (d db) Count(t testing.TB, table, where string, args ...any) int {
+func (d mysqlDB) Count(t testing.TB, table, where string, args ...any) int {
 	return mysqltest.Count(t, d.DB, table, where, args...)
 }
 
-func (d db) Hold(t testing.TB, query string) (release func()) {
+func (d mysqlDB) Hold(t testing.TB, query string) (release func()) {
 	ctx := context.Background()
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
@@ -221,7 +222,7 @@ func (d db) Hold(t testing.TB, query string) (release func()) {
 	return func() { _ = tx.Rollback() }
 }
 
-func (d db) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
+func (d mysqlDB) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
 	var opts []mysqlstore.Option
 	if c.PurgeInterval > 0 {
 		opts = append(opts, mysqlstore.WithPurgeInterval(c.PurgeInterval))
@@ -229,15 +230,18 @@ func (d db) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Stor
 	if c.PurgeBatch > 0 {
 		opts = append(opts, mysqlstore.WithPurgeBatch(c.PurgeBatch))
 	}
+	if c.ReadLanes > 0 {
+		opts = append(opts, mysqlstore.WithReadLanes(c.ReadLanes))
+	}
 	s, table := mysqltest.Store(t, d.DB, opts...)
 	return s, table
 }
 
-func (d db) NewStore(table string) sqlfamilytest.Store {
+func (d mysqlDB) NewStore(table string) sqlfamilytest.Store {
 	return mysqlstore.New(d.DB, mysqlstore.WithTable(table), mysqlstore.WithPurgeInterval(-1))
 }
 
-func (d db) Payments(t testing.TB) string {
+func (d mysqlDB) Payments(t testing.TB) string {
 	t.Helper()
 	name := mysqltest.Name(t) + "_pay"
 	mysqltest.Exec(t, d.DB, "CREATE TABLE `"+name+"` (id BIGINT AUTO_INCREMENT PRIMARY KEY, `key` VARBINARY(600) NOT NULL, fence BIGINT NOT NULL) ENGINE=InnoDB")

@@ -20,20 +20,20 @@ func TestLostCommitThatDidNotCommit(t *testing.T) {
 	s, _ := proxied.Store(t, sqlfamilytest.StoreConfig{})
 	pay := proxied.Payments(t)
 	var runs atomic.Int64
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(ctx context.Context) {
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, func(ctx context.Context) {
 		if runs.Add(1) == 1 {
 			proxy.DropCommit.Store(true)
 		}
 	})))
 	defer srv.Close()
 
-	if st, body := post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusServiceUnavailable {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusServiceUnavailable {
 		t.Fatalf("answer after a COMMIT that never arrived = %d %s, want 503", st, body)
 	}
 	if n := proxied.Count(t, pay, "true"); n != 0 {
 		t.Fatalf("%d payment rows after the dropped COMMIT, want 0", n)
 	}
-	if st, body := post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusCreated || runs.Load() != 2 {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusCreated || runs.Load() != 2 {
 		t.Fatalf("retry = %d %s after %d runs; want 201 from the second run", st, body, runs.Load())
 	}
 	if n := proxied.Count(t, pay, "true"); n != 1 {

@@ -10,6 +10,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
@@ -22,7 +23,7 @@ func TestClosed(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, _ := mysqltest.Store(t, db, mysqlstore.WithPurgeInterval(-1))
 	ctx := context.Background()
-	acquire(t, s, "before", "t", "fp")
+	sqlfamilytest.Acquire(t, s, "before", "t", "fp")
 	s.ReadBatch(ctx, []string{"before", "other"}, []string{"fp", "fp"})
 	if n := s.OpenStatements(); n != 2 {
 		t.Fatalf("%d sets of statements prepared before Close, want 2 (the common path's and a batch's)", n)

@@ -15,6 +15,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
@@ -25,11 +26,11 @@ import (
 func TestTxHandlerErrorRollsBack(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
+	pay := mysqlDB{db}.Payments(t)
 	var fail atomic.Bool
 	fail.Store(true)
 	h := func(w http.ResponseWriter, r *http.Request) {
-		if _, err := insertPayment(r.Context(), pay); err != nil {
+		if _, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -39,16 +40,16 @@ func TestTxHandlerErrorRollsBack(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
 		t.Fatalf("first = %d %s, want 500", st, body)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 0 {
 		t.Fatalf("%d payment rows after a 500, want 0", n)
 	}
 	fail.Store(false)
-	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
 		t.Fatalf("retry = %d %s, want 201", st, body)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
@@ -65,7 +66,7 @@ func TestLongKeyRefused(t *testing.T) {
 	for i := range long {
 		long[i] = 'k'
 	}
-	_, err := s.Acquire(context.Background(), idemAcquire(string(long)))
+	_, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: string(long), Token: "token-1", Fingerprint: "fp-1", Lease: time.Second})
 	if err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
 		t.Fatalf("Acquire of a 3000-byte key = %v; want an argument error", err)
 	}
@@ -91,10 +92,10 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	cfg.Params["innodb_lock_wait_timeout"] = "86400"
 	db := mysqltest.DBOf(t, cfg.FormatDSN(), 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
+	pay := mysqlDB{db}.Payments(t)
 	inside, duplicateAnswered := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int64
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) {
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, func(context.Context) {
 		if runs.Add(1) == 1 {
 			close(inside)
 			<-duplicateAnswered
@@ -102,9 +103,9 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	})))
 	defer srv.Close()
 	first := make(chan int, 1)
-	go func() { st, _ := post(t, srv.Client(), srv.URL, "open"); first <- st }()
+	go func() { st, _ := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open"); first <- st }()
 	<-inside
-	st, body := post(t, srv.Client(), srv.URL, "open")
+	st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open")
 	close(duplicateAnswered)
 	if st != http.StatusConflict {
 		t.Errorf("duplicate of an open claim = %d %s, want 409", st, body)
@@ -112,7 +113,7 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	if st := <-first; st != http.StatusCreated {
 		t.Fatalf("the run = %d, want 201", st)
 	}
-	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
+	if st, _ := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
 		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
 	}
 }
@@ -238,8 +239,8 @@ func TestRowsOfFindsARowsRows(t *testing.T) {
 func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	h := paymentHandler(pay, func(ctx context.Context) {
+	pay := mysqlDB{db}.Payments(t)
+	h := sqlfamilytest.PaymentHandler(dialect{}, pay, func(ctx context.Context) {
 		tx := mysqlstore.Tx(ctx)
 		if err := tx.Commit(); err == nil || !strings.Contains(err.Error(), "by the engine") {
 			t.Errorf("the handler's Commit = %v, want a refusal", err)
@@ -248,9 +249,9 @@ func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
 			t.Error("the handler's Rollback was not refused")
 		}
 	})
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+	if st, b := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
 		t.Fatalf("answered %d %s, want 201", st, b)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {

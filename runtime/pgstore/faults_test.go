@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,7 +31,12 @@ func (dialect) Name() string            { return "PostgreSQL" }
 func (dialect) DSN(t testing.TB) string { return pgtest.URL(t) }
 
 func (dialect) Open(t testing.TB, dsn string, maxConns int) sqlfamilytest.DB {
-	return db{pgtest.PoolOf(t, dsn, maxConns)}
+	return pgPool{pgtest.PoolOf(t, dsn, maxConns)}
+}
+
+func (dialect) OpenCounting(t testing.TB, dsn string, maxConns int) (sqlfamilytest.DB, func() int64) {
+	pool, counter := pgtest.CountingPoolOf(t, dsn, maxConns)
+	return pgPool{pool}, counter.RoundTrips
 }
 
 func (dialect) StartServer(t testing.TB) sqlfamilytest.Server { return server{pgtest.StartServer(t)} }
@@ -97,26 +101,16 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 	return id, err
 }
 
-// WaitRolledBack polls pg_locks until no session but the caller's holds a
-// lock on tables.
-func (dialect) WaitRolledBack(t testing.TB, d sqlfamilytest.DB, tables ...string) {
+// Locked asks pg_locks.
+func (dialect) Locked(t testing.TB, d sqlfamilytest.DB, table string) bool {
 	t.Helper()
-	pool := d.(db).Pool
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var held int
-		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
-WHERE pid <> pg_backend_pid() AND relation = ANY (SELECT to_regclass(t)::oid FROM unnest($1::text[]) AS t)`, tables).Scan(&held)
-		switch {
-		case err != nil:
-			t.Fatal(err)
-		case held == 0:
-			return
-		case time.Now().After(deadline):
-			t.Fatalf("%d locks on %v still held 10 s after the crash", held, tables)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var held bool
+	err := d.(pgPool).QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_locks
+WHERE pid <> pg_backend_pid() AND relation = to_regclass($1)::oid)`, table).Scan(&held)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return held
 }
 
 // Misconfigurations: varchar columns too narrow and an extra NOT NULL
@@ -154,7 +148,7 @@ func (d dialect) Misconfigurations() []sqlfamilytest.Misconfiguration {
 // dropped (with its triggers) when the test ends.
 func (d dialect) refuseFunction(t testing.TB, on sqlfamilytest.DB, table string) string {
 	fn := d.Quote(table + "_refuse")
-	t.Cleanup(func() { _, _ = on.(db).Pool.Exec(context.Background(), "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
+	t.Cleanup(func() { _, _ = on.(pgPool).Pool.Exec(context.Background(), "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
 	return fn
 }
 
@@ -176,16 +170,16 @@ func (dialect) CreateSchema(t testing.TB, db sqlfamilytest.DB) string {
 	return schema
 }
 
-// db is a pool, as the fault suite uses it.
-type db struct{ *pgxpool.Pool }
+// pgPool is a pool, as the fault suite uses it.
+type pgPool struct{ *pgxpool.Pool }
 
-func (d db) Exec(t testing.TB, sql string, args ...any) { pgtest.Exec(t, d.Pool, sql, args...) }
+func (d pgPool) Exec(t testing.TB, sql string, args ...any) { pgtest.Exec(t, d.Pool, sql, args...) }
 
-func (d db) Count(t testing.TB, table, where string, args ...any) int {
+func (d pgPool) Count(t testing.TB, table, where string, args ...any) int {
 	return pgtest.Count(t, d.Pool, table, where, args...)
 }
 
-func (d db) Hold(t testing.TB, sql string) (release func()) {
+func (d pgPool) Hold(t testing.TB, sql string) (release func()) {
 	ctx := context.Background()
 	tx, err := d.Begin(ctx)
 	if err != nil {
@@ -198,7 +192,7 @@ func (d db) Hold(t testing.TB, sql string) (release func()) {
 	return func() { _ = tx.Rollback(ctx) }
 }
 
-func (d db) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
+func (d pgPool) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
 	var opts []pgstore.Option
 	if c.PurgeInterval > 0 {
 		opts = append(opts, pgstore.WithPurgeInterval(c.PurgeInterval))
@@ -206,15 +200,18 @@ func (d db) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Stor
 	if c.PurgeBatch > 0 {
 		opts = append(opts, pgstore.WithPurgeBatch(c.PurgeBatch))
 	}
+	if c.ReadLanes > 0 {
+		opts = append(opts, pgstore.WithReadLanes(c.ReadLanes))
+	}
 	s, table := pgtest.Store(t, d.Pool, opts...)
 	return s, table
 }
 
-func (d db) NewStore(table string) sqlfamilytest.Store {
+func (d pgPool) NewStore(table string) sqlfamilytest.Store {
 	return pgstore.New(d.Pool, pgstore.WithTable(table), pgstore.WithPurgeInterval(-1))
 }
 
-func (d db) Payments(t testing.TB) string {
+func (d pgPool) Payments(t testing.TB) string {
 	t.Helper()
 	name := pgtest.Name(t) + "_pay"
 	pgtest.Exec(t, d.Pool, "CREATE TABLE "+name+" (id bigserial PRIMARY KEY, key text NOT NULL, fence bigint NOT NULL)")

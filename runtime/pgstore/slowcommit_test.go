@@ -28,9 +28,9 @@ import (
 func TestCommitOutlivingTheStoreTimeoutIsLookedUp(t *testing.T) {
 	const storeTimeout, commitTakes = 300 * time.Millisecond, "1.5" // seconds
 	proxied, proxy := sqlfamilytest.ProxiedDB(t, dialect{}, 4, &dropCancels)
-	pool := proxied.(db).Pool
+	pool := proxied.(pgPool).Pool
 	s, records := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	quoted := pgx.Identifier{pay}.Sanitize()
 	fn := strings.TrimSuffix(quoted, `"`) + `_slow"`
 	pgtest.Exec(t, pool, `CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -40,10 +40,10 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+fn+`()`)
 
 	e := idem.NewEngine(s, idem.WithStoreTimeout(storeTimeout), idem.WithLogger(nil))
-	srv := httptest.NewServer(serve(e, payOp, paymentHandler(pay, nil)))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(e, sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer srv.Close()
 
-	st1, b1 := post(t, srv.Client(), srv.URL, "slow")
+	st1, b1 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "slow")
 	if st1 != http.StatusCreated {
 		t.Errorf("first: %d %s; want 201, the committed run's answer", st1, b1)
 	}
@@ -56,7 +56,7 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 	if n := pgtest.Count(t, pool, pay, "key = 'slow'"); n != 1 {
 		t.Fatalf("%d payment rows, want 1 (the COMMIT went through)", n)
 	}
-	st2, b2 := post(t, srv.Client(), srv.URL, "slow")
+	st2, b2 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "slow")
 	if st2 != http.StatusCreated || (st1 == http.StatusCreated && b2 != b1) {
 		t.Errorf("retry: %d %s; want the replay of 201 %s", st2, b2, b1)
 	}

@@ -13,6 +13,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
@@ -50,7 +51,7 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", Lease: time.Minute}
 	}
 	for _, k := range []string{"done", "lapsed"} {
-		if a := acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
+		if a := sqlfamilytest.Acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
 			t.Fatalf("%s: %+v", k, a)
 		}
 	}
@@ -60,7 +61,7 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 	if a, err := s.Acquire(ctx, req("done", "t")); err != nil || a.Outcome != idemstore.OutcomeMismatch {
 		t.Errorf("completed with the fingerprint before the API: %+v, %v; want mismatch", a, err)
 	}
-	lapse(t, table, pool, "lapsed", false)
+	sqlfamilytest.Lapse(t, dialect{}, pgPool{pool}, table, "lapsed", false)
 	if a, err := s.Acquire(ctx, req("lapsed", "t")); err != nil || a.Outcome != idemstore.OutcomeMismatch {
 		t.Errorf("lapsed with the fingerprint before the API: %+v, %v; want mismatch", a, err)
 	}
@@ -70,8 +71,8 @@ func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 // and returns the run of t2 that takes k over (Recovered).
 func takeOver(t *testing.T, s *pgstore.Store, table string, pool *pgxpool.Pool) (idemstore.Acquisition, idemstore.RunTx) {
 	t.Helper()
-	acquire(t, s, "k", "t1", "fp")
-	lapse(t, table, pool, "k", false)
+	sqlfamilytest.Acquire(t, s, "k", "t1", "fp")
+	sqlfamilytest.Lapse(t, dialect{}, pgPool{pool}, table, "k", false)
 	acq, run, err := s.AcquireRun(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
 	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
 		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
@@ -88,7 +89,7 @@ func takeOver(t *testing.T, s *pgstore.Store, table string, pool *pgxpool.Pool) 
 func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, table := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	ctx := context.Background()
 	acq, run := takeOver(t, s, table, pool)
 	if _, err := pgstore.Tx(run.Context(ctx)).Exec(ctx, "INSERT INTO "+pgx.Identifier{pay}.Sanitize()+" (key, fence) VALUES ('k', $1)", acq.Fence); err != nil {
@@ -105,7 +106,7 @@ func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
 	if n := pgtest.Count(t, pool, pay, "true"); n != 0 {
 		t.Errorf("%d payments; want the run's rolled back", n)
 	}
-	replay := acquire(t, s, "k", "t3", "fp")
+	replay := sqlfamilytest.Acquire(t, s, "k", "t3", "fp")
 	if replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t1" {
 		t.Errorf("afterwards: %+v; want the old owner's answer replayed", replay)
 	}
@@ -124,7 +125,7 @@ func TestTakeoverWinsOverALateOwner(t *testing.T) {
 	if err := s.Complete(ctx, "k", "t1", &idemstore.Record{Status: http.StatusCreated, Body: []byte("t1")}, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
 		t.Errorf("the old owner's late completion: %v, want ErrNotOwner", err)
 	}
-	if replay := acquire(t, s, "k", "t3", "fp"); replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t2" {
+	if replay := sqlfamilytest.Acquire(t, s, "k", "t3", "fp"); replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t2" {
 		t.Errorf("afterwards: %+v; want the run's answer replayed", replay)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
@@ -27,16 +28,16 @@ func TestTxOutsideARun(t *testing.T) {
 func TestTxRollsBack(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	cases := map[string]http.HandlerFunc{
 		"status 500": func(w http.ResponseWriter, r *http.Request) {
-			if _, err := insertPayment(r.Context(), pay); err != nil {
+			if _, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay); err != nil {
 				t.Error(err)
 			}
 			w.WriteHeader(http.StatusInternalServerError)
 		},
 		"panic": func(w http.ResponseWriter, r *http.Request) {
-			if _, err := insertPayment(r.Context(), pay); err != nil {
+			if _, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay); err != nil {
 				t.Error(err)
 			}
 			panic(http.ErrAbortHandler)
@@ -44,14 +45,14 @@ func TestTxRollsBack(t *testing.T) {
 	}
 	for name, h := range cases {
 		t.Run(name, func(t *testing.T) {
-			srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+			srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 			defer srv.Close()
 			key := "k-" + name
-			post(t, srv.Client(), srv.URL, key)
+			sqlfamilytest.Post(t, srv.Client(), srv.URL, key)
 			if n := pgtest.Count(t, pool, pay, "key = $1", key); n != 0 {
 				t.Fatalf("%d payment rows after %s, want 0 (rolled back)", n, name)
 			}
-			if n := pgtest.Count(t, pool, records, "key = $1", idemstore.RecordKey(payOp.ID, "", key)); n != 0 {
+			if n := pgtest.Count(t, pool, records, "key = $1", idemstore.RecordKey(sqlfamilytest.PayOp().ID, "", key)); n != 0 {
 				t.Fatalf("%d records after %s, want 0 (released)", n, name)
 			}
 		})
@@ -62,7 +63,7 @@ func TestTxRollsBack(t *testing.T) {
 	e := idem.NewEngine(s)
 	fail := errors.New("downstream refused")
 	_, _, err := e.Do(context.Background(), op, "msg-1", []byte("m"), func(ctx context.Context) ([]byte, error) {
-		if _, err := insertPayment(ctx, pay); err != nil {
+		if _, err := sqlfamilytest.InsertPayment(ctx, dialect{}, pay); err != nil {
 			return nil, err
 		}
 		return nil, fail
@@ -72,7 +73,7 @@ func TestTxRollsBack(t *testing.T) {
 	}
 	for i := range 2 {
 		res, replayed, err := e.Do(context.Background(), op, "msg-1", []byte("m"), func(ctx context.Context) ([]byte, error) {
-			id, err := insertPayment(ctx, pay)
+			id, err := sqlfamilytest.InsertPayment(ctx, dialect{}, pay)
 			return []byte(strconv.FormatInt(id, 10)), err
 		})
 		if err != nil || replayed != (i == 1) || len(res) == 0 {
@@ -89,10 +90,10 @@ func TestTxRollsBack(t *testing.T) {
 func TestTxCancelledRollsBack(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, records := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, _, err := idem.NewEngine(s).Do(ctx, &idem.Operation{ID: "consume"}, "c1", nil, func(ctx context.Context) ([]byte, error) {
-		_, err := insertPayment(ctx, pay)
+		_, err := sqlfamilytest.InsertPayment(ctx, dialect{}, pay)
 		cancel()
 		return []byte("done"), err
 	})
@@ -113,7 +114,7 @@ func TestTxCancelledRollsBack(t *testing.T) {
 func TestTxAbortedByTheHandlersFailedStatement(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, _ := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	pgtest.Exec(t, pool, "INSERT INTO "+pay+" (id, key, fence) VALUES (1, 'seed', 0)")
 	var runs atomic.Int64
 	h := func(w http.ResponseWriter, r *http.Request) {
@@ -125,10 +126,10 @@ func TestTxAbortedByTheHandlersFailedStatement(t *testing.T) {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		_, _ = w.Write([]byte("payment 1 exists"))
 	}
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	st1, b1 := post(t, srv.Client(), srv.URL, "k")
-	st2, b2 := post(t, srv.Client(), srv.URL, "k")
+	st1, b1 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
+	st2, b2 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
 	if st1 != http.StatusUnprocessableEntity || b1 != "payment 1 exists" || st2 != st1 || b2 != b1 || runs.Load() != 1 {
 		t.Fatalf("answers %d %q, %d %q after %d runs; want the handler's 422 stored and replayed", st1, b1, st2, b2, runs.Load())
 	}

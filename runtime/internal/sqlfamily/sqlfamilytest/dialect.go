@@ -21,6 +21,9 @@ type Dialect interface {
 	// connections (0: the driver's default), closed when the test ends; an
 	// unreachable server fails the test.
 	Open(t testing.TB, dsn string, maxConns int) DB
+	// OpenCounting is Open, with a function that returns the round trips
+	// the pool's connections have made so far.
+	OpenCounting(t testing.TB, dsn string, maxConns int) (DB, func() int64)
 	// StartServer starts a private server, stopped and removed when the
 	// test ends; without the server's binaries it skips the test, or fails
 	// it when CI=true.
@@ -46,10 +49,9 @@ type Dialect interface {
 	// InsertPayment inserts a row (key, fence) into the business table in
 	// the transaction ctx carries (a run's or a step's) and returns its id.
 	InsertPayment(ctx context.Context, table, key string, fence int64) (int64, error)
-	// WaitRolledBack waits (at most 10 s) until no session holds a lock on
-	// tables: the server has noticed that a killed process's connections
-	// closed and rolled their transactions back.
-	WaitRolledBack(t testing.TB, db DB, tables ...string)
+	// Locked reports whether another session holds a lock on table (an
+	// open transaction wrote to it).
+	Locked(t testing.TB, db DB, table string) bool
 
 	// Misconfigurations are tables the store cannot keep its promise on,
 	// each as a change to a table the store created.
@@ -99,6 +101,7 @@ type DB interface {
 type StoreConfig struct {
 	PurgeInterval time.Duration // 0: no background purge
 	PurgeBatch    int           // 0: the store's default
+	ReadLanes     int           // 0: the store's default
 }
 
 // Store is what the suite calls of a SQL store.

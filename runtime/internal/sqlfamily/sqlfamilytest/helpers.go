@@ -20,6 +20,12 @@ func PayOp() idem.Operation {
 	return idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key", Lock: 10 * time.Second}
 }
 
+// ServePayments is an http.Handler running h under [PayOp] on engine e.
+func ServePayments(e *idem.Engine, h http.HandlerFunc) http.Handler {
+	op := PayOp()
+	return Serve(e, &op, h)
+}
+
 // Serve is an http.Handler running h under op on engine e.
 func Serve(e *idem.Engine, op *idem.Operation, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })

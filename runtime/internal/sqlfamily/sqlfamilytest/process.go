@@ -135,6 +135,32 @@ func postAsync(t *testing.T, url, key string) <-chan [2]string {
 	return ch
 }
 
+// owner is a child whose handler has inserted its row, with its store's
+// and business tables.
+type owner struct {
+	*child
+	db           DB
+	s            Store // a store of the test's own process on the child's table
+	records, pay string
+	answer       <-chan [2]string // the child's answer, when it comes
+}
+
+// ownerInserted starts a child on a store and a business table of the
+// test's own and sends it a request with key; it returns once the child's
+// handler has inserted its row (its transaction open).
+func ownerInserted(t *testing.T, d Dialect, key string) *owner {
+	t.Helper()
+	o := &owner{db: d.Open(t, d.DSN(t), 0)}
+	o.s, o.records = o.db.Store(t, StoreConfig{})
+	o.pay = o.db.Payments(t)
+	o.child = startChild(t, o.records, o.pay)
+	o.answer = postAsync(t, o.url, key)
+	if line := o.next(t); line != "inserted" {
+		t.Fatalf("child said %q", line)
+	}
+	return o
+}
+
 // testCrashBeforeAnswer: the server process dies (SIGKILL) after the
 // handler's INSERT and before it answers. Nothing it wrote stays, not even
 // its claim: once the database has seen its connections close (and
@@ -142,23 +168,17 @@ func postAsync(t *testing.T, url, key string) <-chan [2]string {
 // without waiting for a lease (its operation does not wait: a 409 would
 // fail the test), and once.
 func testCrashBeforeAnswer(t *testing.T, d Dialect) {
-	db := d.Open(t, d.DSN(t), 0)
-	s, records := db.Store(t, StoreConfig{})
-	pay := db.Payments(t)
-	a := startChild(t, records, pay)
-	answer := postAsync(t, a.url, "crash")
-	if line := a.next(t); line != "inserted" {
-		t.Fatalf("child said %q", line)
-	}
+	a := ownerInserted(t, d, "crash")
+	db, s, pay := a.db, a.s, a.pay
 	a.signal(t, syscall.SIGKILL)
 	_ = a.cmd.Wait()
-	if got := <-answer; got[0] != "0" {
+	if got := <-a.answer; got[0] != "0" {
 		t.Fatalf("the killed server answered %v", got)
 	}
 	if n := db.Count(t, pay, "true"); n != 0 {
 		t.Fatalf("%d payment rows after the crash, want 0", n)
 	}
-	d.WaitRolledBack(t, db, records, pay)
+	waitRolledBack(t, d, db, a.records, pay)
 	var runs atomic.Int64
 	op := PayOp()
 	op.Lock = childLock
@@ -186,14 +206,8 @@ func testCrashBeforeAnswer(t *testing.T, d Dialect) {
 // with its transaction: exactly one row), and its client gets the second
 // run's answer.
 func testStaleOwnerFrozen(t *testing.T, d Dialect) {
-	db := d.Open(t, d.DSN(t), 0)
-	s, records := db.Store(t, StoreConfig{})
-	pay := db.Payments(t)
-	a := startChild(t, records, pay)
-	answer := postAsync(t, a.url, "stale")
-	if line := a.next(t); line != "inserted" {
-		t.Fatalf("child said %q", line)
-	}
+	a := ownerInserted(t, d, "stale")
+	db, s, pay := a.db, a.s, a.pay
 	a.signal(t, syscall.SIGSTOP)
 	var runs atomic.Int64
 	op := PayOp()
@@ -221,11 +235,27 @@ func testStaleOwnerFrozen(t *testing.T, d Dialect) {
 	if _, err := io.WriteString(a.stdin, "go\n"); err != nil {
 		t.Fatal(err)
 	}
-	got := <-answer
+	got := <-a.answer
 	if got != [2]string{fmt.Sprint(st), body} {
 		t.Fatalf("the stale owner's client got %v, want the takeover's %d %s", got, st, body)
 	}
 	if n := db.Count(t, pay, "true"); n != 1 || db.Count(t, pay, "id = "+d.Arg(1), AnswerID(t, body)) != 1 {
 		t.Fatalf("%d payment rows, want exactly the takeover's: the stale INSERT must roll back", n)
+	}
+}
+
+// waitRolledBack waits (at most 10 s) until no session holds a lock on
+// tables: the server has noticed that a killed process's connections
+// closed and rolled their transactions back.
+func waitRolledBack(t *testing.T, d Dialect, db DB, tables ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, table := range tables {
+		for d.Locked(t, db, table) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still locked 10 s after the crash", table)
+			}
+			time.Sleep(10 * time.Millisecond) // polling the server, not synchronising goroutines
+		}
 	}
 }

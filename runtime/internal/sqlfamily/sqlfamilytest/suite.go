@@ -18,6 +18,7 @@ var scenarios = []struct {
 	{"Check", testCheck},
 	{"SchemaUnderAnotherName", testSchemaUnderAnotherName},
 	{"Unreachable", testUnreachable},
+	{"ReadLanesUnderLoad", testReadLanesUnderLoad},
 	// Step journals (steps.go).
 	{"StepJournal", testStepJournal},
 	{"StepCommitsItsWritesWithItsEntry", testStepCommitsItsWritesWithItsEntry},
