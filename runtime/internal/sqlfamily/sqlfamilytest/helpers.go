@@ -2,6 +2,8 @@ package sqlfamilytest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -130,3 +132,25 @@ func Lapse(t testing.TB, d Dialect, db DB, table, key string, expire bool) {
 // KeyIs is the condition that a row's key is the statement's first
 // argument.
 func KeyIs(d Dialect) string { return d.Quote("key") + " = " + d.Arg(1) }
+
+// TableName returns a table name unique to this test run, such as
+// "t_testacquire_3f2a9c1e": lower case, a plain identifier, with at most
+// the first n bytes of the test's name (a store's suffixes must fit the
+// server's limit of a name).
+func TableName(t testing.TB, n int) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random name: %v", err)
+	}
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, t.Name())
+	return "t_" + name[:min(len(name), n)] + "_" + hex.EncodeToString(b[:])
+}

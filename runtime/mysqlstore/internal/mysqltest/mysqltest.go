@@ -12,16 +12,14 @@ package mysqltest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
 
@@ -75,20 +73,7 @@ func DBOf(t testing.TB, dsn string, maxConns int) *sql.DB {
 // the store's suffixes.
 func Name(t testing.TB) string {
 	t.Helper()
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("random name: %v", err)
-	}
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '_'
-	}, t.Name())
-	return "t_" + name[:min(len(name), 24)] + "_" + hex.EncodeToString(b[:])
+	return sqlfamilytest.TableName(t, 24)
 }
 
 // Store returns a store on db over a records table of the test's own,

@@ -12,16 +12,14 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -80,20 +78,7 @@ func poolOf(t testing.TB, url string, maxConns int, tracer pgx.QueryTracer) *pgx
 // "t_testacquire_3f2a9c1e": lower case, a plain identifier.
 func Name(t testing.TB) string {
 	t.Helper()
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("random name: %v", err)
-	}
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '_'
-	}, t.Name())
-	return "t_" + name[:min(len(name), 30)] + "_" + hex.EncodeToString(b[:])
+	return sqlfamilytest.TableName(t, 30)
 }
 
 // Store returns a store on pool over a records table of the test's own,
