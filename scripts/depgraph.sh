@@ -14,6 +14,7 @@ M=github.com/idemgen/idemgen
 PKGS=(
   ./runtime ./runtime/idemop ./runtime/idemstore ./runtime/idemstore/memstore
   ./runtime/idemstore/idemstoretest ./runtime/redisstore ./runtime/pgstore ./runtime/mysqlstore
+  ./runtime/internal/sqlfamily/sqlfamilytest
   ./runtime/idemfiber ./runtime/idemfiber3
   ./internal/extension ./internal/model ./internal/load ./internal/render
   ./internal/overlay ./internal/generator ./internal/cli ./internal/ctl ./internal/probe

@@ -1,8 +1,14 @@
-// Package mysqltest gives tests a MySQL (MariaDB) to talk to: the server
-// named by MYSQL_DSN (scripts/test.sh starts a private one), with a table
-// of the test's own for the records, and private servers that a test
-// starts, stops, kills and restarts. Tests sharing one server keep apart by
-// table name, so packages can run in parallel.
+// Package mysqltest gives the modules that are not published (the
+// end-to-end tests, the stores' benchmarks) a MySQL (MariaDB) to talk to:
+// the server named by MYSQL_DSN (scripts/test.sh starts a private one),
+// with a table of the test's own for the records. Tests sharing one server
+// keep apart by table name, so packages can run in parallel.
+//
+// mysqlstore's own tests use runtime/mysqlstore/internal/mysqltest (with
+// the private servers they stop, kill and restart): a published module
+// requires no module of test helpers, and Go's internal rule keeps that
+// package from the modules outside runtime/mysqlstore, so the few helpers
+// both need are written in both.
 package mysqltest
 
 import (

@@ -1,7 +1,13 @@
-// Package pgtest gives tests a PostgreSQL to talk to: the server named by
-// DATABASE_URL (scripts/test.sh starts a private one), with a table of the
-// test's own for the records. Tests sharing one server keep apart by table
-// name, so packages can run in parallel.
+// Package pgtest gives the modules that are not published (the end-to-end
+// tests, the stores' benchmarks, the examples) a PostgreSQL to talk to: the
+// server named by DATABASE_URL (scripts/test.sh starts a private one), with
+// a table of the test's own for the records. Tests sharing one server keep
+// apart by table name, so packages can run in parallel.
+//
+// pgstore's own tests use runtime/pgstore/internal/pgtest (with the private
+// clusters they start and crash): a published module requires no module of
+// test helpers, and Go's internal rule keeps that package from the modules
+// outside runtime/pgstore, so the few helpers both need are written in both.
 package pgtest
 
 import (

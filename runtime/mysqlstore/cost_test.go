@@ -10,8 +10,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // countingConn counts the commands a client sends: each is a round trip,
@@ -32,8 +33,9 @@ func (c countingConn) Write(b []byte) (int, error) {
 
 var dialerID atomic.Int64
 
-// countingDB is a pool of one connection to dsn whose commands n counts.
-func countingDB(t *testing.T, dsn string, n *atomic.Int64) *sql.DB {
+// countingDB is a pool of at most maxConns connections to dsn whose
+// commands n counts.
+func countingDB(t testing.TB, dsn string, maxConns int, n *atomic.Int64) *sql.DB {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +49,7 @@ func countingDB(t *testing.T, dsn string, n *atomic.Int64) *sql.DB {
 		return countingConn{Conn: c, n: n}, nil
 	})
 	cfg.Net = name
-	return mysqltest.DBOf(t, cfg.FormatDSN(), 1)
+	return mysqltest.DBOf(t, cfg.FormatDSN(), maxConns)
 }
 
 // status reads the server's global counters.
@@ -81,20 +83,20 @@ func status(t *testing.T, db *sql.DB) map[string]int64 {
 func TestCostPerRequest(t *testing.T) {
 	srv := mysqltest.StartServer(t)
 	var n atomic.Int64
-	db := countingDB(t, srv.DSN(), &n)
+	db := countingDB(t, srv.DSN(), 1, &n)
 	admin := mysqltest.DBOf(t, srv.DSN(), 1)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	h := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
+	pay := mysqlDB{db}.Payments(t)
+	h := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer h.Close()
 	// Warm: the store's statements prepared on the one connection.
 	for _, k := range []string{"w1", "w2", "w1"} {
-		post(t, h.Client(), h.URL, k)
+		sqlfamilytest.Post(t, h.Client(), h.URL, k)
 	}
 	measure := func(what string, wantStatus int) (int64, map[string]int64) {
 		t.Helper()
 		before, rt := status(t, admin), n.Load()
-		if st, body := post(t, h.Client(), h.URL, "k"); st != wantStatus {
+		if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, "k"); st != wantStatus {
 			t.Fatalf("%s: %d %s, want %d", what, st, body, wantStatus)
 		}
 		after := status(t, admin)

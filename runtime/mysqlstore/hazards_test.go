@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // TestServerThatCanLoseOrCutRecords: a server that can lose acknowledged
@@ -63,7 +64,7 @@ func TestServerThatCanLoseOrCutRecords(t *testing.T) {
 			}
 		}
 		if i == 0 {
-			refusedWithoutRunning(t, s)
+			sqlfamilytest.RefusedWithoutRunning(t, s)
 		}
 		mysqltest.Exec(t, setup, h.fix)
 	}
@@ -73,9 +74,9 @@ func TestServerThatCanLoseOrCutRecords(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("with every setting fixed, Check = %v", err)
 	}
-	h := httptest.NewServer(serve(idem.NewEngine(s), payOp, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+	h := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	defer h.Close()
-	if st, body := post(t, h.Client(), h.URL, "fixed"); st != http.StatusCreated {
+	if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, "fixed"); st != http.StatusCreated {
 		t.Fatalf("with every setting fixed: %d %s, want 201", st, body)
 	}
 }
@@ -120,9 +121,9 @@ func TestRunIsReadCommittedUnderRepeatableRead(t *testing.T) {
 		second = read()
 		w.WriteHeader(http.StatusCreated)
 	}
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, body := post(t, srv.Client(), srv.URL, "rc"); st != http.StatusCreated {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "rc"); st != http.StatusCreated {
 		t.Fatalf("answer %d %s, want 201", st, body)
 	}
 	if first != 0 || second != 1 {

@@ -5,28 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
-	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
-
-// complete stores body for key (fingerprint "fp") through Acquire and
-// Complete.
-func complete(t *testing.T, s *mysqlstore.Store, key, body string) {
-	t.Helper()
-	if a := acquire(t, s, key, "tok-"+key, "fp"); a.Outcome != idemstore.OutcomeFirstRun {
-		t.Fatalf("acquire %s = %+v, want a first run", key, a)
-	}
-	rec := &idemstore.Record{Status: 201, Header: map[string][]string{"X-Key": {key}}, Body: []byte(body)}
-	if err := s.Complete(context.Background(), key, "tok-"+key, rec, time.Hour); err != nil {
-		t.Fatalf("complete %s: %v", key, err)
-	}
-}
 
 // TestReadBatchReplies reads every kind of record in one batch, as a read
 // lane does with reads that queued while it was busy: one statement, one
@@ -34,16 +19,16 @@ func complete(t *testing.T, s *mysqlstore.Store, key, body string) {
 // fingerprint, a key asked twice included.
 func TestReadBatchReplies(t *testing.T) {
 	var n atomic.Int64
-	db := countingDB(t, mysqltest.DSN(t), &n)
+	db := countingDB(t, mysqltest.DSN(t), 1, &n)
 	s, table := mysqltest.Store(t, db)
 	for i := range 10 {
-		complete(t, s, fmt.Sprintf("done-%d", i), fmt.Sprintf("body-%d", i))
+		sqlfamilytest.Complete(t, s, fmt.Sprintf("done-%d", i), fmt.Sprintf("body-%d", i))
 	}
-	acquire(t, s, "held", "tok-held", "fp") // in progress, a minute's lease
-	acquire(t, s, "lapsed", "tok-lapsed", "fp")
-	lapse(t, table, db, "lapsed", false)
-	complete(t, s, "expired", "gone")
-	lapse(t, table, db, "expired", true) // its row still there: no purge
+	sqlfamilytest.Acquire(t, s, "held", "tok-held", "fp") // in progress, a minute's lease
+	sqlfamilytest.Acquire(t, s, "lapsed", "tok-lapsed", "fp")
+	sqlfamilytest.Lapse(t, dialect{}, mysqlDB{db}, table, "lapsed", false)
+	sqlfamilytest.Complete(t, s, "expired", "gone")
+	sqlfamilytest.Lapse(t, dialect{}, mysqlDB{db}, table, "expired", true) // its row still there: no purge
 
 	type want struct {
 		outcome idemstore.Outcome
@@ -106,49 +91,4 @@ func TestReadBatchServerError(t *testing.T) {
 			t.Errorf("read %d of a missing table: %v, want a store error", i, r.Err)
 		}
 	}
-}
-
-// TestReadLanesUnderLoad replays many keys from many goroutines through
-// one read lane: every acquire gets its own key's answer, and the reads
-// that queue while the lane is busy share statements.
-func TestReadLanesUnderLoad(t *testing.T) {
-	var n atomic.Int64
-	db := countingDB(t, mysqltest.DSN(t), &n)
-	s, _ := mysqltest.Store(t, db, mysqlstore.WithReadLanes(1))
-	const keys, callers, each = 100, 32, 50
-	for i := range keys {
-		complete(t, s, fmt.Sprintf("k%d", i), fmt.Sprintf("body of k%d", i))
-	}
-	rt := n.Load()
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Go(func() {
-			for range each {
-				key := fmt.Sprintf("k%d", rand.IntN(keys))
-				acq, tx, err := s.AcquireRun(context.Background(), idemstore.AcquireRequest{Key: key, Fingerprint: "fp", Token: "t-" + key, Lease: time.Minute})
-				switch {
-				case err != nil:
-					errs <- fmt.Errorf("%s: %w", key, err)
-					return
-				case tx != nil || acq.Outcome != idemstore.OutcomeReplay:
-					errs <- fmt.Errorf("%s: %+v, want a replay", key, acq)
-					return
-				case string(acq.Record.Body) != "body of "+key || acq.Record.Header.Get("X-Key") != key:
-					errs <- fmt.Errorf("%s replayed %q (X-Key %q): another key's answer", key, acq.Record.Body, acq.Record.Header.Get("X-Key"))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	reads, rt := int64(callers*each), n.Load()-rt
-	if rt >= reads {
-		t.Errorf("%d reads took %d round trips through one lane: none shared one", reads, rt)
-	}
-	t.Logf("%d reads in %d round trips (%.1f a round trip)", reads, rt, float64(reads)/float64(rt))
 }

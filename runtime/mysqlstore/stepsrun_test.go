@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
 
 // TestStepsOfAClaimedRun: through the engine, a run (its key claimed in its
@@ -53,15 +54,15 @@ func TestStepsOfAClaimedRun(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, body := post(t, srv.Client(), srv.URL, "steps"); st != http.StatusInternalServerError {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusInternalServerError {
 		t.Fatalf("first attempt = %d %s, want 500", st, body)
 	}
-	if st, body := post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated {
 		t.Fatalf("retry = %d %s, want 201", st, body)
 	}
-	if st, _ := post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated || attempts.Load() != 2 {
+	if st, _ := sqlfamilytest.Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated || attempts.Load() != 2 {
 		t.Fatalf("replay = %d after %d attempts, want the 201 of two", st, attempts.Load())
 	}
 	for i, name := range []string{"reserve", "charge"} {

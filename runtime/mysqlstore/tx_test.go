@@ -7,39 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
 )
-
-// TestTxCommitsWithTheResult: the handler's INSERT and the stored response
-// commit together; the replay answers the same and adds no row.
-func TestTxCommitsWithTheResult(t *testing.T) {
-	db := mysqltest.DB(t, 0)
-	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
-	defer srv.Close()
-	st, body := post(t, srv.Client(), srv.URL, "k1")
-	if st != http.StatusCreated {
-		t.Fatalf("first = %d %s", st, body)
-	}
-	st2, body2 := post(t, srv.Client(), srv.URL, "k1")
-	if st2 != st || body2 != body {
-		t.Fatalf("replay = %d %s, want %d %s", st2, body2, st, body)
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
-		t.Fatalf("%d payment rows, want 1", n)
-	}
-}
 
 // TestTxHandlerErrorRollsBack: a handler that wrote and then answered a
 // status that is not stored (500) leaves no row and no record: the retry
@@ -47,11 +26,11 @@ func TestTxCommitsWithTheResult(t *testing.T) {
 func TestTxHandlerErrorRollsBack(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
+	pay := mysqlDB{db}.Payments(t)
 	var fail atomic.Bool
 	fail.Store(true)
 	h := func(w http.ResponseWriter, r *http.Request) {
-		if _, err := insertPayment(r.Context(), pay); err != nil {
+		if _, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -61,57 +40,20 @@ func TestTxHandlerErrorRollsBack(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
 		t.Fatalf("first = %d %s, want 500", st, body)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 0 {
 		t.Fatalf("%d payment rows after a 500, want 0", n)
 	}
 	fail.Store(false)
-	if st, body := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
 		t.Fatalf("retry = %d %s, want 201", st, body)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
 		t.Fatalf("%d payment rows, want 1", n)
-	}
-}
-
-// TestConcurrentRequestsOneRow: 200 concurrent requests with one key, on a
-// pool of 50 connections: the handler runs once, one payment row, every
-// other request answered 409 (in flight) or the replay.
-func TestConcurrentRequestsOneRow(t *testing.T) {
-	db := mysqltest.DB(t, 50)
-	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	var runs atomic.Int64
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
-	var wg sync.WaitGroup
-	statuses := make([]int, 200)
-	start := make(chan struct{})
-	for i := range statuses {
-		wg.Go(func() {
-			<-start
-			statuses[i], _ = post(t, client, srv.URL, "one-key")
-		})
-	}
-	close(start)
-	wg.Wait()
-	counts := map[int]int{}
-	for _, st := range statuses {
-		counts[st]++
-	}
-	if runs.Load() != 1 {
-		t.Errorf("the handler ran %d times, want 1", runs.Load())
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
-		t.Errorf("%d payment rows, want 1", n)
-	}
-	if counts[http.StatusCreated]+counts[http.StatusConflict] != len(statuses) || counts[http.StatusCreated] < 1 {
-		t.Errorf("statuses %v: want only 201 (the run and replays) and 409 (in flight)", counts)
 	}
 }
 
@@ -124,11 +66,11 @@ func TestLongKeyRefused(t *testing.T) {
 	for i := range long {
 		long[i] = 'k'
 	}
-	_, err := s.Acquire(context.Background(), idemAcquire(string(long)))
+	_, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: string(long), Token: "token-1", Fingerprint: "fp-1", Lease: time.Second})
 	if err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
 		t.Fatalf("Acquire of a 3000-byte key = %v; want an argument error", err)
 	}
-	if want := "at most 2048"; !contains(err.Error(), want) {
+	if want := "at most 2048"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
 }
@@ -150,10 +92,10 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	cfg.Params["innodb_lock_wait_timeout"] = "86400"
 	db := mysqltest.DBOf(t, cfg.FormatDSN(), 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
+	pay := mysqlDB{db}.Payments(t)
 	inside, duplicateAnswered := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int64
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) {
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, func(context.Context) {
 		if runs.Add(1) == 1 {
 			close(inside)
 			<-duplicateAnswered
@@ -161,9 +103,9 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	})))
 	defer srv.Close()
 	first := make(chan int, 1)
-	go func() { st, _ := post(t, srv.Client(), srv.URL, "open"); first <- st }()
+	go func() { st, _ := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open"); first <- st }()
 	<-inside
-	st, body := post(t, srv.Client(), srv.URL, "open")
+	st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open")
 	close(duplicateAnswered)
 	if st != http.StatusConflict {
 		t.Errorf("duplicate of an open claim = %d %s, want 409", st, body)
@@ -171,93 +113,8 @@ func TestDuplicateOfAnOpenClaimIsAnsweredAtOnce(t *testing.T) {
 	if st := <-first; st != http.StatusCreated {
 		t.Fatalf("the run = %d, want 201", st)
 	}
-	if st, _ := post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
+	if st, _ := sqlfamilytest.Post(t, srv.Client(), srv.URL, "open"); st != http.StatusCreated || runs.Load() != 1 || mysqltest.Count(t, db, pay, "true") != 1 {
 		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), mysqltest.Count(t, db, pay, "true"))
-	}
-}
-
-// TestSlowLiveOwnerKeepsTheKey: a live handler that spends three times its
-// lock after its INSERT (a slow call to another system) keeps its claim:
-// the run's keep-alive stops the server from ending its transaction as idle
-// (idle_transaction_timeout is the lock). A duplicate meanwhile is answered
-// 409; a retry that waits (Operation.Wait) gets the run's answer, replayed;
-// one run, one row. In rows-open, the handler also holds a query's rows
-// open across a keep-alive before it reads them: the keep-alive sends
-// nothing then (a command sent under open rows would break them), and
-// keeps the run alive once they are read.
-func TestSlowLiveOwnerKeepsTheKey(t *testing.T) {
-	for _, rowsOpen := range []bool{false, true} {
-		t.Run(map[bool]string{false: "idle", true: "rows-open"}[rowsOpen], func(t *testing.T) {
-			db := mysqltest.DB(t, 0)
-			s, _ := mysqltest.Store(t, db)
-			pay := payments(t, db)
-			inserted := make(chan struct{})
-			kept := make(chan struct{}, 1) // a keep-alive ended
-			var runs atomic.Int64
-			op := *payOp
-			op.Lock = time.Second // the server's idle timeout counts whole seconds
-			h := paymentHandler(pay, func(ctx context.Context) {
-				if runs.Add(1) > 1 {
-					t.Error("the handler ran again")
-					return
-				}
-				if rowsOpen {
-					rows, err := mysqlstore.Tx(ctx).QueryContext(ctx, "SELECT id FROM `"+pay+"`")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					<-kept // a keep-alive came while the rows were open
-					n := 0
-					for rows.Next() {
-						n++
-					}
-					if err := rows.Err(); err != nil || n != 1 {
-						t.Errorf("the rows held across a keep-alive: %d rows, %v", n, err)
-					}
-				}
-				close(inserted)
-				time.Sleep(3 * op.Lock) // the scenario: a call to another system slower than the lock
-			})
-			hooks := idem.Hooks{StoreCall: func(ctx context.Context, ev idem.Event) (context.Context, func(idem.Event)) {
-				if ev.Call != "keepalive" {
-					return ctx, nil
-				}
-				return ctx, func(idem.Event) {
-					select {
-					case kept <- struct{}{}:
-					default:
-					}
-				}
-			}}
-			srv := httptest.NewServer(serve(idem.NewEngine(s, idem.WithHooks(hooks)), &op, h))
-			defer srv.Close()
-			waiting := op
-			waiting.Wait = 30 * time.Second
-			retry := httptest.NewServer(serve(idem.NewEngine(s), &waiting, h))
-			defer retry.Close()
-
-			first := make(chan [2]any, 1)
-			go func() {
-				st, b := post(t, srv.Client(), srv.URL, "k")
-				first <- [2]any{st, b}
-			}()
-			<-inserted
-			if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
-				t.Fatalf("a duplicate while the owner runs = %d %s, want 409", st, b)
-			}
-			st, b := post(t, retry.Client(), retry.URL, "k") // waits for the run to end
-			got := <-first
-			if got[0] != http.StatusCreated {
-				t.Fatalf("the slow run answered %v, want 201", got)
-			}
-			if st != got[0] || b != got[1] {
-				t.Fatalf("the waiting retry got %d %s, want the run's %v replayed", st, b, got)
-			}
-			if n := mysqltest.Count(t, db, pay, "true"); n != 1 || runs.Load() != 1 {
-				t.Fatalf("%d payment rows after %d runs, want 1 and 1", n, runs.Load())
-			}
-		})
 	}
 }
 
@@ -382,8 +239,8 @@ func TestRowsOfFindsARowsRows(t *testing.T) {
 func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
 	db := mysqltest.DB(t, 0)
 	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	h := paymentHandler(pay, func(ctx context.Context) {
+	pay := mysqlDB{db}.Payments(t)
+	h := sqlfamilytest.PaymentHandler(dialect{}, pay, func(ctx context.Context) {
 		tx := mysqlstore.Tx(ctx)
 		if err := tx.Commit(); err == nil || !strings.Contains(err.Error(), "by the engine") {
 			t.Errorf("the handler's Commit = %v, want a refusal", err)
@@ -392,9 +249,9 @@ func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
 			t.Error("the handler's Rollback was not refused")
 		}
 	})
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, h))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
 	defer srv.Close()
-	if st, b := post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+	if st, b := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
 		t.Fatalf("answered %d %s, want 201", st, b)
 	}
 	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {

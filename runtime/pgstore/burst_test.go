@@ -13,9 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers (a logger's).
@@ -65,14 +66,14 @@ func TestBurstMakesProgress(t *testing.T) {
 
 // burst sends keys*perKey concurrent first requests and checks them.
 func burst(t *testing.T, s *pgstore.Store, pool *pgxpool.Pool, keys, perKey int) {
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	// A store timeout long enough that a slow machine (the race detector
 	// on two cores) serves the queue in it: an acquire that waits it out
 	// fails the test.
 	e := idem.NewEngine(s, idem.WithLogger(logger), idem.WithStoreTimeout(30*time.Second))
-	srv := httptest.NewServer(serve(e, payOp, paymentHandler(pay, nil)))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(e, sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: keys * perKey}}
 

@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestDurableOnAnAsynchronousCommitServer: on a server whose
@@ -26,7 +27,7 @@ func TestDurableOnAnAsynchronousCommitServer(t *testing.T) {
 	url := srv.URL()
 	setup := pgtest.PoolOf(t, url, 2)
 	_, records := pgtest.Store(t, setup)
-	pay := payments(t, setup)
+	pay := pgPool{setup}.Payments(t)
 	var sc string
 	if err := setup.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sc); err != nil || sc != "off" {
 		t.Fatalf("the server's synchronous_commit = %q, %v; want off", sc, err)
@@ -37,14 +38,14 @@ func TestDurableOnAnAsynchronousCommitServer(t *testing.T) {
 	serveOn := func() (*httptest.Server, func()) {
 		pool := pgtest.PoolOf(t, url, 8)
 		s := pgstore.New(pool, pgstore.WithTable(records), pgstore.WithPurgeInterval(-1))
-		h := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, func(context.Context) { runs.Add(1) })))
+		h := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, func(context.Context) { runs.Add(1) })))
 		return h, func() { h.Close(); s.Close(); pool.Close() }
 	}
 	h, stop := serveOn()
 	answers := map[string]string{}
 	for i := range requests {
 		key := fmt.Sprintf("order-%d", i)
-		st, body := post(t, h.Client(), h.URL, key)
+		st, body := sqlfamilytest.Post(t, h.Client(), h.URL, key)
 		if st != http.StatusCreated {
 			t.Fatalf("%s: %d %s", key, st, body)
 		}
@@ -61,7 +62,7 @@ func TestDurableOnAnAsynchronousCommitServer(t *testing.T) {
 	h, stop = serveOn()
 	defer stop()
 	for key, want := range answers {
-		if st, body := post(t, h.Client(), h.URL, key); st != http.StatusCreated || body != want {
+		if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, key); st != http.StatusCreated || body != want {
 			t.Errorf("%s after the crash: %d %s, want the replay of %s", key, st, body, want)
 		}
 	}

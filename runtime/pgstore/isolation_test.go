@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestRunUnderRepeatableRead: on a database whose default isolation is
@@ -17,11 +18,11 @@ func TestRunUnderRepeatableRead(t *testing.T) {
 	u := pgtest.URL(t)
 	pool := pgtest.PoolOf(t, u+sep(u)+"default_transaction_isolation=repeatable%20read", 0)
 	s, _ := pgtest.Store(t, pool)
-	pay := payments(t, pool)
-	srv := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
+	pay := pgPool{pool}.Payments(t)
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer srv.Close()
 	for range 2 {
-		if st, body := post(t, srv.Client(), srv.URL, "rr"); st != http.StatusCreated {
+		if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "rr"); st != http.StatusCreated {
 			t.Fatalf("answer %d %s, want 201", st, body)
 		}
 	}

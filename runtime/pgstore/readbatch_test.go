@@ -6,29 +6,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
-
-// complete stores body for key (fingerprint "fp") through Acquire and
-// Complete.
-func complete(t *testing.T, s *pgstore.Store, key, body string) {
-	t.Helper()
-	if a := acquire(t, s, key, "tok-"+key, "fp"); a.Outcome != idemstore.OutcomeFirstRun {
-		t.Fatalf("acquire %s = %+v, want a first run", key, a)
-	}
-	rec := &idemstore.Record{Status: 201, Header: map[string][]string{"X-Key": {key}}, Body: []byte(body)}
-	if err := s.Complete(context.Background(), key, "tok-"+key, rec, time.Hour); err != nil {
-		t.Fatalf("complete %s: %v", key, err)
-	}
-}
 
 // TestReadBatchReplies sends the reads of every kind of record in one
 // batch, as a read lane does with reads that queued while it was busy: one
@@ -37,11 +24,11 @@ func TestReadBatchReplies(t *testing.T) {
 	pool, counter := pgtest.CountingPool(t, 2)
 	s, table := pgtest.Store(t, pool)
 	for i := range 10 {
-		complete(t, s, fmt.Sprintf("done-%d", i), fmt.Sprintf("body-%d", i))
+		sqlfamilytest.Complete(t, s, fmt.Sprintf("done-%d", i), fmt.Sprintf("body-%d", i))
 	}
-	acquire(t, s, "held", "tok-held", "fp") // in progress, a minute's lease
-	acquire(t, s, "lapsed", "tok-lapsed", "fp")
-	lapse(t, table, pool, "lapsed", false)
+	sqlfamilytest.Acquire(t, s, "held", "tok-held", "fp") // in progress, a minute's lease
+	sqlfamilytest.Acquire(t, s, "lapsed", "tok-lapsed", "fp")
+	sqlfamilytest.Lapse(t, dialect{}, pgPool{pool}, table, "lapsed", false)
 
 	type want struct {
 		outcome       idemstore.Outcome
@@ -105,50 +92,6 @@ func TestReadBatchServerError(t *testing.T) {
 	}
 }
 
-// TestReadLanesUnderLoad replays many keys from many goroutines through
-// one read lane: every acquire gets its own key's answer, and the reads
-// that queue while the lane is busy share round trips.
-func TestReadLanesUnderLoad(t *testing.T) {
-	pool, counter := pgtest.CountingPool(t, 8)
-	s, _ := pgtest.Store(t, pool, pgstore.WithReadLanes(1))
-	const keys, callers, each = 100, 32, 50
-	for i := range keys {
-		complete(t, s, fmt.Sprintf("k%d", i), fmt.Sprintf("body of k%d", i))
-	}
-	counter.Reset()
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Go(func() {
-			for range each {
-				key := fmt.Sprintf("k%d", rand.IntN(keys))
-				acq, tx, err := s.AcquireRun(context.Background(), idemstore.AcquireRequest{Key: key, Fingerprint: "fp", Token: "t-" + key, Lease: time.Minute})
-				switch {
-				case err != nil:
-					errs <- fmt.Errorf("%s: %w", key, err)
-					return
-				case tx != nil || acq.Outcome != idemstore.OutcomeReplay:
-					errs <- fmt.Errorf("%s: %+v, want a replay", key, acq)
-					return
-				case string(acq.Record.Body) != "body of "+key || acq.Record.Header.Get("X-Key") != key:
-					errs <- fmt.Errorf("%s replayed %q (X-Key %q): another key's answer", key, acq.Record.Body, acq.Record.Header.Get("X-Key"))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	reads, rt := int64(callers*each), counter.RoundTrips()
-	if rt >= reads {
-		t.Errorf("%d reads took %d round trips through one lane: none shared one", reads, rt)
-	}
-	t.Logf("%d reads in %d round trips (%.1f a round trip)", reads, rt, float64(reads)/float64(rt))
-}
-
 // TestReadLanesContextEnds: a read waiting for a busy lane returns its
 // context's error when the context ends, the lane goes on with the others,
 // and after Close reads go on in round trips of their own. The two reads
@@ -157,7 +100,7 @@ func TestReadLanesUnderLoad(t *testing.T) {
 func TestReadLanesContextEnds(t *testing.T) {
 	pool := pgtest.Pool(t, 1)
 	s, _ := pgtest.Store(t, pool, pgstore.WithReadLanes(1))
-	complete(t, s, "k", "the answer")
+	sqlfamilytest.Complete(t, s, "k", "the answer")
 	replay := func(ctx context.Context) (idemstore.Acquisition, error) {
 		acq, _, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Fingerprint: "fp", Token: "t", Lease: time.Minute})
 		return acq, err

@@ -9,8 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // nextXid is the server's next transaction id: the number of transactions
@@ -37,18 +38,18 @@ func TestRoundTripsAndCommits(t *testing.T) {
 	plain := pgtest.PoolOf(t, srv.URL(), 2)
 	pool, counter := pgtest.CountingPoolOf(t, srv.URL(), 1) // one connection: its statements prepared once, by the warm-up
 	s, _ := pgtest.Store(t, pool)
-	pay := payments(t, plain)
-	h := httptest.NewServer(serve(idem.NewEngine(s), payOp, paymentHandler(pay, nil)))
+	pay := pgPool{plain}.Payments(t)
+	h := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer h.Close()
 	for _, key := range []string{"warm-1", "warm-1", "warm-2"} {
-		if st, body := post(t, h.Client(), h.URL, key); st != http.StatusCreated {
+		if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, key); st != http.StatusCreated {
 			t.Fatalf("warm-up: %d %s", st, body)
 		}
 	}
 
 	counter.Reset()
 	x0 := nextXid(t, plain)
-	st, body := post(t, h.Client(), h.URL, "first")
+	st, body := sqlfamilytest.Post(t, h.Client(), h.URL, "first")
 	x1 := nextXid(t, plain)
 	first := counter.Statements()
 	if st != http.StatusCreated {
@@ -74,7 +75,7 @@ func TestRoundTripsAndCommits(t *testing.T) {
 	}
 
 	counter.Reset()
-	st2, body2 := post(t, h.Client(), h.URL, "first")
+	st2, body2 := sqlfamilytest.Post(t, h.Client(), h.URL, "first")
 	x2 := nextXid(t, plain)
 	replay := counter.Statements()
 	if st2 != st || body2 != body {

@@ -1,17 +1,18 @@
 package pgstore_test
 
 import (
+	"encoding/binary"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
 // TestCommitOutlivingTheStoreTimeoutIsLookedUp: a COMMIT that takes longer
@@ -26,16 +27,10 @@ import (
 // replays it.
 func TestCommitOutlivingTheStoreTimeoutIsLookedUp(t *testing.T) {
 	const storeTimeout, commitTakes = 300 * time.Millisecond, "1.5" // seconds
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	proxy.dropCancels.Store(true)
-	u.Host = proxy.l.Addr().String()
-	pool := pgtest.PoolOf(t, u.String(), 4)
+	proxied, proxy := sqlfamilytest.ProxiedDB(t, dialect{}, 4, &dropCancels)
+	pool := proxied.(pgPool).Pool
 	s, records := pgtest.Store(t, pool)
-	pay := payments(t, pool)
+	pay := pgPool{pool}.Payments(t)
 	quoted := pgx.Identifier{pay}.Sanitize()
 	fn := strings.TrimSuffix(quoted, `"`) + `_slow"`
 	pgtest.Exec(t, pool, `CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -45,14 +40,14 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+fn+`()`)
 
 	e := idem.NewEngine(s, idem.WithStoreTimeout(storeTimeout), idem.WithLogger(nil))
-	srv := httptest.NewServer(serve(e, payOp, paymentHandler(pay, nil)))
+	srv := httptest.NewServer(sqlfamilytest.ServePayments(e, sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
 	defer srv.Close()
 
-	st1, b1 := post(t, srv.Client(), srv.URL, "slow")
+	st1, b1 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "slow")
 	if st1 != http.StatusCreated {
 		t.Errorf("first: %d %s; want 201, the committed run's answer", st1, b1)
 	}
-	if proxy.dropped.Load() == 0 {
+	if proxy.Refused.Load() == 0 {
 		t.Errorf("the client never gave up on the COMMIT (no cancel dropped): the test proves nothing")
 	}
 	// The record's row lock is held until the COMMIT ends, whenever the
@@ -61,7 +56,7 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 	if n := pgtest.Count(t, pool, pay, "key = 'slow'"); n != 1 {
 		t.Fatalf("%d payment rows, want 1 (the COMMIT went through)", n)
 	}
-	st2, b2 := post(t, srv.Client(), srv.URL, "slow")
+	st2, b2 := sqlfamilytest.Post(t, srv.Client(), srv.URL, "slow")
 	if st2 != http.StatusCreated || (st1 == http.StatusCreated && b2 != b1) {
 		t.Errorf("retry: %d %s; want the replay of 201 %s", st2, b2, b1)
 	}
@@ -69,3 +64,12 @@ BEGIN PERFORM pg_sleep(`+commitTakes+`); RETURN NULL; END$$`)
 		t.Errorf("%d payment rows after the retry, want 1", n)
 	}
 }
+
+// dropCancels closes every connection that carries a CancelRequest instead
+// of forwarding it, so that a statement the client gave up on runs to its
+// end, as a COMMIT past the point where a cancel can stop it does. A
+// CancelRequest is the first message of its connection: its length, 16,
+// then the code 80877102.
+var dropCancels = sqlfamilytest.First{Len: 8, Refuse: func(head []byte) bool {
+	return binary.BigEndian.Uint32(head[4:]) == 80877102
+}}

@@ -1,4 +1,4 @@
-package mysqlstore_test
+package sqlfamilytest
 
 import (
 	"context"
@@ -10,31 +10,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// TestRestartUnderLoad: MariaDB (a private server) is restarted while
+// testRestartUnderLoad: the database (a private server) is restarted while
 // clients send keys, each until it gets its 201, and while one handler has
 // inserted its row but not committed. While it is down requests are
 // answered 503; afterwards every key has exactly one payment row, and every
 // 201 of a key carries the same row.
-func TestRestartUnderLoad(t *testing.T) {
+func testRestartUnderLoad(t *testing.T, d Dialect) {
 	if testing.Short() {
-		t.Skip("starts a MariaDB server")
+		t.Skip("starts a database server")
 	}
-	srv0 := mysqltest.StartServer(t)
-	db := mysqltest.DBOf(t, srv0.DSN(), 20)
-	s, _ := mysqltest.Store(t, db)
-	pay := payments(t, db)
-	op := *payOp
+	server := d.StartServer(t)
+	db := d.Open(t, server.DSN(), 20)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t)
+	op := PayOp()
 	op.Lock, op.Wait = time.Second, 10*time.Second
 	var runs atomic.Int64
 	var arm atomic.Bool                                         // the next handler to reach its answer stops there
-	inflight, stopped := make(chan string), make(chan struct{}) // its key; closed once MariaDB is down
+	inflight, stopped := make(chan string), make(chan struct{}) // its key; closed once the server is down
 	e := idem.NewEngine(s, idem.WithStoreTimeout(time.Second))
 	failed := make(chan struct{}) // closed when the test ends, so that nothing waits on a failed one
-	srv := httptest.NewServer(serve(e, &op, paymentHandler(pay, func(ctx context.Context) {
+	srv := httptest.NewServer(Serve(e, &op, PaymentHandler(d, pay, func(ctx context.Context) {
 		runs.Add(1)
 		if arm.CompareAndSwap(true, false) {
 			info, _ := idem.FromContext(ctx)
@@ -70,7 +69,7 @@ func TestRestartUnderLoad(t *testing.T) {
 						return
 					default:
 					}
-					st, body := post(t, srv.Client(), srv.URL, key)
+					st, body := Post(t, srv.Client(), srv.URL, key)
 					if st == http.StatusCreated {
 						mu.Lock()
 						if answers[key] == nil {
@@ -79,7 +78,7 @@ func TestRestartUnderLoad(t *testing.T) {
 						answers[key][body] = true
 						mu.Unlock()
 						// Ask once more: the replay must be the same.
-						if st2, body2 := post(t, srv.Client(), srv.URL, key); st2 == http.StatusCreated && body2 != body {
+						if st2, body2 := Post(t, srv.Client(), srv.URL, key); st2 == http.StatusCreated && body2 != body {
 							t.Errorf("%s: replay %s differs from %s", key, body2, body)
 						}
 						if done.Add(1) == keys/3 {
@@ -101,19 +100,19 @@ func TestRestartUnderLoad(t *testing.T) {
 	<-third
 	arm.Store(true)
 	caught := <-inflight // a run between its INSERT and its commit
-	if err := srv0.Stop(); err != nil {
+	if err := server.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	stopOnce.Do(func() { close(stopped) })
 	<-sawOutage
-	if err := srv0.Start(); err != nil {
+	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
 
 	for i := range keys {
 		key := fmt.Sprintf("key-%d", i)
-		if n := mysqltest.Count(t, db, pay, "`key` = ?", key); n != 1 {
+		if n := db.Count(t, pay, KeyIs(d), key); n != 1 {
 			t.Errorf("%s: %d payment rows, want 1", key, n)
 		}
 		if len(answers[key]) != 1 {
@@ -121,7 +120,7 @@ func TestRestartUnderLoad(t *testing.T) {
 		}
 	}
 	if unavail.Load() == 0 {
-		t.Fatal("no request was answered 503 while MariaDB was down")
+		t.Fatalf("no request was answered 503 while %s was down", d.Name())
 	}
 	if runs.Load() <= keys {
 		t.Errorf("%d handler runs for %d keys: the run caught by the restart (%s) should have run again", runs.Load(), keys, caught)

@@ -1,0 +1,150 @@
+package sqlfamilytest
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	idem "github.com/idemgen/idemgen/runtime"
+)
+
+// CutProxy forwards TCP connections to a database server. Once Armed, it
+// forwards the next COMMIT it sees (as [Dialect.IsCommit] tells) and then
+// cuts that connection, so that the server commits but its answer never
+// reaches the client; with DropCommit, it cuts the connection instead of
+// forwarding the next COMMIT. With a First, it reads each connection's
+// first bytes from the client before it dials the server (a protocol whose
+// client speaks first) and closes the connections First refuses.
+type CutProxy struct {
+	Addr       string      // where it listens
+	Armed      atomic.Bool // cut the connection after forwarding the next COMMIT
+	DropCommit atomic.Bool // cut the connection before the next COMMIT instead
+	Cut        atomic.Int64
+	Refused    atomic.Int64 // connections First refused
+
+	isCommit func([]byte) bool
+	first    *First
+	target   string
+	wg       sync.WaitGroup
+}
+
+// First is a check of each connection's first message, client to server.
+type First struct {
+	Len    int               // the bytes to read first
+	Refuse func([]byte) bool // whether to close the connection instead
+}
+
+// NewCutProxy starts a proxy to target, closed when the test ends; first
+// may be nil.
+func NewCutProxy(t testing.TB, d Dialect, target string, first *First) *CutProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &CutProxy{Addr: l.Addr().String(), isCommit: d.IsCommit, first: first, target: target}
+	p.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Go(func() { p.serve(c) })
+		}
+	})
+	t.Cleanup(func() { _ = l.Close(); p.wg.Wait() })
+	return p
+}
+
+func (p *CutProxy) serve(client net.Conn) {
+	var head []byte
+	if p.first != nil {
+		head = make([]byte, p.first.Len)
+		if _, err := io.ReadFull(client, head); err != nil {
+			_ = client.Close()
+			return
+		}
+		if p.first.Refuse(head) {
+			p.Refused.Add(1)
+			_ = client.Close()
+			return
+		}
+	}
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = client.Close()
+		return
+	}
+	closeBoth := func() { _ = client.Close(); _ = server.Close() }
+	if _, err := server.Write(head); err != nil {
+		closeBoth()
+		return
+	}
+	p.wg.Go(func() { _, _ = io.Copy(client, server); closeBoth() })
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 && p.isCommit(buf[:n]) && p.DropCommit.CompareAndSwap(true, false) {
+			break // the COMMIT never reaches the server
+		}
+		if n > 0 {
+			if _, werr := server.Write(buf[:n]); werr != nil {
+				break
+			}
+			if p.isCommit(buf[:n]) && p.Armed.CompareAndSwap(true, false) {
+				p.Cut.Add(1)
+				// The server has the COMMIT; the client never hears back.
+				_ = client.Close()
+				// Let the server read to the end before it sees the EOF.
+				_ = server.(*net.TCPConn).CloseWrite()
+				return
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	closeBoth()
+}
+
+// ProxiedDB returns a pool of the shared server through a new [CutProxy],
+// with at most maxConns connections.
+func ProxiedDB(t testing.TB, d Dialect, maxConns int, first *First) (DB, *CutProxy) {
+	t.Helper()
+	dsn := d.DSN(t)
+	proxy := NewCutProxy(t, d, d.Addr(t, dsn), first)
+	return d.Open(t, d.WithAddr(t, dsn, proxy.Addr), maxConns), proxy
+}
+
+// testLostCommitIsLookedUp: the COMMIT reaches the server, its answer is
+// lost with the connection. The store looks the record up on another
+// connection instead of guessing: it committed, so the client gets its
+// 201, and the key replays it.
+func testLostCommitIsLookedUp(t *testing.T, d Dialect) {
+	db, proxy := ProxiedDB(t, d, 4, nil)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t)
+	var runs atomic.Int64
+	op := PayOp()
+	srv := httptest.NewServer(Serve(idem.NewEngine(s), &op, PaymentHandler(d, pay, func(ctx context.Context) {
+		runs.Add(1)
+		proxy.Armed.Store(true)
+	})))
+	defer srv.Close()
+
+	st, body := Post(t, srv.Client(), srv.URL, "lost")
+	if proxy.Cut.Load() != 1 {
+		t.Fatalf("the proxy cut %d commits, want 1", proxy.Cut.Load())
+	}
+	if st != http.StatusCreated {
+		t.Fatalf("answer after the lost commit = %d %s, want the committed 201", st, body)
+	}
+	st2, body2 := Post(t, srv.Client(), srv.URL, "lost")
+	if st2 != st || body2 != body || runs.Load() != 1 || db.Count(t, pay, "true") != 1 {
+		t.Fatalf("replay %d %s after %d runs, %d rows", st2, body2, runs.Load(), db.Count(t, pay, "true"))
+	}
+}

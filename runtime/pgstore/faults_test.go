@@ -1,0 +1,220 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
+	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+)
+
+// TestFaults runs the SQL stores' fault suite on PostgreSQL: the server on
+// DATABASE_URL, and private clusters for the restarts.
+func TestFaults(t *testing.T) { sqlfamilytest.Run(t, dialect{}) }
+
+// dialect is PostgreSQL with pgx, as the fault suite drives it.
+type dialect struct{}
+
+var _ sqlfamilytest.Dialect = dialect{}
+
+func (dialect) Name() string            { return "PostgreSQL" }
+func (dialect) DSN(t testing.TB) string { return pgtest.URL(t) }
+
+func (dialect) Open(t testing.TB, dsn string, maxConns int) sqlfamilytest.DB {
+	return pgPool{pgtest.PoolOf(t, dsn, maxConns)}
+}
+
+func (dialect) OpenCounting(t testing.TB, dsn string, maxConns int) (sqlfamilytest.DB, func() int64) {
+	pool, counter := pgtest.CountingPoolOf(t, dsn, maxConns)
+	return pgPool{pool}, counter.RoundTrips
+}
+
+func (dialect) StartServer(t testing.TB) sqlfamilytest.Server { return server{pgtest.StartServer(t)} }
+
+// server is a private cluster, named by its URL.
+type server struct{ *pgtest.Server }
+
+func (s server) DSN() string { return s.URL() }
+
+func (dialect) Unreachable(t testing.TB, addr string) sqlfamilytest.Store {
+	pool, err := pgxpool.New(context.Background(), "postgres://idem@"+addr+"/postgres?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pgstore.New(pool, pgstore.WithPurgeInterval(-1))
+}
+
+func (dialect) Addr(t testing.TB, dsn string) string { return parseURL(t, dsn).Host }
+
+func (dialect) WithAddr(t testing.TB, dsn, addr string) string {
+	u := parseURL(t, dsn)
+	u.Host = addr
+	return u.String()
+}
+
+func parseURL(t testing.TB, dsn string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// commitBind is the Bind of COMMIT as pgx prepares it (its statement
+// cache names a statement "stmtcache_" and the hex of 24 bytes of its
+// SQL's SHA-256): the empty portal's name, then the statement's.
+var commitBind = func() []byte {
+	sum := sha256.Sum256([]byte("COMMIT"))
+	return []byte("\x00stmtcache_" + hex.EncodeToString(sum[:24]) + "\x00")
+}()
+
+// IsCommit reports whether b holds a Bind message of COMMIT, as the store
+// sends it after the completion.
+func (dialect) IsCommit(b []byte) bool {
+	i := bytes.Index(b, commitBind)
+	return i >= 5 && b[i-5] == 'B'
+}
+
+func (dialect) Quote(name string) string { return pgx.Identifier{name}.Sanitize() }
+func (dialect) Arg(n int) string         { return "$" + strconv.Itoa(n) }
+func (dialect) Ago() string              { return "statement_timestamp() - interval '1 millisecond'" }
+
+func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64) (int64, error) {
+	tx := pgstore.Tx(ctx)
+	if tx == nil {
+		return 0, fmt.Errorf("no transaction in the handler's context")
+	}
+	var id int64
+	err := tx.QueryRow(ctx, "INSERT INTO "+pgx.Identifier{table}.Sanitize()+" (key, fence) VALUES ($1, $2) RETURNING id", key, fence).Scan(&id)
+	return id, err
+}
+
+// Locked asks pg_locks.
+func (dialect) Locked(t testing.TB, d sqlfamilytest.DB, table string) bool {
+	t.Helper()
+	var held bool
+	err := d.(pgPool).QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_locks
+WHERE pid <> pg_backend_pid() AND relation = to_regclass($1)::oid)`, table).Scan(&held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return held
+}
+
+// Misconfigurations: varchar columns too narrow and an extra NOT NULL
+// column fail the acquire; header text, a trigger that raises and a rule
+// that does nothing fail (or void) the completion.
+func (d dialect) Misconfigurations() []sqlfamilytest.Misconfiguration {
+	alter := func(name string, sql func(table, fn string) string, check ...string) sqlfamilytest.Misconfiguration {
+		return sqlfamilytest.Misconfiguration{Name: name, Alter: func(t testing.TB, db sqlfamilytest.DB, table string) []string {
+			db.Exec(t, sql(d.Quote(table), d.refuseFunction(t, db, table)))
+			return check
+		}}
+	}
+	return []sqlfamilytest.Misconfiguration{
+		alter("varchar columns", func(tb, _ string) string {
+			return fmt.Sprintf(`ALTER TABLE %[1]s ALTER COLUMN key TYPE varchar(24), ALTER COLUMN fingerprint TYPE varchar(24),
+				ALTER COLUMN token TYPE varchar(24)`, tb)
+		}, "column key is character varying(24), want text", "ALTER COLUMN key TYPE text"),
+		alter("extra NOT NULL column", func(tb, _ string) string {
+			return "ALTER TABLE " + tb + " ADD COLUMN tenant_id bigint NOT NULL"
+		}, "tenant_id", "NOT NULL", "DEFAULT"),
+		alter("header text", func(tb, _ string) string {
+			return "ALTER TABLE " + tb + " ALTER COLUMN header TYPE text"
+		}, "column header is text, want jsonb", "ALTER COLUMN header TYPE jsonb"),
+		alter("failing trigger", func(tb, fn string) string {
+			return fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no updates'; END$$;
+				CREATE TRIGGER refuse BEFORE UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, tb, fn)
+		}, "trigger refuse", "DROP TRIGGER refuse"),
+		alter("rule that does nothing", func(tb, _ string) string {
+			return "CREATE RULE ignore_updates AS ON UPDATE TO " + tb + " DO INSTEAD NOTHING"
+		}, "rule ignore_updates", "DROP RULE ignore_updates ON"),
+	}
+}
+
+// refuseFunction is the quoted name of a trigger function of table's,
+// dropped (with its triggers) when the test ends.
+func (d dialect) refuseFunction(t testing.TB, on sqlfamilytest.DB, table string) string {
+	fn := d.Quote(table + "_refuse")
+	t.Cleanup(func() { _, _ = on.(pgPool).Pool.Exec(context.Background(), "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
+	return fn
+}
+
+func (d dialect) ChangeColumns(t testing.TB, db sqlfamilytest.DB, table string) []string {
+	db.Exec(t, "ALTER TABLE "+d.Quote(table)+" DROP COLUMN body_omitted, ALTER COLUMN fence TYPE integer")
+	return []string{"add column body_omitted boolean", "column fence is integer, want bigint"}
+}
+
+func (d dialect) AddRefusingTrigger(t testing.TB, db sqlfamilytest.DB, table string) string {
+	db.Exec(t, fmt.Sprintf(`CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'no writes'; END$$;
+		CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[2]s()`, d.Quote(table), d.refuseFunction(t, db, table)))
+	return "DROP TRIGGER refuse"
+}
+
+func (dialect) CreateSchema(t testing.TB, db sqlfamilytest.DB) string {
+	schema := pgtest.Name(t)
+	db.Exec(t, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { db.Exec(t, "DROP SCHEMA "+schema+" CASCADE") })
+	return schema
+}
+
+// pgPool is a pool, as the fault suite uses it.
+type pgPool struct{ *pgxpool.Pool }
+
+func (d pgPool) Exec(t testing.TB, sql string, args ...any) { pgtest.Exec(t, d.Pool, sql, args...) }
+
+func (d pgPool) Count(t testing.TB, table, where string, args ...any) int {
+	return pgtest.Count(t, d.Pool, table, where, args...)
+}
+
+func (d pgPool) Hold(t testing.TB, sql string) (release func()) {
+	ctx := context.Background()
+	tx, err := d.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, sql); err != nil {
+		_ = tx.Rollback(ctx)
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return func() { _ = tx.Rollback(ctx) }
+}
+
+func (d pgPool) Store(t testing.TB, c sqlfamilytest.StoreConfig) (sqlfamilytest.Store, string) {
+	var opts []pgstore.Option
+	if c.PurgeInterval > 0 {
+		opts = append(opts, pgstore.WithPurgeInterval(c.PurgeInterval))
+	}
+	if c.PurgeBatch > 0 {
+		opts = append(opts, pgstore.WithPurgeBatch(c.PurgeBatch))
+	}
+	if c.ReadLanes > 0 {
+		opts = append(opts, pgstore.WithReadLanes(c.ReadLanes))
+	}
+	s, table := pgtest.Store(t, d.Pool, opts...)
+	return s, table
+}
+
+func (d pgPool) NewStore(table string) sqlfamilytest.Store {
+	return pgstore.New(d.Pool, pgstore.WithTable(table), pgstore.WithPurgeInterval(-1))
+}
+
+func (d pgPool) Payments(t testing.TB) string {
+	t.Helper()
+	name := pgtest.Name(t) + "_pay"
+	pgtest.Exec(t, d.Pool, "CREATE TABLE "+name+" (id bigserial PRIMARY KEY, key text NOT NULL, fence bigint NOT NULL)")
+	t.Cleanup(func() { pgtest.Drop(t, d.Pool, name) })
+	return name
+}
