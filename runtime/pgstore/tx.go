@@ -298,8 +298,13 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 // ended the transaction) is a lost claim.
 func (r *runTx) KeepAlive(ctx context.Context) error {
 	conn := r.c.Conn().PgConn()
-	_, err := r.tx.turn.Try(func() error { return conn.Ping(ctx) })
-	return dialect.KeptAlive(err, conn.IsClosed())
+	var closed bool // read under the turn: the handler may use conn after it
+	_, err := r.tx.turn.Try(func() error {
+		err := conn.Ping(ctx)
+		closed = err != nil && conn.IsClosed()
+		return err
+	})
+	return dialect.KeptAlive(err, closed)
 }
 
 // Commit implements [idemstore.RunTx]: the completion (checked to update
