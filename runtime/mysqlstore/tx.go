@@ -86,6 +86,9 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 	if err != nil {
 		return idemstore.Acquisition{}, nil, err
 	}
+	if s.runs.OtherPayload(req.Key, req.Fingerprint) {
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil, nil
+	}
 	for attempt := 0; ; attempt++ {
 		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
 		if err != nil || how == answered {
@@ -162,7 +165,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, nil
 	}
 	run.fence = fence
-	s.runs.Add(req.Key, req.Token, run)
+	s.runs.Add(req.Key, req.Token, req.Fingerprint, run)
 	return run, fence, nil
 }
 

@@ -72,6 +72,9 @@ func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (i
 	if err != nil {
 		return idemstore.Acquisition{}, nil, err
 	}
+	if s.runs.OtherPayload(req.Key, req.Fingerprint) {
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil, nil
+	}
 	if s.heldHere(req.Key) {
 		// A run of this store holds (or is taking) the key's claim, less
 		// than its lease ago, so still held whatever its owner does: a
@@ -239,7 +242,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	}
 	if err == nil {
 		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
-		s.runs.Add(req.Key, req.Token, r)
+		s.runs.Add(req.Key, req.Token, req.Fingerprint, r)
 		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
 		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if lapsed {

@@ -37,7 +37,13 @@ func Serve(e *idem.Engine, op *idem.Operation, h http.HandlerFunc) http.Handler 
 // failed exchange returns status 0 and the error.
 func Post(t testing.TB, client *http.Client, url, key string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"amount":5}`))
+	return postBody(t, client, url, key, `{"amount":5}`)
+}
+
+// postBody is Post with body as the request's payload.
+func postBody(t testing.TB, client *http.Client, url, key, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

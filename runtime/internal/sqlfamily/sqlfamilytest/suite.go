@@ -28,6 +28,7 @@ var scenarios = []struct {
 	{"ConcurrentOneKey", testConcurrentOneKey},
 	{"SlowLiveOwnerKeepsTheKey", testSlowLiveOwnerKeepsTheKey},
 	{"ClientThatLeavesGetsAReplay", testClientThatLeavesGetsAReplay},
+	{"AnotherPayloadInFlight", testAnotherPayloadInFlight},
 	// Tables the store cannot keep its promise on (misconfig.go).
 	{"MisconfiguredTable", testMisconfiguredTable},
 	{"TriggerAddedUnderARunningStore", testTriggerAddedUnderARunningStore},

@@ -219,3 +219,42 @@ func testClientThatLeavesGetsAReplay(t *testing.T, d Dialect) {
 		t.Fatalf("%d payment rows, want 1", n)
 	}
 }
+
+// testAnotherPayloadInFlight: while a run of this process holds a key's
+// claim (its handler waits), a request under that key with another payload
+// is answered 422 at once, as it would be once the run has completed; one
+// with the same payload 409. The run then commits, and the key replays.
+func testAnotherPayloadInFlight(t *testing.T, d Dialect) {
+	db := d.Open(t, d.DSN(t), 0)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t)
+	inside, answered := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	h := PaymentHandler(d, pay, func(context.Context) {
+		if runs.Add(1) == 1 {
+			close(inside)
+			<-answered
+		}
+	})
+	op := PayOp()
+	srv := httptest.NewServer(Serve(idem.NewEngine(s), &op, h))
+	defer srv.Close()
+	first := make(chan int, 1)
+	go func() { st, _ := Post(t, srv.Client(), srv.URL, "k"); first <- st }()
+	<-inside
+	other, otherBody := postBody(t, srv.Client(), srv.URL, "k", `{"amount":6}`)
+	same, sameBody := Post(t, srv.Client(), srv.URL, "k")
+	close(answered)
+	if other != http.StatusUnprocessableEntity {
+		t.Errorf("another payload while the run holds the key = %d %s, want 422", other, otherBody)
+	}
+	if same != http.StatusConflict {
+		t.Errorf("the same payload while the run holds the key = %d %s, want 409", same, sameBody)
+	}
+	if st := <-first; st != http.StatusCreated {
+		t.Fatalf("the run = %d, want 201", st)
+	}
+	if st, _ := Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated || runs.Load() != 1 || db.Count(t, pay, "true") != 1 {
+		t.Fatalf("after the run: %d, %d runs, %d rows; want the replay of one run", st, runs.Load(), db.Count(t, pay, "true"))
+	}
+}
