@@ -93,18 +93,12 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 }
 
 // QueryRows runs query in the run's transaction and leaves its rows open.
-func (dialect) QueryRows(ctx context.Context, query string) (func() (int, error), error) {
+func (dialect) QueryRows(ctx context.Context, query string) (sqlfamilytest.Rows, error) {
 	rows, err := mysqlstore.Tx(ctx).QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return func() (int, error) {
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		return n, rows.Err()
-	}, nil
+	return rows, nil
 }
 
 // Locked tries a locking read of every row of table, without waiting:

@@ -165,7 +165,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, nil
 	}
 	run.fence = fence
-	s.runs.Add(req.Key, req.Token, req.Fingerprint, run)
+	s.runs.Add(req.Key, req.Token, run)
 	return run, fence, nil
 }
 
@@ -214,6 +214,10 @@ type runTx struct {
 }
 
 var _ idemstore.LiveRunTx = (*runTx)(nil)
+
+// Fingerprint is the fingerprint of the request the run runs
+// (sqlfamily.Run).
+func (r *runTx) Fingerprint() string { return r.fingerprint }
 
 // Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {

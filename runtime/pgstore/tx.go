@@ -242,7 +242,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	}
 	if err == nil {
 		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
-		s.runs.Add(req.Key, req.Token, req.Fingerprint, r)
+		s.runs.Add(req.Key, req.Token, r)
 		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
 		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if lapsed {
@@ -288,6 +288,10 @@ type runTx struct {
 }
 
 var _ idemstore.LiveRunTx = (*runTx)(nil)
+
+// Fingerprint is the fingerprint of the request the run runs
+// (sqlfamily.Run).
+func (r *runTx) Fingerprint() string { return r.fp }
 
 // Context implements [idemstore.RunTx].
 func (r *runTx) Context(ctx context.Context) context.Context {
