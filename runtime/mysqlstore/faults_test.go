@@ -76,6 +76,9 @@ var commitPacket = []byte("\x07\x00\x00\x00\x03COMMIT")
 
 func (dialect) IsCommit(b []byte) bool { return bytes.Contains(b, commitPacket) }
 
+// CommitSent: IsCommit saw the whole COMMIT packet.
+func (dialect) CommitSent([]byte) bool { return true }
+
 func (dialect) Quote(name string) string { return "`" + name + "`" }
 func (dialect) Arg(int) string           { return "?" }
 func (dialect) Ago() string              { return "UTC_TIMESTAMP(6) - INTERVAL 1000 MICROSECOND" }

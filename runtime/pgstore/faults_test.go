@@ -87,6 +87,9 @@ func (dialect) IsCommit(b []byte) bool {
 	return i >= 5 && b[i-5] == 'B'
 }
 
+// CommitSent: pgx sends the COMMIT in a batch that ends with a Sync.
+func (dialect) CommitSent(b []byte) bool { return bytes.HasSuffix(b, []byte{'S', 0, 0, 0, 4}) }
+
 func (dialect) Quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 func (dialect) Arg(n int) string         { return "$" + strconv.Itoa(n) }
 func (dialect) Ago() string              { return "statement_timestamp() - interval '1 millisecond'" }

@@ -38,6 +38,11 @@ type Dialect interface {
 	// IsCommit reports whether b, bytes a client sent its server in one
 	// read, holds the COMMIT the store sends after a run's completion.
 	IsCommit(b []byte) bool
+	// CommitSent reports whether b, the bytes sent from the read that
+	// held the COMMIT on, end the message it is in (a read may cut a
+	// message short, and a server that reads only part of the COMMIT
+	// before the connection closes commits nothing).
+	CommitSent(b []byte) bool
 
 	// Quote quotes an identifier.
 	Quote(name string) string

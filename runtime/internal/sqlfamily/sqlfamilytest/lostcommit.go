@@ -27,10 +27,11 @@ type CutProxy struct {
 	Cut        atomic.Int64
 	Refused    atomic.Int64 // connections First refused
 
-	isCommit func([]byte) bool
-	first    *First
-	target   string
-	wg       sync.WaitGroup
+	isCommit   func([]byte) bool
+	commitSent func([]byte) bool
+	first      *First
+	target     string
+	wg         sync.WaitGroup
 }
 
 // First is a check of each connection's first message, client to server.
@@ -46,7 +47,7 @@ func NewCutProxy(t testing.TB, d Dialect, target string, first *First) *CutProxy
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &CutProxy{Addr: l.Addr().String(), isCommit: d.IsCommit, first: first, target: target}
+	p := &CutProxy{Addr: l.Addr().String(), isCommit: d.IsCommit, commitSent: d.CommitSent, first: first, target: target}
 	p.wg.Go(func() {
 		for {
 			c, err := l.Accept()
@@ -97,6 +98,16 @@ func (p *CutProxy) serve(client net.Conn) {
 			}
 			if p.isCommit(buf[:n]) && p.Armed.CompareAndSwap(true, false) {
 				p.Cut.Add(1)
+				// Forward the rest of the COMMIT's message, should the
+				// read have cut it short.
+				sent := append([]byte(nil), buf[:n]...)
+				for !p.commitSent(sent) {
+					m, err := client.Read(buf)
+					if _, werr := server.Write(buf[:m]); werr != nil || err != nil {
+						break
+					}
+					sent = append(sent, buf[:m]...)
+				}
 				// The server has the COMMIT; the client never hears back.
 				_ = client.Close()
 				// Let the server read to the end before it sees the EOF.
