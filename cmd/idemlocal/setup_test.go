@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // The set-up the README gives a new user (and docs/setup.md repeats) is

@@ -27,10 +27,10 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/stdapi"
 	"github.com/idemgen/idemgen/internal/e2e/stdstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
