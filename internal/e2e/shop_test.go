@@ -348,11 +348,11 @@ func netHTTPAndEchoGinServers(opts ...idem.Option) []server {
 			return r
 		}, false},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
-			r := ginRouter()
 			// gin's strict server hands the typed handler the *gin.Context
 			// as its context.Context, which reaches the request's context
-			// (idem.FromContext, cancellation) only with this set.
-			r.ContextWithFallback = true
+			// only with ContextWithFallback. Left unset here: idem.FromContext
+			// and the stores' Tx must reach the handler without it.
+			r := ginRouter()
 			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandlerWithIdempotency(ginStrictShop{strictShop{s}}, nil, store, opts...))
 			return r
 		}, false},

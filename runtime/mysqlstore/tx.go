@@ -28,7 +28,7 @@ type txKey struct{}
 // stored response, or not at all. The engine commits or rolls it back:
 // its Commit and Rollback refuse (see [Transaction]).
 func Tx(ctx context.Context) *Transaction {
-	tx, _ := ctx.Value(txKey{}).(*Transaction)
+	tx, _ := idemstore.Value(ctx, txKey{}).(*Transaction)
 	return tx
 }
 

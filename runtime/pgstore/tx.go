@@ -43,7 +43,7 @@ type txKey struct{}
 // Commit and Rollback return an error): the engine does. Begin makes a
 // savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {
-	tx, _ := ctx.Value(txKey{}).(pgx.Tx)
+	tx, _ := idemstore.Value(ctx, txKey{}).(pgx.Tx)
 	return tx
 }
 
