@@ -47,8 +47,7 @@ replaces() {
 
 # PUBLISHED lists the modules a release tags, by their directory; every
 # other go.mod of the checkout is a module of tests, helpers or examples.
-PUBLISHED=". lua runtime runtime/pgstore runtime/mysqlstore runtime/idemotel
-  runtime/idemecho runtime/idemecho5 runtime/idemfiber runtime/idemfiber3 runtime/idemgin runtime/idemiris"
+PUBLISHED=$(grep -v '^#' "$ROOT/scripts/published-modules")
 # GRAPH_PENDING lists edges "published -> helper" still to be removed, each
 # allowed until then; none today.
 GRAPH_PENDING=${GRAPH_PENDING:-}
