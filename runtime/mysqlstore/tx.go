@@ -291,7 +291,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	err = r.s.complete(ctx, r.tx.StmtContext(ctx, st.completeTx).ExecContext, r.key, r.token, r.fence, rec, retention)
 	switch {
 	case errors.Is(err, idemstore.ErrNotOwner):
-		return err // the transaction (and the claim) ended: a deadlock
+		return r.unguarded(ctx, st.flavor, err)
 	case err != nil && claimLost(err):
 		return idemstore.ErrNotOwner // the server ended the transaction
 	case err != nil:
