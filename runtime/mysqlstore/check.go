@@ -81,7 +81,7 @@ func (s *Store) serverProblems(ctx context.Context) ([]string, error) {
 	err := s.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet, @@innodb_rollback_on_timeout").
 		Scan(&flush, &logBin, &syncBinlog, &mode, &packet, &rollbackOnTimeout)
 	if err != nil {
-		return nil, err
+		return nil, connectProblem(err)
 	}
 	s.packet.Store(packet)
 	var problems []string
