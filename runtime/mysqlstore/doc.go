@@ -29,9 +29,9 @@
 // operation's lock (idle_transaction_timeout), its writes rolled back and
 // its client answered what the key stands for now. A live owner keeps the
 // key for as long as its handler runs, however long it spends outside the
-// database: while the handler runs, the engine pings the run's connection
-// every third of the lock, taking turns with the handler's statements (see
-// [Transaction]). What Tx cannot undo: a
+// database: while the handler runs, the engine sends a statement on the
+// run's connection every third of the lock, taking turns with the
+// handler's statements (see [Transaction]). What Tx cannot undo: a
 // call to another system from the handler (an HTTP request, a message
 // sent); the fence (idem.FromContext) and that system's own idempotency key
 // cover it.
