@@ -111,9 +111,9 @@ func (t *Transaction) Commit() error { return errEngineEnds }
 // handler returns an error or a status that is not stored.
 func (t *Transaction) Rollback() error { return errEngineEnds }
 
-// keepAlive runs ping unless a statement of the handler's, or rows it has
-// not closed, hold the connection: no command may be sent on it then, and
-// none need be.
+// keepAlive runs ping (the keep-alive's statement) unless a statement of
+// the handler's, or rows it has not closed, hold the connection: no command
+// may be sent on it then, and none need be.
 func (t *Transaction) keepAlive(ping func() error) error {
 	_, err := t.turn.Try(func() error {
 		kept := t.open[:0]
