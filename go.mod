@@ -18,6 +18,8 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
+require github.com/idemgen/idemgen/runtime/redisstore v0.0.0
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dprotaso/go-yit v0.0.0-20220510233725-9ba8df137936 // indirect
@@ -42,6 +44,7 @@ require (
 replace (
 	github.com/idemgen/idemgen/lua => ./lua
 	github.com/idemgen/idemgen/runtime => ./runtime
+	github.com/idemgen/idemgen/runtime/redisstore => ./runtime/redisstore
 )
 
 tool (

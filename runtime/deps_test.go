@@ -90,7 +90,7 @@ func TestEngineTestsDoNotLinkRedis(t *testing.T) {
 	}
 	for _, dep := range deps {
 		switch {
-		case dep == "github.com/idemgen/idemgen/runtime/redisstore", dep == "github.com/idemgen/idemgen/runtime/embedredis",
+		case dep == "github.com/idemgen/idemgen/runtime/redisstore", dep == "github.com/idemgen/idemgen/runtime/redisstore/embedredis",
 			dep == "github.com/idemgen/idemgen/lua",
 			strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/redisstore/redistest"),
 			strings.HasPrefix(dep, "github.com/redis/"), strings.HasPrefix(dep, "github.com/alicebob/miniredis"):

@@ -13,6 +13,8 @@
 #     store's driver (github.com/go-sql-driver/mysql) and the driver's one
 #     dependency more than the runtime's user of 1: at most MYSQL_EXTRA_MAX
 #     modules from elsewhere, and never pgx.
+#  3b. A module whose program uses only the PostgreSQL store, and one that
+#     only uses the client, list no go-redis and no miniredis.
 #  4. The graph of this checkout's modules (each go.mod's require lines,
 #     read with `go mod edit -json`): a published module (PUBLISHED, what a
 #     release tags) requires no module of this checkout that is not
@@ -70,7 +72,7 @@ fail=0
 # 1. The runtime alone.
 newmod "$WORK/runtime-user" runtime-user
 replaces >>"$WORK/runtime-user/go.mod"
-echo 'require github.com/idemgen/idemgen/runtime v0.0.0' >>"$WORK/runtime-user/go.mod"
+printf 'require (\n\tgithub.com/idemgen/idemgen/runtime v0.0.0\n\tgithub.com/idemgen/idemgen/runtime/redisstore v0.0.0\n)\n' >>"$WORK/runtime-user/go.mod"
 cat >"$WORK/runtime-user/main.go" <<'GO'
 package main
 
@@ -129,6 +131,42 @@ echo "$extra" | sed 's/^/  + /' >&2
 echo "$ours" | sed 's/^/  + (idemgen) /' >&2
 if [ "$m" -gt "$MYSQL_EXTRA_MAX" ]; then log "FAIL: mysqlstore pulls more than its driver"; fail=1; fi
 if echo "$extra" | grep -q 'jackc/pgx'; then log "FAIL: mysqlstore pulls pgx"; fail=1; fi
+
+# 3b. A PostgreSQL-only service and a program that only retries as a client
+# have no Redis in their module graph: no go-redis, no miniredis.
+newmod "$WORK/pg-user" pg-user
+replaces >>"$WORK/pg-user/go.mod"
+echo 'require github.com/idemgen/idemgen/runtime/pgstore v0.0.0' >>"$WORK/pg-user/go.mod"
+cat >"$WORK/pg-user/main.go" <<'GO'
+package main
+
+import (
+	"net/http"
+
+	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore"
+)
+
+func main() {
+	_ = idem.NewEngine(pgstore.New(nil)).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+}
+GO
+newmod "$WORK/client-user" client-user
+replaces >>"$WORK/client-user/go.mod"
+echo 'require github.com/idemgen/idemgen/runtime v0.0.0' >>"$WORK/client-user/go.mod"
+cat >"$WORK/client-user/main.go" <<'GO'
+package main
+
+import idem "github.com/idemgen/idemgen/runtime"
+
+func main() { _ = idem.NewCaller() }
+GO
+for u in pg-user client-user; do
+  (cd "$WORK/$u" && go mod tidy && go build ./...)
+  redis=$( (cd "$WORK/$u" && go list -m all) | grep -E 'redis/go-redis|alicebob/miniredis' || true)
+  log "$u: $( (cd "$WORK/$u" && go list -m all) | wc -l) modules in go list -m all, Redis among them: ${redis:-none}"
+  if [ -n "$redis" ]; then log "FAIL: $u's module graph has $redis"; fail=1; fi
+done
 
 # 2. The generator as a tool, beside oapi-codegen's tool alone.
 newmod "$WORK/tool-oapi" tool-oapi

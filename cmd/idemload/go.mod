@@ -4,6 +4,8 @@ go 1.25.0
 
 require github.com/idemgen/idemgen/internal/loadtest v0.0.0
 
+require github.com/idemgen/idemgen/runtime/redisstore v0.0.0 // indirect
+
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -25,4 +27,5 @@ replace (
 	github.com/idemgen/idemgen/internal/loadtest => ../../internal/loadtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
+	github.com/idemgen/idemgen/runtime/redisstore => ../../runtime/redisstore
 )

@@ -19,7 +19,10 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
 
-require github.com/idemgen/idemgen v0.0.0
+require (
+	github.com/idemgen/idemgen v0.0.0
+	github.com/idemgen/idemgen/runtime/redisstore v0.0.0
+)
 
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
@@ -67,6 +70,7 @@ replace (
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/idemecho => ../../runtime/idemecho
 	github.com/idemgen/idemgen/runtime/idemotel => ../../runtime/idemotel
+	github.com/idemgen/idemgen/runtime/redisstore => ../../runtime/redisstore
 )
 
 tool (

@@ -20,6 +20,7 @@ require (
 	github.com/idemgen/idemgen/runtime/idemiris v0.0.0
 	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
+	github.com/idemgen/idemgen/runtime/redisstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kataras/iris/v12 v12.2.11
 	github.com/labstack/echo/v4 v4.16.0
@@ -155,4 +156,5 @@ replace (
 	github.com/idemgen/idemgen/runtime/idemotel => ../../runtime/idemotel
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
+	github.com/idemgen/idemgen/runtime/redisstore => ../../runtime/redisstore
 )

@@ -28,8 +28,8 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/stdstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 

@@ -10,6 +10,7 @@ require (
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
+	github.com/idemgen/idemgen/runtime/redisstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
 
@@ -40,4 +41,5 @@ replace (
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
+	github.com/idemgen/idemgen/runtime/redisstore => ../../runtime/redisstore
 )

@@ -10,15 +10,13 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemecho"
-	"github.com/idemgen/idemgen/runtime/redisstore"
-	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
-	_, rdb := redistest.Mini(t)
-	return idem.NewEngine(redisstore.New(rdb))
+	return idem.NewEngine(memstore.New())
 }
 
 func post(h http.Handler) *httptest.ResponseRecorder {

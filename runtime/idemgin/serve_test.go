@@ -9,8 +9,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemgin"
-	"github.com/idemgen/idemgen/runtime/redisstore"
-	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -18,8 +17,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
-	_, rdb := redistest.Mini(t)
-	return idem.NewEngine(redisstore.New(rdb))
+	return idem.NewEngine(memstore.New())
 }
 
 func post(h http.Handler) *httptest.ResponseRecorder {

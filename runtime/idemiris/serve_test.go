@@ -9,15 +9,13 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemiris"
-	"github.com/idemgen/idemgen/runtime/redisstore"
-	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
-	_, rdb := redistest.Mini(t)
-	return idem.NewEngine(redisstore.New(rdb))
+	return idem.NewEngine(memstore.New())
 }
 
 func post(app *iris.Application) *httptest.ResponseRecorder {
@@ -108,8 +106,7 @@ func TestServeRestoresWriterOnPanic(t *testing.T) {
 // was not stored.
 func TestCaptureStreamsPastTheLimit(t *testing.T) {
 	const limit, chunk, chunks = 64 << 10, 64 << 10, 4
-	_, rdb := redistest.Mini(t)
-	engine := idem.NewEngine(redisstore.New(rdb), idem.WithStoredBodyLimit(limit))
+	engine := idem.NewEngine(memstore.New(), idem.WithStoredBodyLimit(limit))
 	runs := 0
 	var client *httptest.ResponseRecorder
 	sentBeforeLast := 0

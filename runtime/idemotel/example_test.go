@@ -7,14 +7,12 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemotel"
-	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 // An engine whose hooks record metrics into an SDK meter provider; here a
@@ -28,12 +26,7 @@ func ExampleNewHooks() {
 		panic(err)
 	}
 
-	mr := miniredis.NewMiniRedis()
-	if err := mr.Start(); err != nil {
-		panic(err)
-	}
-	defer mr.Close()
-	store := redisstore.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+	store := memstore.New() // any store: redisstore.New(rdb), pgstore.New(pool), ...
 	h := idem.NewEngine(store, idem.WithHooks(hooks)).Middleware(idem.Operation{ID: "createPet"})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	for range 2 { // a first run, then its replay

@@ -3,12 +3,7 @@ module github.com/idemgen/idemgen/runtime/idemotel
 go 1.25.0
 
 require (
-	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/idemgen/idemgen/runtime v0.0.0
-	// v9.22.0, not v9.23.0: v9.23.0 declares go 1.26.0, which would force
-	// Go 1.26 on every module that requires idemgen. Users on Go 1.26 may
-	// require v9.23.0 themselves.
-	github.com/redis/go-redis/v9 v9.22.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/sdk v1.46.0
@@ -21,10 +16,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idemgen/idemgen/lua v0.0.0 // indirect
-	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
-	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 )
 
 // Config selects the Redis the demo runs on.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/idemgen/idemgen/examples/petstore/server"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
-	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 )
 
 // TestEchoWiring: the echo server of the petstore, wired as docs/server.md shows,

@@ -2,19 +2,18 @@ package idemstoretest_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
+	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
-	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-// countingStore is a store of one's own: it wraps another (here the Redis
-// store) and counts the acquires, for a metric.
+// countingStore is a store of one's own: it wraps another (here the
+// in-memory reference store) and counts the acquires, for a metric.
 type countingStore struct {
 	idemstore.Store
 	acquires atomic.Int64
@@ -28,13 +27,13 @@ func (s *countingStore) Acquire(ctx context.Context, req idemstore.AcquireReques
 
 // TestCountingStore runs the conformance suite against the wrapper.
 func TestCountingStore(t *testing.T) {
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = rdb.Close() })
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the stores' clock, moved by Advance
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	idemstoretest.Run(t, idemstoretest.Harness{
 		New: func() (idemstore.Store, error) {
-			return &countingStore{Store: redisstore.New(rdb)}, nil
+			return &countingStore{Store: memstore.New(memstore.WithClock(clock))}, nil
 		},
-		Advance: mr.FastForward, // miniredis's clock: the exact boundaries are checked too
+		Advance: func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) },
 	})
 }

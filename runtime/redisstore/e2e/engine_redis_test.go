@@ -11,8 +11,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )

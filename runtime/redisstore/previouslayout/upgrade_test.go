@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
-	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/runtime/embedredis"
+	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 )
 
 // TestKeysExpireWithTheWallClock: a key set with a TTL is gone once the TTL
