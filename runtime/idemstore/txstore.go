@@ -2,8 +2,16 @@ package idemstore
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrTxEnded is matched (errors.Is) by the error of a [RunTx.Commit] that
+// found the run's transaction already ended by the handler (pgstore: a
+// COMMIT or ROLLBACK sent as SQL): the record is not written, and what the
+// handler's statements did is what that end made of them. It is not a
+// store failure: the engine answers 500 transaction-ended and logs it.
+var ErrTxEnded = errors.New("idem: the handler ended the run's transaction itself; the engine commits or rolls it back")
 
 // TxStore is a [Store] that commits a handler's own database writes together
 // with its result, in one transaction that also holds the key's claim: one
@@ -126,7 +134,11 @@ type RunTx interface {
 	// before (the store or the server ended the transaction: a frozen
 	// owner's, see [TxStore]), nothing committed; otherwise an error
 	// matching [ErrStoreUnavailable], when the commit is known not to have
-	// happened or its fate could not be learned. A commit whose answer was
+	// happened or its fate could not be learned (and also
+	// [ErrStoreMisconfigured] when the database refused the completion for
+	// how it is set up: a constraint, a trigger, a value too large), or
+	// [ErrTxEnded] when the handler ended the transaction itself, in
+	// which case nothing is written. A commit whose answer was
 	// lost is looked up before Commit returns, so that nil is returned if it
 	// did commit. If the handler's own statements left the transaction
 	// unable to commit (an error of its, which it answered with a stored
