@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"unsafe"
@@ -10,12 +11,19 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // errEngineEnds is what Commit and Rollback of a run's transaction answer
 // the handler: the engine ends the transaction, with the record.
 var errEngineEnds = errors.New("pgstore: the run's transaction is committed or rolled back by the engine, not the handler")
+
+// errEndedByHandler is what the run's Commit, and every statement of the
+// handler's after the end, answer once a statement of the handler's (a
+// COMMIT, ROLLBACK, END or ABORT sent as SQL) ended the run's transaction:
+// a later statement would commit on its own, outside the claim.
+var errEndedByHandler = fmt.Errorf("pgstore: a statement of the handler's (COMMIT or ROLLBACK sent as SQL) ended the run's transaction, and with it the key's claim; end it only through the engine: %w", idemstore.ErrTxEnded)
 
 // connTx is the pgx.Tx that [Tx] hands a handler: the run's transaction on
 // its connection. The store begins it with the claim in one round trip
@@ -26,7 +34,7 @@ var errEngineEnds = errors.New("pgstore: the run's transaction is committed or r
 // Each statement takes the connection's turn (sqlfamily.Turn) until it is
 // done, its rows or batch results included, so that the run's keep-alive
 // (runTx.KeepAlive) never sends while the handler's statement is on the
-// connection.
+// connection; and each is refused once the transaction has ended (take).
 type connTx struct {
 	conn       *pgx.Conn
 	turn       sqlfamily.Turn
@@ -45,6 +53,21 @@ func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	return sp, nil
 }
 
+// take takes the connection's turn for a statement of the handler's,
+// unless the transaction is over: the connection is idle (pgconn's
+// transaction status, which the server's last answer set: no round trip)
+// only when a statement of the handler's ended it.
+func (t *connTx) take() error {
+	if err := t.turn.Take(); err != nil {
+		return err
+	}
+	if t.conn.PgConn().TxStatus() == 'I' {
+		t.turn.Give()
+		return errEndedByHandler
+	}
+	return nil
+}
+
 // Commit refuses: the engine commits the run's transaction with its record.
 func (t *connTx) Commit(context.Context) error { return errEngineEnds }
 
@@ -54,7 +77,7 @@ func (t *connTx) Rollback(context.Context) error { return errEngineEnds }
 
 // CopyFrom delegates to the connection.
 func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return 0, err
 	}
 	defer t.turn.Give()
@@ -64,7 +87,7 @@ func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 // SendBatch delegates to the connection; the results hold the connection
 // until closed.
 func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
 	return &heldBatch{BatchResults: t.conn.SendBatch(ctx, b), turn: &t.turn}
@@ -75,7 +98,7 @@ func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
 
 // Prepare delegates to the connection.
 func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return nil, err
 	}
 	defer t.turn.Give()
@@ -84,7 +107,7 @@ func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Stateme
 
 // Exec delegates to the connection.
 func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	defer t.turn.Give()
@@ -94,7 +117,7 @@ func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 // Query delegates to the connection; the rows hold the connection until
 // closed (or read to their end).
 func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return nil, err
 	}
 	rows, err := t.conn.Query(ctx, sql, args...)
