@@ -100,9 +100,11 @@ func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, 
 			return nil, s
 		}
 		l.e.report(ctx, l.k, nil, ev, levelError, "idem: the run's transaction ended before its completion, and no other run holds the key: nothing is stored, and the key is free")
-		return nil, &uncommittedError{err: err}
+		return nil, &uncommittedError{err: storeFailure("complete", err)}
 	case errors.Is(err, idemstore.ErrTxEnded):
-		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, levelError, "idem: the handler ended the run's transaction itself (a COMMIT or ROLLBACK of its own): its result is not stored, and the key is free; leave the end of the transaction to the engine")
+		// Not the store's failure: the key is released, as after a
+		// handler's error.
+		l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, levelError, "idem: the handler ended the run's transaction itself (a COMMIT or ROLLBACK of its own): its result is not stored, and the key is free; leave the end of the transaction to the engine")
 		return nil, &uncommittedError{err: err}
 	}
 	// Not committed, or not known to be: the client is told so. The
