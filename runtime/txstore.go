@@ -22,18 +22,19 @@ func (e *uncommittedError) Error() string { return "idem: run not committed: " +
 // Unwrap returns the cause.
 func (e *uncommittedError) Unwrap() error { return e.err }
 
-// problem is the answer to a run that did not commit because of err: 500
-// transaction-ended when the handler ended the transaction itself (a fault
-// of the handler's); 500 store-completion-failed when the store refused
-// the completion for how it is set up (a constraint, a trigger, a value too
-// large: a retry would run the handler again to the same refusal);
-// otherwise 503 store-completion-failed with Retry-After (the store failed,
-// or the claim ended with nothing holding the key: a retry runs at once).
+// uncommittedProblem is the answer to a run that did not commit because of
+// err: 500 transaction-ended when the handler ended the transaction
+// itself, or tried to (a fault of the handler's); 500
+// store-completion-failed when the store refused the completion for how it
+// is set up (a constraint, a trigger, a value too large: a retry would run
+// the handler again to the same refusal); otherwise 503
+// store-completion-failed with Retry-After (the store failed, or the claim
+// ended with nothing holding the key: a retry runs at once).
 func uncommittedProblem(err error) *Problem {
 	switch {
 	case errors.Is(err, idemstore.ErrTxEnded):
 		return NewProblem(http.StatusInternalServerError, CodeTransactionEnded,
-			"the handler ended the idempotency store's transaction itself, so its result was not stored; the key is free")
+			"the handler ended, or tried to end, the idempotency store's transaction itself, so its result was not stored; the key is free")
 	case errors.Is(err, ErrStoreMisconfigured):
 		return NewProblem(http.StatusInternalServerError, CodeStoreCompletionFailed,
 			"the idempotency store refused to store the result with the handler's writes, which were rolled back; the key is free")
@@ -104,7 +105,7 @@ func (l *lease) runTx(ctx context.Context, fn func(context.Context) (*Response, 
 	case errors.Is(err, idemstore.ErrTxEnded):
 		// Not the store's failure: the key is released, as after a
 		// handler's error.
-		l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, levelError, "idem: the handler ended the run's transaction itself (a COMMIT or ROLLBACK of its own): its result is not stored, and the key is free; leave the end of the transaction to the engine")
+		l.e.report(ctx, l.k, l.e.cfg.hooks.Released, ev, levelError, "idem: the handler ended, or tried to end, the run's transaction itself (a COMMIT or ROLLBACK sent as SQL): its result is not stored, and the key is free; leave the end of the transaction to the engine")
 		return nil, &uncommittedError{err: err}
 	}
 	// Not committed, or not known to be: the client is told so. The

@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// ErrTxEnded is matched (errors.Is) by the error of a [RunTx.Commit] that
-// found the run's transaction already ended by the handler (pgstore: a
-// COMMIT or ROLLBACK sent as SQL): the record is not written, and what the
-// handler's statements did is what that end made of them. It is not a
-// store failure: the engine answers 500 transaction-ended and logs it.
+// ErrTxEnded is matched (errors.Is) by the error of a [RunTx.Commit] whose
+// handler ended the run's transaction itself, or tried to (pgstore: a
+// COMMIT or ROLLBACK sent as SQL, which the store refuses to send): the
+// record is not written, and the run is rolled back (or is what the
+// handler's end made of it). The store's refusal of such a statement
+// matches it too. It is not a store failure: the engine answers 500
+// transaction-ended and logs it.
 var ErrTxEnded = errors.New("idem: the handler ended the run's transaction itself; the engine commits or rolls it back")
 
 // TxStore is a [Store] that commits a handler's own database writes together
@@ -137,8 +139,8 @@ type RunTx interface {
 	// happened or its fate could not be learned (and also
 	// [ErrStoreMisconfigured] when the database refused the completion for
 	// how it is set up: a constraint, a trigger, a value too large), or
-	// [ErrTxEnded] when the handler ended the transaction itself, in
-	// which case nothing is written. A commit whose answer was
+	// [ErrTxEnded] when the handler ended the transaction itself or tried
+	// to, in which case no record is written. A commit whose answer was
 	// lost is looked up before Commit returns, so that nil is returned if it
 	// did commit. If the handler's own statements left the transaction
 	// unable to commit (an error of its, which it answered with a stored

@@ -19,11 +19,17 @@ import (
 // the handler: the engine ends the transaction, with the record.
 var errEngineEnds = errors.New("pgstore: the run's transaction is committed or rolled back by the engine, not the handler")
 
+// errEndRefused is what a statement of the handler's that would end the
+// run's transaction (endsTransaction) answers, unsent, and every statement
+// after it: the run is rolled back once the handler returns.
+var errEndRefused = fmt.Errorf("pgstore: COMMIT, ROLLBACK, END, ABORT and PREPARE TRANSACTION are not sent on the run's transaction, which the engine ends: the run is rolled back and answered 500 when the handler returns: %w", idemstore.ErrTxEnded)
+
 // errEndedByHandler is what the run's Commit, and every statement of the
-// handler's after the end, answer once a statement of the handler's (a
-// COMMIT, ROLLBACK, END or ABORT sent as SQL) ended the run's transaction:
-// a later statement would commit on its own, outside the claim.
-var errEndedByHandler = fmt.Errorf("pgstore: a statement of the handler's (COMMIT or ROLLBACK sent as SQL) ended the run's transaction, and with it the key's claim; end it only through the engine: %w", idemstore.ErrTxEnded)
+// handler's after the end, answer once a statement of the handler's that
+// endsTransaction could not recognize (an end behind another statement of
+// a multi-statement string) ended the run's transaction: a later
+// statement would commit on its own, outside the claim.
+var errEndedByHandler = fmt.Errorf("pgstore: a statement of the handler's ended the run's transaction, and with it the key's claim; end it only through the engine: %w", idemstore.ErrTxEnded)
 
 // connTx is the pgx.Tx that [Tx] hands a handler: the run's transaction on
 // its connection. The store begins it with the claim in one round trip
@@ -39,6 +45,7 @@ type connTx struct {
 	conn       *pgx.Conn
 	turn       sqlfamily.Turn
 	savepoints int64 // savepoints begun, to name the next
+	refused    bool  // a statement that ends the transaction was refused: the run rolls back
 }
 
 var _ pgx.Tx = (*connTx)(nil)
@@ -53,15 +60,26 @@ func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	return sp, nil
 }
 
-// take takes the connection's turn for a statement of the handler's,
-// unless the transaction is over: the connection is idle (pgconn's
-// transaction status, which the server's last answer set: no round trip)
-// only when a statement of the handler's ended it.
-func (t *connTx) take() error {
+// take takes the connection's turn for a statement of the handler's, sql
+// ("" for none: CopyFrom), unless the transaction is over or must be: sql
+// would end it (it is refused, unsent, and the run with it), an earlier
+// one was refused, or the connection is idle (pgconn's transaction status,
+// which the server's last answer set: no round trip), which it is only
+// when a statement of the handler's ended the transaction.
+func (t *connTx) take(sql ...string) error {
 	if err := t.turn.Take(); err != nil {
 		return err
 	}
-	if t.conn.PgConn().TxStatus() == 'I' {
+	for _, q := range sql {
+		if endsTransaction(q) {
+			t.refused = true
+		}
+	}
+	switch {
+	case t.refused:
+		t.turn.Give()
+		return errEndRefused
+	case t.conn.PgConn().TxStatus() == 'I':
 		t.turn.Give()
 		return errEndedByHandler
 	}
@@ -87,10 +105,19 @@ func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 // SendBatch delegates to the connection; the results hold the connection
 // until closed.
 func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := t.take(); err != nil {
+	if err := t.take(batchSQL(b)...); err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
 	return &heldBatch{BatchResults: t.conn.SendBatch(ctx, b), turn: &t.turn}
+}
+
+// batchSQL is the SQL of b's statements.
+func batchSQL(b *pgx.Batch) []string {
+	sql := make([]string, len(b.QueuedQueries))
+	for i, q := range b.QueuedQueries {
+		sql[i] = q.SQL
+	}
+	return sql
 }
 
 // LargeObjects returns the large objects of the transaction.
@@ -98,7 +125,7 @@ func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
 
 // Prepare delegates to the connection.
 func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if err := t.take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return nil, err
 	}
 	defer t.turn.Give()
@@ -107,7 +134,7 @@ func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Stateme
 
 // Exec delegates to the connection.
 func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	defer t.turn.Give()
@@ -117,7 +144,7 @@ func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 // Query delegates to the connection; the rows hold the connection until
 // closed (or read to their end).
 func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := t.take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return nil, err
 	}
 	rows, err := t.conn.Query(ctx, sql, args...)

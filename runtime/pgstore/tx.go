@@ -319,10 +319,11 @@ func (r *runTx) KeepAlive(ctx context.Context) error {
 // one round trip.
 //
 // A transaction that the server ended (the owner was idle past its lease:
-// a frozen owner's) commits nothing: ErrNotOwner. One that a statement of
-// the handler's ended (a COMMIT or ROLLBACK sent as SQL, which leaves the
-// connection idle: its transaction status says so without a round trip)
-// gets no record: an error matching idemstore.ErrTxEnded. A COMMIT that fails
+// a frozen owner's) commits nothing: ErrNotOwner. A run whose handler sent
+// a statement that ends the transaction (refused, unsent: connTx.take) is
+// rolled back, and one whose handler ended it after all (the connection is
+// idle: its transaction status says so without a round trip) gets no
+// record; both return an error matching idemstore.ErrTxEnded. A COMMIT that fails
 // without a server's answer (the connection broke, or ctx ended while the
 // server was still committing) is looked up on another connection and a
 // context of its own (at most 10 s), by the transaction's id (waiting for
@@ -342,10 +343,17 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	}
 	r.done = true
 	defer r.s.forget(r)
-	if conn := r.c.Conn().PgConn(); conn.TxStatus() == 'I' && !conn.IsClosed() {
-		// A statement of the handler's ended the transaction: what it did
-		// is what the COMMIT or ROLLBACK made of it, and no record is
-		// written for it. The connection is idle: back to the pool.
+	switch conn := r.c.Conn().PgConn(); {
+	case r.tx.refused:
+		// The handler tried to end the transaction: nothing of the run
+		// commits, and no record is written for it.
+		endConn(ctx, r.c)
+		return errEndRefused
+	case conn.TxStatus() == 'I' && !conn.IsClosed():
+		// A statement of the handler's ended the transaction after all
+		// (behind another one): what it did is what that end made of
+		// it, and no record is written for it. The connection is idle:
+		// back to the pool.
 		r.c.Release()
 		return errEndedByHandler
 	}

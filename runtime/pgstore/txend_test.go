@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
@@ -14,108 +16,92 @@ import (
 	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
 )
 
-// endingHandler inserts a payment, sends end (COMMIT or ROLLBACK) as SQL
-// through the run's transaction, calls between, tries a second payment
-// (whose error it reports on after) and answers 201 with the first
-// payment's id, as a handler that ignores errors would.
-func endingHandler(t *testing.T, pay, end string, between func(), after chan<- error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay)
-		if err != nil {
-			t.Error(err)
-		}
-		if _, err := pgstore.Tx(r.Context()).Exec(r.Context(), end); err != nil {
-			t.Errorf("%s: %v", end, err)
-		}
-		between()
-		_, err = sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay)
-		after <- err
-		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"id":%d}`, id)
-	}
-}
-
-// TestHandlerRollbackAsSQL: a handler that rolls the run's transaction
-// back with SQL (Tx(ctx).Exec("ROLLBACK")) and answers 201 gets 500
-// transaction-ended, never a 201 for a payment that does not exist; its
-// statements after the ROLLBACK are refused (they would commit on their
-// own, outside the claim), nothing is stored, and the key is free: the
-// retry runs.
-func TestHandlerRollbackAsSQL(t *testing.T) {
+// TestHandlerEndsTransactionAsSQL: a handler that sends a statement ending
+// the run's transaction through Tx(ctx) (COMMIT, ROLLBACK, ...) and then
+// answers 201 anyway. The statement is refused before it is sent, so the
+// claim holds: a duplicate, on this store or another (another instance),
+// is answered 409 until the handler returns. The handler's later
+// statements are refused too, and the run is answered 500
+// transaction-ended, nothing of it committed and nothing stored: the key
+// is free, and the retry runs. A ROLLBACK the refusal cannot see (behind
+// another statement of a multi-statement string) ends the transaction on
+// the server: the store sees it in the connection's transaction status and
+// answers the same 500, never a 201 for a row that does not exist, but
+// the claim ended with it, so another instance's duplicate runs meanwhile.
+func TestHandlerEndsTransactionAsSQL(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
-	s, records := pgtest.Store(t, pool)
-	pay := pgPool{pool}.Payments(t)
-	after := make(chan error, 1)
-	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s, idem.WithLogger(nil)), endingHandler(t, pay, "ROLLBACK", func() {}, after)))
-	defer srv.Close()
-	st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
-	if st != http.StatusInternalServerError || sqlfamilytest.ProblemCode(body) != idem.CodeTransactionEnded {
-		t.Fatalf("a run whose handler sent ROLLBACK = %d %s; want 500 %s", st, body, idem.CodeTransactionEnded)
-	}
-	if err := <-after; !errors.Is(err, idemstore.ErrTxEnded) {
-		t.Errorf("a statement after the handler's ROLLBACK = %v; want it refused (ErrTxEnded)", err)
-	}
-	if n := pgtest.Count(t, pool, pay, "true"); n != 0 {
-		t.Errorf("%d payment rows; want 0 (rolled back, and the later one refused)", n)
-	}
-	if n := pgtest.Count(t, pool, records, "true"); n != 0 {
-		t.Errorf("%d records; want 0", n)
-	}
-	srv.Config.Handler = sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, nil))
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
-		t.Fatalf("the retry = %d %s; want 201 (the key is free)", st, body)
-	}
-}
+	for _, c := range []struct {
+		name string
+		sql  string
+		args []any
+		sent bool // the end reaches the server
+	}{
+		{"COMMIT", "COMMIT", nil, false},
+		{"ROLLBACK", "rollback", nil, false},
+		{"END", " \n\tEnd;", nil, false},
+		{"ABORT after a comment", "/* undo */ -- all\nABORT", nil, false},
+		{"COMMIT AND CHAIN", "COMMIT AND CHAIN", nil, false},
+		{"PREPARE TRANSACTION", "PREPARE TRANSACTION 'p'", nil, false},
+		{"ROLLBACK behind another statement", "SELECT 1; ROLLBACK", []any{pgx.QueryExecModeSimpleProtocol}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, records := pgtest.Store(t, pool)
+			other := pgstore.New(pgtest.Pool(t, 0), pgstore.WithTable(records), pgstore.WithPurgeInterval(-1))
+			defer other.Close()
+			pay := pgPool{pool}.Payments(t)
+			ended, resume := make(chan error, 1), make(chan struct{})
+			later := make(chan error, 1)
+			srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s, idem.WithLogger(nil)), func(w http.ResponseWriter, r *http.Request) {
+				id, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay)
+				if err != nil {
+					t.Error(err)
+				}
+				_, err = pgstore.Tx(r.Context()).Exec(r.Context(), c.sql, c.args...)
+				ended <- err
+				<-resume
+				_, err = sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay)
+				later <- err
+				w.WriteHeader(http.StatusCreated)
+				fmt.Fprintf(w, `{"id":%d}`, id)
+			}))
+			defer srv.Close()
+			dup := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(other), sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
+			defer dup.Close()
 
-// TestHandlerCommitAsSQL: a handler that commits the run's transaction
-// with SQL (Tx(ctx).Exec("COMMIT")) commits its writes up to there and
-// ends the claim with them. Until it returns, a duplicate on the same
-// store is answered 409; a duplicate on another store (another instance)
-// finds the key free and runs, as nothing in the database holds the key
-// any more. The handler's statements after the COMMIT are refused, and its
-// answer is 500 transaction-ended, with no record stored: the key then
-// stands for the other instance's run.
-func TestHandlerCommitAsSQL(t *testing.T) {
-	pool := pgtest.Pool(t, 0)
-	s, records := pgtest.Store(t, pool)
-	other := pgstore.New(pgtest.Pool(t, 0), pgstore.WithTable(records), pgstore.WithPurgeInterval(-1))
-	defer other.Close()
-	pay := pgPool{pool}.Payments(t)
-	committed, resume := make(chan struct{}), make(chan struct{})
-	after := make(chan error, 1)
-	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s, idem.WithLogger(nil)), endingHandler(t, pay, "COMMIT", func() {
-		close(committed)
-		<-resume
-	}, after)))
-	defer srv.Close()
-	dup := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(other), sqlfamilytest.PaymentHandler(dialect{}, pay, nil)))
-	defer dup.Close()
-
-	first := make(chan [2]any, 1)
-	go func() {
-		st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
-		first <- [2]any{st, body}
-	}()
-	<-committed
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
-		t.Errorf("a duplicate on the same store after the handler's COMMIT = %d %s; want 409", st, body)
-	}
-	st, dupBody := sqlfamilytest.Post(t, dup.Client(), dup.URL, "k")
-	if st != http.StatusCreated {
-		t.Errorf("a duplicate on another store after the handler's COMMIT = %d %s; want 201 (the key is free in the database)", st, dupBody)
-	}
-	close(resume)
-	got := <-first
-	if got[0] != http.StatusInternalServerError || sqlfamilytest.ProblemCode(got[1].(string)) != idem.CodeTransactionEnded {
-		t.Fatalf("the run whose handler sent COMMIT = %d %s; want 500 %s", got[0], got[1], idem.CodeTransactionEnded)
-	}
-	if err := <-after; !errors.Is(err, idemstore.ErrTxEnded) {
-		t.Errorf("a statement after the handler's COMMIT = %v; want it refused (ErrTxEnded)", err)
-	}
-	if n := pgtest.Count(t, pool, pay, "true"); n != 2 {
-		t.Errorf("%d payment rows; want 2: the handler's, committed by its COMMIT, and the other store's run", n)
-	}
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated || body != dupBody {
-		t.Errorf("a retry = %d %s; want the replay of the other store's run, %s", st, body, dupBody)
+			first := make(chan [2]any, 1)
+			go func() {
+				st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
+				first <- [2]any{st, body}
+			}()
+			if err := <-ended; c.sent == (err != nil) {
+				t.Errorf("%q = %v; want it %s", c.sql, err, map[bool]string{true: "sent", false: "refused"}[c.sent])
+			}
+			if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusConflict {
+				t.Errorf("a duplicate on the same store = %d %s; want 409", st, body)
+			}
+			wantDup := map[bool]int{false: http.StatusConflict, true: http.StatusCreated}[c.sent]
+			if st, body := sqlfamilytest.Post(t, dup.Client(), dup.URL, "k"); st != wantDup {
+				t.Errorf("a duplicate on another store = %d %s; want %d", st, body, wantDup)
+			}
+			close(resume)
+			got := <-first
+			if got[0] != http.StatusInternalServerError || sqlfamilytest.ProblemCode(got[1].(string)) != idem.CodeTransactionEnded {
+				t.Fatalf("the run = %d %s; want 500 %s", got[0], got[1], idem.CodeTransactionEnded)
+			}
+			if err := <-later; !errors.Is(err, idemstore.ErrTxEnded) {
+				t.Errorf("a statement after the end = %v; want it refused (ErrTxEnded)", err)
+			}
+			wantRows := map[bool]int{false: 0, true: 1}[c.sent] // the other store's run
+			if n := pgtest.Count(t, pool, pay, "true"); n != wantRows {
+				t.Errorf("%d payment rows; want %d", n, wantRows)
+			}
+			srv.Config.Handler = sqlfamilytest.ServePayments(idem.NewEngine(s), sqlfamilytest.PaymentHandler(dialect{}, pay, nil))
+			if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
+				t.Errorf("the retry, by a handler that ends nothing = %d %s; want 201", st, body)
+			}
+			if n := pgtest.Count(t, pool, pay, "true"); n != 1 {
+				t.Errorf("%d payment rows after the retry; want 1", n)
+			}
+		})
 	}
 }
