@@ -40,7 +40,10 @@ type txKey struct{}
 // one that runs unprotected (fail-open), or one on another store. The
 // handler's statements in it commit together with the claim and the stored
 // response, or not at all. The handler must not commit or roll it back (its
-// Commit and Rollback return an error): the engine does. Begin makes a
+// Commit and Rollback return an error): the engine does. A statement that
+// would end it (COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION) is not
+// sent: it returns an error matching idem.ErrTxEnded, and the run is
+// rolled back and answered 500 transaction-ended. Begin makes a
 // savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {
 	tx, _ := ctx.Value(txKey{}).(pgx.Tx)
