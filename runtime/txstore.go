@@ -40,7 +40,7 @@ func uncommittedProblem(err error) *Problem {
 			"the idempotency store refused to store the result with the handler's writes, which were rolled back; the key is free")
 	}
 	p := NewProblem(http.StatusServiceUnavailable, CodeStoreCompletionFailed,
-		"the result and the handler's writes could not be committed, and were rolled back; the key is free: retry later")
+		"the result and the handler's writes were not committed, or not known to be; the key is free: retry later (a result that was committed after all is replayed)")
 	p.RetryAfter = time.Second
 	return p
 }
