@@ -1,6 +1,10 @@
 package idem
 
-import "context"
+import (
+	"context"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
+)
 
 // Info is what a handler running under the engine can learn of its request.
 type Info struct {
@@ -18,7 +22,7 @@ type infoKey struct{}
 // handler ctx belongs to. It reports false for a context that did not come
 // from a protected run (no key, fail-open, or not under the engine at all).
 func FromContext(ctx context.Context) (Info, bool) {
-	if info, ok := ctx.Value(infoKey{}).(*Info); ok {
+	if info, ok := idemstore.Value(ctx, infoKey{}).(*Info); ok {
 		return *info, true
 	}
 	return Info{}, false

@@ -92,7 +92,7 @@ func TestEngineTestsDoNotLinkRedis(t *testing.T) {
 		switch {
 		case dep == "github.com/idemgen/idemgen/runtime/redisstore", dep == "github.com/idemgen/idemgen/runtime/embedredis",
 			dep == "github.com/idemgen/idemgen/lua",
-			strings.HasPrefix(dep, "github.com/idemgen/idemgen/internal/redistest"),
+			strings.HasPrefix(dep, "github.com/idemgen/idemgen/runtime/redisstore/redistest"),
 			strings.HasPrefix(dep, "github.com/redis/"), strings.HasPrefix(dep, "github.com/alicebob/miniredis"):
 			t.Errorf("the engine's tests depend on %s", dep)
 		}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // runScope is what a protected run's context carries beyond its Info: the
@@ -45,7 +47,7 @@ type runKey struct{}
 
 // scopeFrom returns the run scope ctx carries, or nil.
 func scopeFrom(ctx context.Context) *runScope {
-	s, _ := ctx.Value(runKey{}).(*runScope)
+	s, _ := idemstore.Value(ctx, runKey{}).(*runScope)
 	return s
 }
 

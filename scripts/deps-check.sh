@@ -47,12 +47,10 @@ replaces() {
 
 # PUBLISHED lists the modules a release tags, by their directory; every
 # other go.mod of the checkout is a module of tests, helpers or examples.
-PUBLISHED=". lua runtime runtime/pgstore runtime/mysqlstore runtime/idemotel
-  runtime/idemecho runtime/idemecho5 runtime/idemfiber runtime/idemfiber3 runtime/idemgin runtime/idemiris"
+PUBLISHED=$(grep -v '^#' "$ROOT/scripts/published-modules")
 # GRAPH_PENDING lists edges "published -> helper" still to be removed, each
-# allowed until then (the Redis helpers are still a module that the
-# runtime, the generator and the adapters require).
-GRAPH_PENDING=${GRAPH_PENDING:-internal/redistest}
+# allowed until then; none today.
+GRAPH_PENDING=${GRAPH_PENDING:-}
 
 # requires prints "module required" for each require line of a go.mod, both
 # as paths inside this checkout (the module path without the root's).

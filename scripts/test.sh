@@ -269,6 +269,11 @@ REDIS_CLUSTER_ADDRS=$(IFS=,; echo "${CLUSTER_ADDRS[*]}")
 export REDIS_CLUSTER_ADDRS
 log "redis cluster on $REDIS_CLUSTER_ADDRS"
 
+# The published modules' exported API is what api/*.txt lists, so that a
+# change to it is made on purpose (docs/releasing.md).
+log "the published API is api/*.txt"
+go run ./internal/release/apifile
+
 # Every module of the workspace (go.work): the runtime, each adapter, the
 # generator, the examples, the end-to-end suite and the load harness.
 MODULES=$(go list -m -f '{{.Dir}}')

@@ -103,7 +103,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ..
-	github.com/idemgen/idemgen/internal/redistest => ../internal/redistest
 	github.com/idemgen/idemgen/lua => ../lua
 	github.com/idemgen/idemgen/runtime => ../runtime
 	github.com/idemgen/idemgen/runtime/idemecho => ../runtime/idemecho

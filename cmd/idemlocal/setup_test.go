@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // The set-up the README gives a new user (and docs/setup.md repeats) is
@@ -72,45 +72,132 @@ func TestSetupAsDocumented(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module against the checkout (the module proxy)")
 	}
-	rdb := redistest.Real(t)
-	checkout, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(checkout, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkout, readme := readme(t)
 	setup, err := os.ReadFile(filepath.Join(checkout, "docs/setup.md"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	blocks := map[string]string{}
-	for _, name := range []string{"install", "generate.go", "cfg.yaml", "build"} {
-		b, err := markedBlock(string(readme), name)
-		if err != nil {
-			t.Fatalf("README.md: %v", err)
-		}
-		blocks[name] = b
 	}
 	for _, name := range []string{"install", "build"} {
 		b, err := markedBlock(string(setup), name)
 		if err != nil {
 			t.Fatalf("docs/setup.md: %v", err)
 		}
-		if b != blocks[name] {
-			t.Errorf("docs/setup.md's setup:%s block differs from the README's:\n%s\nREADME:\n%s", name, b, blocks[name])
+		if b != readme[name] {
+			t.Errorf("docs/setup.md's setup:%s block differs from the README's:\n%s\nREADME:\n%s", name, b, readme[name])
 		}
 	}
-
 	root := t.TempDir()
 	if err := os.Symlink(checkout, filepath.Join(root, "idemgen")); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "shop")
+	m := newUserModule(t, root, readme, nil)
+	var last string
+	for _, name := range []string{"install", "build"} {
+		for _, out := range m.runBlock(readme[name]) {
+			if out.cmd[0] == "go" && out.cmd[1] == "run" {
+				lines := strings.Split(strings.TrimSpace(out.output), "\n")
+				last = lines[len(lines)-1]
+			}
+		}
+	}
+	// idemlocal's last line gives the order of the build block.
+	var order []string
+	for _, c := range commands(readme["build"]) {
+		order = append(order, strings.Join(c, " "))
+	}
+	if want := strings.Join(order, " && "); !strings.HasSuffix(last, want) {
+		t.Errorf("idemlocal's last line %q does not give the documented order %q", last, want)
+	}
+	m.serves()
+}
+
+// TestReleaseInstallsAsDocumented rehearses a release: internal/release
+// writes this checkout's published modules, as a release at a version
+// would publish them, into a module proxy on disk; then, in a fresh module
+// whose GOPROXY serves that proxy first, the README's install commands for
+// a published release (setup:release) and its build commands, run exactly
+// as written, generate a marked operation's server that builds, serves on
+// a real Redis, runs a request once and replays its retry. So the README's
+// commands and the modules a release publishes cannot disagree.
+func TestReleaseInstallsAsDocumented(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module proxy and a module from it")
+	}
+	checkout, readme := readme(t)
+	root := t.TempDir()
+	proxy := filepath.Join(root, "proxy")
+	rel := exec.Command("go", "run", ".", "-C", checkout, "-version", "v0.1.0", "-proxy", proxy)
+	rel.Dir = filepath.Join(checkout, "internal/release")
+	if out, err := rel.CombinedOutput(); err != nil {
+		t.Fatalf("internal/release: %v\n%s", err, out)
+	}
+	// The release's modules come from the proxy on disk, everything else
+	// from this machine's module cache first (itself a module proxy's
+	// layout), then from GOPROXY; a private module cache keeps the
+	// rehearsal's v0.1.0 out of the machine's, where it would outlive it.
+	cache := strings.TrimSpace(goEnv(t, "GOMODCACHE"))
+	env := []string{
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache/download")) + "," + strings.TrimSpace(goEnv(t, "GOPROXY")),
+		"GONOSUMDB=github.com/idemgen/idemgen",
+		"GOMODCACHE=" + filepath.Join(root, "modcache"),
+		"GOFLAGS=-modcacherw",
+	}
+	m := newUserModule(t, root, readme, env)
+	m.runBlock(readme["release"])
+	m.runBlock(readme["build"])
+	if mods := m.run("go", "list", "-m", "github.com/idemgen/idemgen/..."); !strings.Contains(mods, "github.com/idemgen/idemgen/runtime v0.1.0") {
+		t.Errorf("the module does not use the release's runtime:\n%s", mods)
+	}
+	m.serves()
+}
+
+// readme returns the checkout's directory and the README's set-up blocks.
+func readme(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(checkout, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]string{}
+	for _, name := range []string{"release", "install", "generate.go", "cfg.yaml", "build"} {
+		b, err := markedBlock(string(doc), name)
+		if err != nil {
+			t.Fatalf("README.md: %v", err)
+		}
+		blocks[name] = b
+	}
+	return checkout, blocks
+}
+
+// goEnv returns `go env name`.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return string(out)
+}
+
+// userModule is a fresh module, root/shop, with the shop's spec and
+// program and the README's generate.go and cfg.yaml, in which commands
+// run as a user's shell runs them: no go.work, GOFLAGS without -mod.
+type userModule struct {
+	t         *testing.T
+	root, dir string
+	env       []string
+}
+
+// newUserModule makes the module, with env added to the commands'.
+func newUserModule(t *testing.T, root string, readme map[string]string, env []string) *userModule {
+	m := &userModule{t: t, root: root, dir: filepath.Join(root, "shop")}
 	write := func(name, text string) {
 		t.Helper()
-		path := filepath.Join(dir, name)
+		path := filepath.Join(m.dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -119,57 +206,64 @@ func TestSetupAsDocumented(t *testing.T) {
 		}
 	}
 	write("openapi.yaml", shopSpec)
-	write("api/cfg.yaml", blocks["cfg.yaml"])
-	write("api/generate.go", "package api\n\n"+blocks["generate.go"])
+	write("api/cfg.yaml", readme["cfg.yaml"])
+	write("api/generate.go", "package api\n\n"+readme["generate.go"])
 	write("main.go", shopMain)
-
-	// As a user's shell runs them: no go.work, and GOFLAGS without -mod.
-	env := []string{"GOWORK=off"}
 	var flags []string
 	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
 		if !strings.HasPrefix(f, "-mod=") {
 			flags = append(flags, f)
 		}
 	}
-	env = append(append(os.Environ(), env...), "GOFLAGS="+strings.Join(flags, " "))
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+	m.env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS="+strings.Join(flags, " ")), env...)
+	m.run("go", "mod", "init", "example.com/shop")
+	return m
+}
+
+// run runs a command in the module and returns its output; a failure
+// fails the test.
+func (m *userModule) run(args ...string) string {
+	m.t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = m.dir
+	cmd.Env = m.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	run("go", "mod", "init", "example.com/shop")
-	var last string
-	for _, name := range []string{"install", "build"} {
-		for _, c := range commands(blocks[name]) {
-			out := run(c...)
-			t.Logf("$ %s\n%s", strings.Join(c, " "), out)
-			if c[0] == "go" && c[1] == "run" {
-				lines := strings.Split(strings.TrimSpace(out), "\n")
-				last = lines[len(lines)-1]
-			}
-		}
+	return string(out)
+}
+
+// ran is a command of a block and its output.
+type ran struct {
+	cmd    []string
+	output string
+}
+
+// runBlock runs each command of a shell block, in order.
+func (m *userModule) runBlock(block string) []ran {
+	m.t.Helper()
+	var out []ran
+	for _, c := range commands(block) {
+		o := m.run(c...)
+		m.t.Logf("$ %s\n%s", strings.Join(c, " "), o)
+		out = append(out, ran{c, o})
 	}
-	// idemlocal's last line gives the order of the build block.
-	var order []string
-	for _, c := range commands(blocks["build"]) {
-		order = append(order, strings.Join(c, " "))
-	}
-	if want := strings.Join(order, " && "); !strings.HasSuffix(last, want) {
-		t.Errorf("idemlocal's last line %q does not give the documented order %q", last, want)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "api/api.idem.gen.go")); err != nil {
+	return out
+}
+
+// serves checks that the commands generated the idemgen file, and that the
+// module's server builds and serves the marked operation on a real Redis:
+// 201, then the replay, one run of the handler.
+func (m *userModule) serves() {
+	t := m.t
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(m.dir, "api/api.idem.gen.go")); err != nil {
 		t.Fatalf("the documented commands generated no idemgen file: %v", err)
 	}
-
-	// The generated server builds, and serves the marked operation.
-	bin := filepath.Join(root, "shop-server")
-	run("go", "build", "-o", bin, ".")
+	rdb := redistest.Real(t)
+	bin := filepath.Join(m.root, "shop-server")
+	m.run("go", "build", "-o", bin, ".")
 	opt := rdb.Options()
 	prefix := redistest.Prefix(t)
 	cmd := exec.Command(bin)

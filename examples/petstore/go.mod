@@ -19,10 +19,7 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
 
-require (
-	github.com/idemgen/idemgen v0.0.0
-	github.com/idemgen/idemgen/internal/redistest v0.0.0
-)
+require github.com/idemgen/idemgen v0.0.0
 
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
@@ -66,7 +63,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/idemecho => ../../runtime/idemecho

@@ -38,7 +38,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // errReleased fails a run after its charge, so that its key is released.

@@ -14,12 +14,12 @@ import (
 	fiber2 "github.com/gofiber/fiber/v2"
 	fiber3 "github.com/gofiber/fiber/v3"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber"
 	"github.com/idemgen/idemgen/runtime/idemfiber3"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // brewOp is the operation of the fiber adapter scenarios.

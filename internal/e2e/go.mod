@@ -11,7 +11,6 @@ require (
 	github.com/idemgen/idemgen v0.0.0
 	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
-	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho5 v0.0.0
@@ -145,7 +144,6 @@ replace (
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
 	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
-	github.com/idemgen/idemgen/internal/redistest => ../redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/idemecho => ../../runtime/idemecho

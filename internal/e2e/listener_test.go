@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // listen serves h on a real loopback listener and returns its URL: fiber

@@ -20,9 +20,9 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/e2e/patientapi"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // The client's default patience outlasts the operation's lock (issue 47,

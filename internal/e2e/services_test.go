@@ -23,10 +23,10 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	"github.com/idemgen/idemgen/internal/pgtest"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // Runs once across services: the shop's createOrder charges a provider

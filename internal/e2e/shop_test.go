@@ -27,10 +27,10 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/stdapi"
 	"github.com/idemgen/idemgen/internal/e2e/stdstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -348,11 +348,11 @@ func netHTTPAndEchoGinServers(opts ...idem.Option) []server {
 			return r
 		}, false},
 		{"gin strict", func(s *shop, store idem.Store) http.Handler {
-			r := ginRouter()
 			// gin's strict server hands the typed handler the *gin.Context
 			// as its context.Context, which reaches the request's context
-			// (idem.FromContext, cancellation) only with this set.
-			r.ContextWithFallback = true
+			// only with ContextWithFallback. Left unset here: idem.FromContext
+			// and the stores' Tx must reach the handler without it.
+			r := ginRouter()
 			ginstrictapi.RegisterHandlers(r, ginstrictapi.NewStrictHandlerWithIdempotency(ginStrictShop{strictShop{s}}, nil, store, opts...))
 			return r
 		}, false},

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // failingStore fails the next Acquire when armed, to make the engine log.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
 	"github.com/idemgen/idemgen/internal/probe"
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // probeHooks runs idemctl probe's checks against the webhook and the

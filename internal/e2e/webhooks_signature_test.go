@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // Standard Webhooks signatures (https://www.standardwebhooks.com), by hand:

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // droppingProxy is a proxy on loopback in front of the server at target

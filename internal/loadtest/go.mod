@@ -12,8 +12,6 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 )
 
-require github.com/idemgen/idemgen/internal/redistest v0.0.0
-
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -25,7 +23,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
-	github.com/idemgen/idemgen/internal/redistest => ../redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 )

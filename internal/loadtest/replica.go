@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest/redisproc"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
 // Variants on a second server, a master with one replica attached: the

@@ -14,7 +14,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
-	github.com/idemgen/idemgen/internal/redistest => ../redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore

@@ -22,5 +22,3 @@ replace (
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
 )
-
-replace github.com/idemgen/idemgen/internal/redistest => ../redistest

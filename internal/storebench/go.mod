@@ -7,7 +7,6 @@ require (
 	github.com/idemgen/idemgen/internal/cpumeter v0.0.0
 	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
-	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
@@ -37,7 +36,6 @@ replace (
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
 	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore

@@ -3,7 +3,6 @@ module github.com/idemgen/idemgen/runtime/idemecho5
 go 1.25.0
 
 require (
-	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/labstack/echo/v5 v5.4.4
 )
@@ -22,7 +21,6 @@ require (
 )
 
 replace (
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ..
 )

@@ -21,7 +21,6 @@ require (
 )
 
 replace (
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ..
 )

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Serve runs h under e's idempotency protocol for op, as the generated gin
@@ -16,15 +17,17 @@ import (
 // swapped for a writer over the engine's recorder while h runs, and
 // c.Request replaced by the engine's (its body restored, its context
 // carrying the key and fence: read them with
-// idem.FromContext(c.Request.Context())). When the engine answers instead
+// idem.FromContext(c.Request.Context()), or from c itself, whatever the gin
+// engine's ContextWithFallback: see [ServeStrict]). When the engine answers instead
 // of h (a replay, 400, 409, 413, 422, 503), it writes to c's own writer.
 // A panic in h releases the key and goes on to gin's Recovery with c's own
 // writer restored, still unwritten.
 func Serve(e *idem.Engine, c *gin.Context, op *idem.Operation, h func(c *gin.Context)) {
 	res, req := c.Writer, c.Request
-	defer func() { c.Writer, c.Request = res, req }()
+	defer func() { c.Writer, c.Request = res, req; c.Delete(idemstore.RunContextKey) }()
 	e.Serve(res, req, op, func(w http.ResponseWriter, r *http.Request) {
 		c.Request = r
+		c.Set(idemstore.RunContextKey, r.Context())
 		if w == http.ResponseWriter(res) {
 			// No key and none required, or fail-open: h answers the client.
 			h(c)

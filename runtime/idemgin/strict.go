@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // ServeBody is [idem.Engine.ServeBody] for gin's strict server, as the
@@ -35,14 +36,18 @@ func ServeBody(e *idem.Engine, c *gin.Context, op *idem.Operation, next func(c *
 //
 // oapi-codegen's gin strict server hands the typed handler c itself as its
 // context.Context, and a *gin.Context looks values up in c.Request's
-// context only when the gin engine's ContextWithFallback is true: set it
-// for idem.FromContext (and the request's cancellation) to reach the typed
-// handler.
+// context only when the gin engine's ContextWithFallback is true. So that
+// idem.FromContext, derived keys, idem.Step and the stores' transactions
+// (pgstore.Tx, mysqlstore.Tx) reach the typed handler either way, run's c
+// also keeps the handler's context under [idemstore.RunContextKey]. The
+// request's cancellation and deadline reach the handler through c only
+// with ContextWithFallback.
 func ServeStrict(e *idem.Engine, c *gin.Context, op *idem.Operation, run func(c *gin.Context) (*idem.Response, error)) (*idem.Response, error) {
 	req := c.Request
-	defer func() { c.Request = req }()
+	defer func() { c.Request = req; c.Delete(idemstore.RunContextKey) }()
 	return e.ServeStrict(req.Context(), req, op, func(ctx context.Context) (*idem.Response, error) {
 		c.Request = req.WithContext(ctx)
+		c.Set(idemstore.RunContextKey, ctx)
 		return run(c)
 	})
 }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/kataras/iris/v12"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemiris"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}

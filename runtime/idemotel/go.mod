@@ -4,7 +4,6 @@ go 1.25.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/idemgen/idemgen/internal/redistest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	// v9.22.0, not v9.23.0: v9.23.0 declares go 1.26.0, which would force
 	// Go 1.26 on every module that requires idemgen. Users on Go 1.26 may
@@ -30,7 +29,6 @@ require (
 )
 
 replace (
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ..
 )

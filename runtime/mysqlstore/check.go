@@ -38,13 +38,18 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 //   - sql_mode is strict (STRICT_TRANS_TABLES or STRICT_ALL_TABLES), so that
 //     a value too long for its column is refused rather than silently
 //     truncated (a body cut short, two keys made one);
+//   - innodb_rollback_on_timeout is OFF, so that a lock wait timeout in a
+//     handler fails its statement, not the run's whole transaction and
+//     claim;
 //   - max_allowed_packet holds the largest record the store keeps
 //     ([WithMaxRecord]), so that every response stored can be written and
-//     read back;
+//     read back (a larger one, past WithMaxRecord, is stored without its
+//     body, its replays saying so, as past the engine's stored-body limit);
 //   - the table exists, is InnoDB (transactions, row locks), has the
 //     expected columns and types, the key a VARBINARY (compared byte for
 //     byte: not a text column, whose collation would make two keys one)
-//     and its primary key, every column the store does not write may be
+//     and its primary key, on the whole column (not a prefix, which would
+//     make keys that share it one), every column the store does not write may be
 //     left out (NULL or a DEFAULT), and nothing on it can refuse the
 //     store's statements once a handler has run (triggers, check and
 //     foreign-key constraints, unique indexes other than the key's).
@@ -69,21 +74,25 @@ const packetOverhead = 4 << 10
 // rests on, as a connection of the pool sees them.
 func (s *Store) serverProblems(ctx context.Context) ([]string, error) {
 	var (
-		flush, logBin, syncBinlog sql.NullInt64
-		mode                      string
-		packet                    int64
+		flush, logBin, syncBinlog, rollbackOnTimeout sql.NullInt64
+		mode                                         string
+		packet                                       int64
 	)
-	err := s.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet").
-		Scan(&flush, &logBin, &syncBinlog, &mode, &packet)
+	err := s.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet, @@innodb_rollback_on_timeout").
+		Scan(&flush, &logBin, &syncBinlog, &mode, &packet, &rollbackOnTimeout)
 	if err != nil {
-		return nil, err
+		return nil, connectProblem(err)
 	}
+	s.packet.Store(packet)
 	var problems []string
 	if flush.Valid && flush.Int64 != 1 {
 		problems = append(problems, fmt.Sprintf("innodb_flush_log_at_trx_commit is %d: a crash of the server loses commits it acknowledged up to a second before (records answered, the handler's writes with them), and their retries run the handler again; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1, and in the server's configuration)", flush.Int64))
 	}
 	if logBin.Valid && logBin.Int64 != 0 && syncBinlog.Valid && syncBinlog.Int64 != 1 {
 		problems = append(problems, fmt.Sprintf("the binary log is on and sync_binlog is %d: a crash can lose the binary log's record of acknowledged commits, which crash recovery then rolls back; set it to 1 (SET GLOBAL sync_binlog = 1, and in the server's configuration)", syncBinlog.Int64))
+	}
+	if rollbackOnTimeout.Valid && rollbackOnTimeout.Int64 != 0 {
+		problems = append(problems, "innodb_rollback_on_timeout is ON: a lock wait timeout in a handler rolls back the run's whole transaction, its claim with it, and the handler's statements after it commit on their own, outside the run (a retry runs them again); set innodb_rollback_on_timeout = OFF in the server's configuration and restart it (it cannot be changed at run time)")
 	}
 	if !strictMode(mode) {
 		problems = append(problems, fmt.Sprintf("sql_mode %q is not strict: a value too long for its column is truncated with a warning instead of refused (a stored body cut short, two keys made one); add STRICT_TRANS_TABLES (SET GLOBAL sql_mode = CONCAT(@@sql_mode, ',STRICT_TRANS_TABLES'), in the server's configuration, or sql_mode in the DSN)", mode))
@@ -209,10 +218,11 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	type index struct {
 		cols   []string
 		unique bool
+		prefix []sql.NullInt64 // each column's prefix length, if only a prefix is indexed
 	}
 	indexes := map[string]*index{}
 	var order []string
-	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0 FROM information_schema.STATISTICS
+	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0, SUB_PART FROM information_schema.STATISTICS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.core.Table.Last)
 	if err != nil {
 		return nil, err
@@ -220,7 +230,8 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_N
 	for rows.Next() {
 		var name, col string
 		var unique bool
-		if err := rows.Scan(&name, &col, &unique); err != nil {
+		var prefix sql.NullInt64
+		if err := rows.Scan(&name, &col, &unique, &prefix); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -231,12 +242,17 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_N
 			order = append(order, name)
 		}
 		ix.cols = append(ix.cols, strings.ToLower(col))
+		ix.prefix = append(ix.prefix, prefix)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	if pk := indexes["PRIMARY"]; pk == nil || len(pk.cols) != 1 || pk.cols[0] != "key" {
-		problems = append(problems, "make key the primary key, alone (ALTER TABLE "+t+" DROP PRIMARY KEY, ADD PRIMARY KEY (`key`))")
+	const fixPK = "ALTER TABLE %s DROP PRIMARY KEY, ADD PRIMARY KEY (`key`)"
+	switch pk := indexes["PRIMARY"]; {
+	case pk == nil || len(pk.cols) != 1 || pk.cols[0] != "key":
+		problems = append(problems, "make key the primary key, alone ("+fmt.Sprintf(fixPK, t)+")")
+	case pk.prefix[0].Valid:
+		problems = append(problems, fmt.Sprintf("the primary key indexes only the first %d bytes of key: keys that share them are one to the index, and a second such key can never be stored (409 while the first's record lasts); index the whole column (%s)", pk.prefix[0].Int64, fmt.Sprintf(fixPK, t)))
 	}
 	for _, name := range order {
 		if ix := indexes[name]; name != "PRIMARY" && ix.unique {

@@ -5,7 +5,7 @@
 //
 // Wiring:
 //
-//	db, err := sql.Open("mysql", os.Getenv("MYSQL_DSN")) // user:pass@tcp(host:3306)/db
+//	db, err := mysqlstore.OpenDB(os.Getenv("MYSQL_DSN")) // user:pass@tcp(host:3306)/db
 //	store := mysqlstore.New(db)
 //	defer store.Close()
 //	if err := store.CreateSchema(ctx); err != nil { ... } // or apply mysqlstore.Schema
@@ -29,24 +29,32 @@
 // operation's lock (idle_transaction_timeout), its writes rolled back and
 // its client answered what the key stands for now. A live owner keeps the
 // key for as long as its handler runs, however long it spends outside the
-// database: while the handler runs, the engine pings the run's connection
-// every third of the lock, taking turns with the handler's statements (see
-// [Transaction]). What Tx cannot undo: a
+// database: while the handler runs, the engine sends a statement on the
+// run's connection every third of the lock, taking turns with the
+// handler's statements (see [Transaction]). What Tx cannot undo: a
 // call to another system from the handler (an HTTP request, a message
 // sent); the fence (idem.FromContext) and that system's own idempotency key
 // cover it.
 //
 // A server or table the store cannot keep its promise on is misconfigured:
 // a server that can lose acknowledged commits (innodb_flush_log_at_trx_commit
-// other than 1, the binary log without sync_binlog = 1), a sql_mode that
-// truncates instead of refusing, a max_allowed_packet below the largest
-// stored response, a table that is not InnoDB, a key column of text (whose
-// collation makes two keys one), a column of another type, a trigger or
-// constraint that can refuse its writes. [Store.Check] says what to change,
+// other than 1, the binary log without sync_binlog = 1), one that rolls a
+// whole transaction back on a lock wait timeout
+// (innodb_rollback_on_timeout), a sql_mode that truncates instead of
+// refusing, a max_allowed_packet below the largest stored response, a table
+// that is not InnoDB, a key column of text (whose collation makes two keys
+// one) or a primary key on a prefix of it, a column of another type, a
+// trigger or constraint that can refuse its writes; and a DSN whose
+// database, user or password the server refuses. [Store.Check] says what to change,
 // and the store refuses acquires with [idemstore.ErrStoreMisconfigured] (503
 // store-misconfigured, no handler runs) until it is fixed. The server's
 // REPEATABLE READ default is no hazard: the store's transactions are READ
-// COMMITTED.
+// COMMITTED. The durability settings can change while the store runs: each
+// run's completion reads them in its own statement, and a run that would
+// commit on a server that can lose it fails (its writes rolled back)
+// instead of being answered. A handler that ends the run's transaction
+// itself (a COMMIT or ROLLBACK sent as SQL) is found out the same way: its
+// result is not stored, and its key is released.
 //
 // Times are the database's (UTC_TIMESTAMP(6)), never the application's. An
 // expired record counts for nothing at once and is deleted by

@@ -58,8 +58,11 @@ var dialect = sqlfamily.Dialect{
 }
 
 // misconfigured returns the server's message for the errors of a missing
-// table, column or right.
+// table, column or right, unless the store said what to change already.
 func misconfigured(err error) (string, bool) {
+	if isConfigError(err) {
+		return "", false // the store's own, which says what to change
+	}
 	switch errorNumber(err) {
 	case errNoSuchTable, errBadField, errTableAccess, errColumnAccess, errDBAccess:
 		var me *mysql.MySQLError
@@ -85,9 +88,13 @@ func errorNumber(err error) uint16 {
 // for its column, an integrity violation (NOT NULL, CHECK, foreign key, a
 // unique index other than the key's), a trigger that signalled, a
 // statement or row larger than max_allowed_packet, and the errors
-// Dialect.StoreError already calls misconfigured.
+// Dialect.StoreError already calls misconfigured or the store found so
+// itself.
 func refusedByTable(err error) (msg string, cause error, ok bool) {
 	const advice = ": the records' table or the server refuses the store's statements; run Store.Check for what to change"
+	if ce := (*sqlfamily.ConfigError)(nil); errors.As(err, &ce) {
+		return ce.Msg, ce.Err, true // the store's own finding (a completion's guard, a DSN's)
+	}
 	if errors.Is(err, mysql.ErrPktTooLarge) {
 		return err.Error() + " (the driver's maxAllowedPacket)" + advice, causeOf(err), true
 	}

@@ -2,13 +2,10 @@ package mysqlstore_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log"
 	"net/http"
 	"os"
-
-	_ "github.com/go-sql-driver/mysql"
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
@@ -19,7 +16,7 @@ import (
 // test builds and runs, does the same through a generated server.)
 func Example() {
 	ctx := context.Background()
-	db, err := sql.Open("mysql", os.Getenv("MYSQL_DSN"))
+	db, err := mysqlstore.OpenDB(os.Getenv("MYSQL_DSN")) // user:password@tcp(host:3306)/db
 	if err != nil {
 		log.Fatal(err)
 	}

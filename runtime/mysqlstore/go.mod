@@ -10,7 +10,6 @@ require (
 require filippo.io/edwards25519 v1.2.0 // indirect
 
 replace (
-	github.com/idemgen/idemgen/internal/redistest => ../../internal/redistest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 )

@@ -164,3 +164,43 @@ func TestStrictSQLModeRefusesWhatNonStrictWouldCut(t *testing.T) {
 		t.Fatal("strict mode stored a value too long for its column")
 	}
 }
+
+// TestRollbackOnTimeoutRefused: with innodb_rollback_on_timeout ON, a lock
+// wait timeout in the handler rolls back the run's whole transaction,
+// claim included, and the handler's statements after it commit on their
+// own: Check refuses it, saying what to set, and no handler runs.
+func TestRollbackOnTimeoutRefused(t *testing.T) {
+	srv := mysqltest.StartServer(t, "--innodb-rollback-on-timeout=ON")
+	db := mysqltest.DBOf(t, srv.DSN(), 0)
+	s, _ := mysqltest.Store(t, db)
+	err := s.Check(context.Background())
+	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
+	}
+	for _, want := range []string{"innodb_rollback_on_timeout is ON", "innodb_rollback_on_timeout = OFF"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Check's error %q does not say %q", err, want)
+		}
+	}
+	sqlfamilytest.RefusedWithoutRunning(t, s)
+}
+
+// TestPrefixKeyRefused: a primary key on a prefix of the key column
+// (PRIMARY KEY (`key`(40))) makes two keys that share the prefix one to
+// the index, so that the second is answered 409 for ever: Check refuses
+// it, with the ALTER that indexes the whole column.
+func TestPrefixKeyRefused(t *testing.T) {
+	db := mysqltest.DB(t, 0)
+	s, table := mysqltest.Store(t, db)
+	mysqltest.Exec(t, db, "ALTER TABLE `"+table+"` DROP PRIMARY KEY, ADD PRIMARY KEY (`key`(40))")
+	err := s.Check(context.Background())
+	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
+	}
+	for _, want := range []string{"first 40 bytes of key", "ADD PRIMARY KEY (`key`)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Check's error %q does not say %q", err, want)
+		}
+	}
+	sqlfamilytest.RefusedWithoutRunning(t, s)
+}

@@ -46,7 +46,7 @@ func (s *Store) statements(ctx context.Context) (*prepared, error) {
 		{&p.insertTx, p.flavor.noWait(s.sql.insertTx)},
 		{&p.claimTx, p.flavor.noWait(s.sql.claimTx)},
 		{&p.complete, s.sql.complete},
-		{&p.completeTx, s.sql.completeTx},
+		{&p.completeTx, s.sql.completeTx + p.flavor.guard()},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, st.sql)
 		if err != nil {

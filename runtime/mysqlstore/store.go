@@ -40,6 +40,9 @@ type Store struct {
 	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
 	abandonedUS int64           // the abandoned TTL in whole ms, as µs
 	maxRecord   int64           // WithMaxRecord
+	// packet is the server's max_allowed_packet as Check last read it (0
+	// before): a record larger is stored without its body (complete).
+	packet atomic.Int64
 
 	sql   statements
 	steps stepStatements // the step journal's (steps.go)
@@ -112,8 +115,12 @@ func WithPurgeBatch(n int) Option {
 // write and read back, in bytes (body and headers): the engine's stored-body
 // limit (idem.WithStoredBodyLimit) plus its headers. [Store.Check] refuses
 // a server whose max_allowed_packet is below it, since such a record could
-// be neither completed nor replayed. The default is [DefaultMaxRecord]; n <=
-// 0 keeps it.
+// be neither completed nor replayed. A larger record than the server's
+// max_allowed_packet takes (a stored-body limit raised past WithMaxRecord)
+// is stored without its body, as the engine stores a body past its limit:
+// its client gets the whole answer, its replays the status and headers,
+// marked Idempotency-Body-Omitted: true. The default is [DefaultMaxRecord];
+// n <= 0 keeps it.
 func WithMaxRecord(n int64) Option {
 	return func(s *Store) {
 		if n > 0 {
@@ -338,18 +345,25 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 
 // complete writes rec through exec (the completion's statement, on the pool
 // or in a transaction) if token (and fence, unless 0) own key's in-progress
-// record.
+// record. A record too large for the server's max_allowed_packet is written
+// without its body, its replays marked as such (BodyOmitted).
 func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
 	us, err := s.core.CheckComplete(key, token, rec, retention)
 	if err != nil {
 		return err
 	}
 	hb := headerjson.Encode(rec.Header)
-	body := rec.Body
+	body, omitted := rec.Body, rec.BodyOmitted
+	if packet := s.packet.Load(); packet > 0 && int64(len(hb)+len(body))+packetOverhead > packet {
+		// The server would refuse the statement (and could not send
+		// the row back): keep the answer as the engine keeps one past
+		// its stored-body limit, without the body.
+		body, omitted = nil, true
+	}
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := exec(ctx, us, us, us, rec.Status, hb, body, rec.BodyOmitted, key, token, fence, fence)
+	res, err := exec(ctx, us, us, us, rec.Status, hb, body, omitted, key, token, fence, fence)
 	return s.changed("complete", res, err)
 }
 

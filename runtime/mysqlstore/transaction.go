@@ -14,6 +14,10 @@ import (
 // the handler: the engine ends the transaction, with the record.
 var errEngineEnds = errors.New("mysqlstore: the run's transaction is committed or rolled back by the engine, not the handler")
 
+// errNoRun is what a statement on the nil Transaction that [Tx] returns
+// outside a protected run answers, instead of a nil dereference.
+var errNoRun = errors.New("mysqlstore: no run's transaction: Tx(ctx) returned nil, because ctx is not the context of a protected run on this store (a request without a key, a fail-open run, another store, or a context that does not derive from the handler's); check Tx's result and use the *sql.DB outside a run")
+
 // Transaction is a run's transaction as [Tx] hands it to the handler: the
 // statements of a *sql.Tx (and so what sqlc's DBTX and similar interfaces
 // ask for), while Commit and Rollback are the engine's, which commits the
@@ -26,6 +30,10 @@ var errEngineEnds = errors.New("mysqlstore: the run's transaction is committed o
 // it is scanned. Rows of a statement prepared with Prepare or Stmt are not
 // seen by the keep-alive: close them before a call that may outlast a third
 // of the operation's lock.
+//
+// Outside a protected run [Tx] returns nil: its statements then return an
+// error that says so (QueryRow and Stmt, which cannot return one, panic
+// with it), never a nil dereference.
 type Transaction struct {
 	tx   *sql.Tx
 	turn sqlfamily.Turn
@@ -36,6 +44,9 @@ type Transaction struct {
 
 // ExecContext runs query in the transaction, as [sql.Tx.ExecContext].
 func (t *Transaction) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if t == nil {
+		return nil, errNoRun
+	}
 	t.turn.Wait()
 	defer t.turn.Give()
 	return t.tx.ExecContext(ctx, query, args...)
@@ -43,6 +54,9 @@ func (t *Transaction) ExecContext(ctx context.Context, query string, args ...any
 
 // QueryContext runs query in the transaction, as [sql.Tx.QueryContext].
 func (t *Transaction) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if t == nil {
+		return nil, errNoRun
+	}
 	t.turn.Wait()
 	defer t.turn.Give()
 	rows, err := t.tx.QueryContext(ctx, query, args...)
@@ -55,6 +69,9 @@ func (t *Transaction) QueryContext(ctx context.Context, query string, args ...an
 // QueryRowContext runs query in the transaction, as
 // [sql.Tx.QueryRowContext].
 func (t *Transaction) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if t == nil {
+		panic(errNoRun)
+	}
 	t.turn.Wait()
 	defer t.turn.Give()
 	row := t.tx.QueryRowContext(ctx, query, args...)
@@ -67,6 +84,9 @@ func (t *Transaction) QueryRowContext(ctx context.Context, query string, args ..
 // PrepareContext prepares query in the transaction, as
 // [sql.Tx.PrepareContext].
 func (t *Transaction) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	if t == nil {
+		return nil, errNoRun
+	}
 	t.turn.Wait()
 	defer t.turn.Give()
 	return t.tx.PrepareContext(ctx, query)
@@ -74,6 +94,9 @@ func (t *Transaction) PrepareContext(ctx context.Context, query string) (*sql.St
 
 // StmtContext returns stmt for the transaction, as [sql.Tx.StmtContext].
 func (t *Transaction) StmtContext(ctx context.Context, stmt *sql.Stmt) *sql.Stmt {
+	if t == nil {
+		panic(errNoRun)
+	}
 	t.turn.Wait()
 	defer t.turn.Give()
 	return t.tx.StmtContext(ctx, stmt)
@@ -111,9 +134,9 @@ func (t *Transaction) Commit() error { return errEngineEnds }
 // handler returns an error or a status that is not stored.
 func (t *Transaction) Rollback() error { return errEngineEnds }
 
-// keepAlive runs ping unless a statement of the handler's, or rows it has
-// not closed, hold the connection: no command may be sent on it then, and
-// none need be.
+// keepAlive runs ping (the keep-alive's statement) unless a statement of
+// the handler's, or rows it has not closed, hold the connection: no command
+// may be sent on it then, and none need be.
 func (t *Transaction) keepAlive(ping func() error) error {
 	_, err := t.turn.Try(func() error {
 		kept := t.open[:0]

@@ -28,7 +28,7 @@ type txKey struct{}
 // stored response, or not at all. The engine commits or rolls it back:
 // its Commit and Rollback refuse (see [Transaction]).
 func Tx(ctx context.Context) *Transaction {
-	tx, _ := ctx.Value(txKey{}).(*Transaction)
+	tx, _ := idemstore.Value(ctx, txKey{}).(*Transaction)
 	return tx
 }
 
@@ -143,7 +143,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		_ = conn.Close()
 		return nil, 0, dialect.StoreError("acquire", err)
 	}
-	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint}
+	run := &runTx{s: s, conn: conn, tx: tx, end: cancel, key: req.Key, token: req.Token, fingerprint: req.Fingerprint, flavor: st.flavor, leaseUS: leaseUS}
 	run.handler.tx = tx
 	inTx := func(st *sql.Stmt, ctx context.Context, args ...any) (sql.Result, error) {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
@@ -210,6 +210,8 @@ type runTx struct {
 	token       string
 	fingerprint string
 	fence       int64
+	flavor      flavor
+	leaseUS     int64 // the claim's lease
 	done        bool
 }
 
@@ -224,14 +226,34 @@ func (r *runTx) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, &r.handler)
 }
 
-// KeepAlive implements [idemstore.LiveRunTx]: a ping (COM_PING) on the
-// run's connection, unless a statement of the handler's or its open rows
-// hold it, resets the server's clock of the session's idleness
+// KeepAlive implements [idemstore.LiveRunTx]: a statement on the run's
+// connection, unless a statement of the handler's or its open rows hold it,
+// resets the server's clock of the session's idleness
 // (idle_transaction_timeout; MySQL's wait_timeout). A connection that is
-// gone (the server ended the transaction) is a lost claim.
+// gone (the server ended the transaction) is a lost claim. See keepAlive
+// for the statement.
 func (r *runTx) KeepAlive(ctx context.Context) error {
-	err := r.handler.keepAlive(func() error { return ping(ctx, r.conn) })
+	err := r.handler.keepAlive(func() error { return r.keepAlive(ctx) })
 	return dialect.KeptAlive(err, err != nil && claimLost(err))
+}
+
+// keepAlive sends the keep-alive's statement. On MariaDB it asks whether
+// the transaction is still open (in_transaction): one the handler ended
+// with a COMMIT of its own left the claim committed as an in-progress
+// record, whose lease the store then extends, autocommitted, so that no
+// other run takes the key while this one runs (Commit fails the run and
+// releases the key). MySQL has no in_transaction: there it pings
+// (COM_PING).
+func (r *runTx) keepAlive(ctx context.Context) error {
+	if r.flavor == mySQL {
+		return ping(ctx, r.conn)
+	}
+	var open bool
+	if err := r.tx.QueryRowContext(ctx, "SELECT @@in_transaction = 1").Scan(&open); err != nil || open {
+		return err
+	}
+	_, err := r.tx.ExecContext(ctx, r.s.sql.extend, r.leaseUS, r.leaseUS+r.s.abandonedUS, r.key, r.token)
+	return err
 }
 
 // close ends the run's hold on its connection (after COMMIT or ROLLBACK, or
@@ -291,7 +313,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	err = r.s.complete(ctx, r.tx.StmtContext(ctx, st.completeTx).ExecContext, r.key, r.token, r.fence, rec, retention)
 	switch {
 	case errors.Is(err, idemstore.ErrNotOwner):
-		return err // the transaction (and the claim) ended: a deadlock
+		return r.unguarded(ctx, st.flavor, err)
 	case err != nil && claimLost(err):
 		return idemstore.ErrNotOwner // the server ended the transaction
 	case err != nil:

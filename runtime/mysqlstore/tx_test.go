@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -257,4 +258,25 @@ func TestHandlerCannotEndTheRunsTransaction(t *testing.T) {
 	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
 		t.Fatalf("%d payment rows, want 1", n)
 	}
+}
+
+// TestTxOutsideARunSaysSo: outside a protected run Tx is nil, and its
+// statements answer an error that says why instead of dereferencing nil.
+func TestTxOutsideARunSaysSo(t *testing.T) {
+	tx := mysqlstore.Tx(context.Background())
+	if tx != nil {
+		t.Fatalf("Tx outside a run = %v, want nil", tx)
+	}
+	if _, err := tx.ExecContext(context.Background(), "SELECT 1"); err == nil || !strings.Contains(err.Error(), "no run's transaction") {
+		t.Errorf("Exec on Tx outside a run: %v, want the no-run error", err)
+	}
+	if _, err := tx.Query("SELECT 1"); err == nil || !strings.Contains(err.Error(), "no run's transaction") {
+		t.Errorf("Query on Tx outside a run: %v, want the no-run error", err)
+	}
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "no run's transaction") {
+			t.Errorf("QueryRow on Tx outside a run panicked with %v, want the no-run error", v)
+		}
+	}()
+	tx.QueryRow("SELECT 1")
 }

@@ -46,7 +46,7 @@ type txKey struct{}
 // rolled back and answered 500 transaction-ended. Begin makes a
 // savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {
-	tx, _ := ctx.Value(txKey{}).(pgx.Tx)
+	tx, _ := idemstore.Value(ctx, txKey{}).(pgx.Tx)
 	return tx
 }
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/lua"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // BenchmarkAcquireCommands compares, against REDIS_URL, the command shapes

@@ -3,10 +3,10 @@ package redisstore_test
 import (
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // TestConformance runs the stores' conformance suite against the Redis

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

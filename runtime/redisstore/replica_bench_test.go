@@ -14,11 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest/redisproc"
 	"github.com/idemgen/idemgen/lua"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
 // BenchmarkReplicaAck measures what the replica's acknowledgement costs a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // stepAcquire acquires key on s for a test of the journal.

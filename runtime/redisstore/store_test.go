@@ -17,7 +17,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // redisBackend is one Redis the store table runs against: the real server

@@ -18,8 +18,8 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/lua"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // shortLease is a lease tests wait out: miniredis moves its clock past it,

@@ -100,7 +100,7 @@ func (tx *memTx) Rollback(ctx context.Context) error {
 // context under a TxStore) carries: it is committed with the run's record
 // (idemstoretest.Harness.TxWrite). It panics without such a transaction.
 func TxWrite(ctx context.Context, mark string) error {
-	tx := ctx.Value(txKey{}).(*memTx)
+	tx := idemstore.Value(ctx, txKey{}).(*memTx)
 	tx.marks = append(tx.marks, mark)
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // TestBatchedDuplicates (issue 39): 200 keys, each sent by 8 concurrent

@@ -14,7 +14,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
-	"github.com/idemgen/idemgen/internal/redistest"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // engineBackend is a Redis the engine suite runs against.

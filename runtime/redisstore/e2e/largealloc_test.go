@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // TestLargeCompletionAllocation: a first request whose handler answers a

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest/redisproc"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
 // redisProc is a redis-server process of the test's own, so that it can be

@@ -6,11 +6,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // withOrigin gives every acquire the Origin the engine would, so that the

@@ -7,10 +7,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // TestRolloutCost is what the migration costs while it is on, on a fresh

@@ -1,6 +1,9 @@
 // Package redistest gives tests a Redis to talk to: the real server named by
-// REDIS_URL, or an in-process miniredis. Tests sharing one real server keep
-// apart by key prefix, never by FLUSHDB, so packages can run in parallel.
+// REDIS_URL, or an in-process miniredis; its package redisproc starts
+// redis-server processes that a test can kill, freeze and restart. It is for
+// tests and load harnesses: a service never imports it. Tests sharing one
+// real server keep apart by key prefix, never by FLUSHDB, so packages can
+// run in parallel.
 package redistest
 
 import (
