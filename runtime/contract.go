@@ -21,4 +21,7 @@ var (
 	// ErrUnreplicated is matched by a result stored but not confirmed
 	// durable in time (see [idemstore.ErrUnreplicated]).
 	ErrUnreplicated = idemstore.ErrUnreplicated
+	// ErrTxEnded is matched by the failure of a run whose handler ended
+	// the store's transaction itself (see [idemstore.ErrTxEnded]).
+	ErrTxEnded = idemstore.ErrTxEnded
 )

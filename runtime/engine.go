@@ -63,7 +63,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 // (WithIdempotency, NewStrictHandlerWithIdempotency, WithIdempotentWebhooks)
 // and Do pass their store here, so the message names them too.
 func nilStore(store Store) string {
-	const what = "pass a store built by its constructor, such as redisstore.New(rdb) or pgstore.New(pool), to idem.NewEngine, idem.Do or the generated WithIdempotency, NewStrictHandlerWithIdempotency or WithIdempotentWebhooks"
+	const what = "pass a store built by its constructor (redisstore.New(rdb), pgstore.New(pool), mysqlstore.New(db), or memstore.New() for tests) to idem.NewEngine, idem.Do or the generated WithIdempotency, NewStrictHandlerWithIdempotency or WithIdempotentWebhooks"
 	if store == nil {
 		return "idem: the store is nil: " + what
 	}

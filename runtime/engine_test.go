@@ -199,3 +199,14 @@ type storeFunc struct {
 func (s storeFunc) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	return s.acquire(ctx, req)
 }
+
+// TestNilStoreNamesEveryStore: the panic of an engine built on a nil
+// store says how to build each of the stores idemgen ships.
+func TestNilStoreNamesEveryStore(t *testing.T) {
+	msg := mustPanic(t, func() { idem.NewEngine(nil) })
+	for _, want := range []string{"redisstore.New(rdb)", "pgstore.New(pool)", "mysqlstore.New(db)", "memstore.New()"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("panic %q lacks %q", msg, want)
+		}
+	}
+}

@@ -19,7 +19,7 @@ type outcome struct {
 	resp *Response             // ran: the handler's response (stored when storable)
 	acq  idemstore.Acquisition // answered: a replay, a conflict or a mismatch
 	wait time.Duration         // answered with a conflict: its Retry-After (Engine.conflictRetryAfter)
-	err  error                 // ran: the handler's error; unavailable, misconfigured: the store's; unreconciled: the reconciler's; cancelled: the request's
+	err  error                 // ran: the handler's error; unavailable, misconfigured, uncommitted: the store's; unreconciled: the reconciler's; cancelled: the request's
 }
 
 // outcomeKind tells the outcomes apart.
@@ -33,6 +33,7 @@ const (
 	degraded                         // the store failed, and fail-open lets the handler run unprotected
 	cancelled                        // the request ended while its key was acquired; the lease was released
 	unreconciled                     // the reconciler refused to let a recovered lease run again
+	uncommitted                      // an idemstore.TxStore's run ran but did not commit (txstore.go)
 )
 
 // protect runs the protocol for k: acquire the key, then, as the lease's
@@ -91,7 +92,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 	}
 	var u *uncommittedError
 	if errors.As(err, &u) { // an idemstore.TxStore's run that did not commit (txstore.go)
-		return outcome{kind: u.kind, err: u.err}
+		return outcome{kind: uncommitted, err: u.err}
 	}
 	return outcome{kind: ran, resp: resp, err: err}
 }
@@ -117,6 +118,8 @@ func (o outcome) problem() *Response {
 		return storeUnavailableProblem().Response()
 	case misconfigured:
 		return storeMisconfiguredProblem().Response()
+	case uncommitted:
+		return uncommittedProblem(o.err).Response()
 	case cancelled:
 		return cancelledProblem().Response()
 	case unreconciled:

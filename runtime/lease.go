@@ -202,10 +202,13 @@ func (l *lease) unstored(ctx context.Context, resp *Response, err error) {
 // supersededError is returned by lease.run when the store refused the
 // result because the lease had been taken over. acq is what the store
 // answered for the same request afterwards (Replay, Conflict or Mismatch),
-// or err the store's failure to answer.
+// or err the store's failure to answer; vacant is true when no other run
+// held the key (the store gave this acquire the key, which was released:
+// acq is then a conflict, so that the client's retry runs it).
 type supersededError struct {
-	acq idemstore.Acquisition
-	err error
+	acq    idemstore.Acquisition
+	err    error
+	vacant bool
 }
 
 // Error implements error.
@@ -237,7 +240,7 @@ func (l *lease) superseded(ctx context.Context) *supersededError {
 	case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered:
 		nl := &lease{e: e, k: k, token: req.Token, info: Info{Key: k.key, Operation: k.op.ID, Fence: acq.Fence}, tx: tx}
 		nl.release(ctx, errSuperseded)
-		return &supersededError{acq: idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Second}}
+		return &supersededError{acq: idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Second}, vacant: true}
 	case idemstore.OutcomeReplay:
 		e.report(ctx, k, e.cfg.hooks.Replayed, Event{Status: acq.Record.Status}, 0, "")
 	}

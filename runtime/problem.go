@@ -27,6 +27,8 @@ const (
 	CodeRequestCancelled           = idemop.CodeRequestCancelled
 	CodeBadRequest                 = idemop.CodeBadRequest
 	CodeServerMisconfigured        = idemop.CodeServerMisconfigured
+	CodeStoreCompletionFailed      = idemop.CodeStoreCompletionFailed
+	CodeTransactionEnded           = idemop.CodeTransactionEnded
 )
 
 // ProblemTypePrefix prefixes a problem code to form its "type" URI.

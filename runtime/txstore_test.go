@@ -2,6 +2,8 @@ package idem_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -91,8 +93,8 @@ func (t *memTx) Rollback(ctx context.Context) error {
 	return nil
 }
 
-func txServer(s *memTxStore, h http.HandlerFunc) http.Handler {
-	e := idem.NewEngine(s)
+func txServer(s *memTxStore, h http.HandlerFunc, opts ...idem.Option) http.Handler {
+	e := idem.NewEngine(s, opts...)
 	op := &idem.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key"}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })
 }
@@ -152,26 +154,53 @@ func TestTxStoreClaimFails(t *testing.T) {
 	}
 }
 
-// TestTxStoreCommitFails: a commit that did not happen must not be
-// answered as if it had: 503, and the lease released.
-func TestTxStoreCommitFails(t *testing.T) {
-	s := &memTxStore{memStore: newMemStore(), commitErr: &idemstore.StoreError{Op: "commit", Err: errStoreDown}}
-	h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
-		write(r.Context(), "payment")
-		w.WriteHeader(http.StatusCreated)
-	})
-	rec := txPost(h, "k")
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "store-unavailable") {
-		t.Fatalf("status %d %s; want 503 store-unavailable", rec.Code, rec.Body)
-	}
-	if len(s.committed) != 0 || len(s.keys()) != 0 {
-		t.Fatalf("committed %v, records %v; want nothing", s.committed, s.keys())
-	}
-	s.commitErr = nil
-	if rec := txPost(h, "k"); rec.Code != http.StatusCreated || len(s.committed) != 1 {
-		t.Fatalf("retry: %d, committed %v", rec.Code, s.committed)
+// TestTxStoreCompletionFails: a completion that did not commit is never
+// answered as if it had, nor as a 409 for a run that nothing holds: each
+// cause is a 5xx whose code names it, logged, with nothing stored and the
+// key free, so that the retry runs (and commits) at once.
+func TestTxStoreCompletionFails(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		err        error
+		status     int
+		code       string
+		retryAfter bool
+	}{
+		{"store down", &idemstore.StoreError{Op: "commit", Err: errStoreDown}, http.StatusServiceUnavailable, idem.CodeStoreCompletionFailed, true},
+		{"refused by the table", &idemstore.StoreError{Op: "complete", Err: refusal{}}, http.StatusInternalServerError, idem.CodeStoreCompletionFailed, false},
+		{"claim gone, key free", idemstore.ErrNotOwner, http.StatusServiceUnavailable, idem.CodeStoreCompletionFailed, true},
+		{"handler ended the transaction", fmt.Errorf("commit: %w", idemstore.ErrTxEnded), http.StatusInternalServerError, idem.CodeTransactionEnded, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &memTxStore{memStore: newMemStore(), commitErr: c.err}
+			var logs strings.Builder
+			h := txServer(s, func(w http.ResponseWriter, r *http.Request) {
+				write(r.Context(), "payment")
+				w.WriteHeader(http.StatusCreated)
+			}, idem.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			rec := txPost(h, "k")
+			if rec.Code != c.status || !strings.Contains(rec.Body.String(), `"code":"`+c.code+`"`) || (rec.Header().Get("Retry-After") != "") != c.retryAfter {
+				t.Fatalf("%d %s (Retry-After %q); want %d %s, Retry-After %v", rec.Code, rec.Body, rec.Header().Get("Retry-After"), c.status, c.code, c.retryAfter)
+			}
+			if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), c.err.Error()) {
+				t.Errorf("log %q; want an error naming %q", logs.String(), c.err)
+			}
+			if len(s.committed) != 0 || len(s.keys()) != 0 {
+				t.Fatalf("committed %v, records %v; want nothing", s.committed, s.keys())
+			}
+			s.commitErr = nil
+			if rec := txPost(h, "k"); rec.Code != http.StatusCreated || len(s.committed) != 1 {
+				t.Fatalf("retry: %d, committed %v", rec.Code, s.committed)
+			}
+		})
 	}
 }
+
+// refusal is a store's refusal of a statement for how it is set up.
+type refusal struct{}
+
+func (refusal) Error() string        { return "misconfigured: a CHECK constraint refused the record" }
+func (refusal) Is(target error) bool { return target == idemstore.ErrStoreMisconfigured }
 
 // TestTxStoreStaleOwner: the run whose claim was ended (a frozen owner's,
 // taken over) has its commit refused, and its client gets the newer run's

@@ -34,7 +34,9 @@ type errorResponse struct {
 // op, in status order: the runtime's codes, missing-key only when the key is
 // required, bad-request for what the generated router and strict handler
 // cannot bind or decode (IdempotencyErrorHandler). The 500s (scope-failed,
-// server-misconfigured) are faults of the server, not part of the contract.
+// server-misconfigured, transaction-ended, and store-completion-failed when
+// the store refused the result for how it is set up) are faults of the
+// server, not part of the contract.
 func errorResponses(op Operation) []errorResponse {
 	badKey := []string{idemop.CodeMissingKey, idemop.CodeInvalidKey, idemop.CodeBodyUnreadable, idemop.CodeBadRequest}
 	badKeyText := "The idempotency key is missing or malformed, or the request could not be read or decoded."
@@ -67,8 +69,8 @@ func errorResponses(op Operation) []errorResponse {
 		},
 		{
 			status:     "503",
-			text:       "The idempotency store is unavailable or misconfigured, or an interrupted earlier attempt could not be reconciled, so the request was not processed. Retry this request, with the same key, after Retry-After seconds.",
-			codes:      []string{idemop.CodeStoreUnavailable, idemop.CodeStoreMisconfigured, idemop.CodeReconcileFailed, idemop.CodeRequestCancelled},
+			text:       "The idempotency store is unavailable or misconfigured, an interrupted earlier attempt could not be reconciled, or the result could not be stored with the operation's own writes (which were rolled back), so no result was kept. Retry this request, with the same key, after Retry-After seconds.",
+			codes:      []string{idemop.CodeStoreUnavailable, idemop.CodeStoreMisconfigured, idemop.CodeReconcileFailed, idemop.CodeRequestCancelled, idemop.CodeStoreCompletionFailed},
 			retryAfter: true,
 		},
 	}

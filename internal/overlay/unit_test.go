@@ -96,7 +96,7 @@ func TestProblemCodes(t *testing.T) {
 	want := []string{
 		idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeBadRequest, idem.CodeConflict,
 		idem.CodePayloadTooLarge, idem.CodeUnsupportedContentEncoding, idem.CodeFingerprintMismatch, idem.CodeStoreUnavailable,
-		idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled, idem.CodeMissingCredential,
+		idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled, idem.CodeStoreCompletionFailed, idem.CodeMissingCredential,
 	}
 	if got := problemCodes(); !slices.Equal(got, want) {
 		t.Errorf("problemCodes() = %v, want %v", got, want)

@@ -21,6 +21,8 @@ const (
 	CodeRequestCancelled           = "request-cancelled"            // 503: the request ended before its handler answered
 	CodeBadRequest                 = "bad-request"                  // 400: a parameter or body the generated router could not bind or decode
 	CodeServerMisconfigured        = "server-misconfigured"         // 500: the strict server was built without its router step
+	CodeStoreCompletionFailed      = "store-completion-failed"      // 503, or 500 when the store refused it: a run's result and writes could not be committed
+	CodeTransactionEnded           = "transaction-ended"            // 500: the handler ended the run's transaction itself
 )
 
 // ProblemTypePrefix prefixes a problem code to form its "type" URI.

@@ -2,8 +2,18 @@ package idemstore
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrTxEnded is matched (errors.Is) by the error of a [RunTx.Commit] whose
+// handler ended the run's transaction itself, or tried to (pgstore: a
+// COMMIT or ROLLBACK sent as SQL, which the store refuses to send): the
+// record is not written, and the run is rolled back (or is what the
+// handler's end made of it). The store's refusal of such a statement
+// matches it too. It is not a store failure: the engine answers 500
+// transaction-ended and logs it.
+var ErrTxEnded = errors.New("idem: the handler ended the run's transaction itself; the engine commits or rolls it back")
 
 // TxStore is a [Store] that commits a handler's own database writes together
 // with its result, in one transaction that also holds the key's claim: one
@@ -126,7 +136,11 @@ type RunTx interface {
 	// before (the store or the server ended the transaction: a frozen
 	// owner's, see [TxStore]), nothing committed; otherwise an error
 	// matching [ErrStoreUnavailable], when the commit is known not to have
-	// happened or its fate could not be learned. A commit whose answer was
+	// happened or its fate could not be learned (and also
+	// [ErrStoreMisconfigured] when the database refused the completion for
+	// how it is set up: a constraint, a trigger, a value too large), or
+	// [ErrTxEnded] when the handler ended the transaction itself or tried
+	// to, in which case no record is written. A commit whose answer was
 	// lost is looked up before Commit returns, so that nil is returned if it
 	// did commit. If the handler's own statements left the transaction
 	// unable to commit (an error of its, which it answered with a stored

@@ -41,7 +41,8 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // key on key, that every column the store does not write may be left out
 // (NULL or a DEFAULT), that nothing on the table can refuse the store's
 // statements once a handler has run (triggers, rules, check and foreign-key
-// constraints, unique indexes other than the key's), and that the current
+// constraints, unique indexes other than the key's), that neither it nor
+// its step journal is UNLOGGED (emptied by a crash), and that the current
 // user may select, insert, update and delete in it. Call it from a startup
 // or readiness probe; the store also runs it before its first acquire and
 // every 30 s after (see [Store.Acquire]). It returns nil, an error matching
@@ -119,7 +120,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	t := s.core.Table.Name
 	var problems []string
-	var unique, sel, ins, upd, del bool
+	var unique, sel, ins, upd, del, unlogged, stepsUnlogged bool
 	var triggers, constraints, indexes, rules []string
 	err := s.pool.QueryRow(ctx, `SELECT
 	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
@@ -132,13 +133,23 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 		WHERE i.indrelid = $1::regclass AND (i.indisunique OR i.indisexclusion) AND NOT (i.indnkeyatts = 1 AND i.indpred IS NULL
 			AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'key'))
 		ORDER BY c.relname),
-	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename)`,
-		s.core.Table.Quoted).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules)
+	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename),
+	EXISTS (SELECT 1 FROM pg_class WHERE oid = $1::regclass AND relpersistence = 'u'),
+	EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass($2) AND relpersistence = 'u')`,
+		s.core.Table.Quoted, s.core.Table.Steps).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules, &unlogged, &stepsUnlogged)
 	if err != nil {
 		return nil, err
 	}
 	if !unique {
 		problems = append(problems, "make key the primary key (ALTER TABLE "+t+" ADD PRIMARY KEY (key))")
+	}
+	// An unlogged table skips the WAL: a crash or an immediate stop of
+	// the server empties it, and every run answered before is run again.
+	if unlogged {
+		problems = append(problems, "it is UNLOGGED: a crash or an immediate stop of the server empties it, and every answered request runs again (ALTER TABLE "+t+" SET LOGGED)")
+	}
+	if stepsUnlogged {
+		problems = append(problems, "its step journal "+s.core.Table.Steps+" is UNLOGGED: a crash or an immediate stop of the server empties it, and journaled steps run again (ALTER TABLE "+s.core.Table.Steps+" SET LOGGED)")
 	}
 	for _, tg := range triggers {
 		problems = append(problems, sqlfamily.Trigger(tg, fmt.Sprintf("DROP TRIGGER %s ON %s", tg, t)))

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"unsafe"
@@ -10,12 +11,25 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
 // errEngineEnds is what Commit and Rollback of a run's transaction answer
 // the handler: the engine ends the transaction, with the record.
 var errEngineEnds = errors.New("pgstore: the run's transaction is committed or rolled back by the engine, not the handler")
+
+// errEndRefused is what a statement of the handler's that would end the
+// run's transaction (endsTransaction) answers, unsent, and every statement
+// after it: the run is rolled back once the handler returns.
+var errEndRefused = fmt.Errorf("pgstore: COMMIT, ROLLBACK, END, ABORT and PREPARE TRANSACTION are not sent on the run's transaction, which the engine ends: the run is rolled back and answered 500 when the handler returns: %w", idemstore.ErrTxEnded)
+
+// errEndedByHandler is what the run's Commit, and every statement of the
+// handler's after the end, answer once a statement of the handler's that
+// endsTransaction could not recognize (an end behind another statement of
+// a multi-statement string) ended the run's transaction: a later
+// statement would commit on its own, outside the claim.
+var errEndedByHandler = fmt.Errorf("pgstore: a statement of the handler's ended the run's transaction, and with it the key's claim; end it only through the engine: %w", idemstore.ErrTxEnded)
 
 // connTx is the pgx.Tx that [Tx] hands a handler: the run's transaction on
 // its connection. The store begins it with the claim in one round trip
@@ -26,11 +40,12 @@ var errEngineEnds = errors.New("pgstore: the run's transaction is committed or r
 // Each statement takes the connection's turn (sqlfamily.Turn) until it is
 // done, its rows or batch results included, so that the run's keep-alive
 // (runTx.KeepAlive) never sends while the handler's statement is on the
-// connection.
+// connection; and each is refused once the transaction has ended (take).
 type connTx struct {
 	conn       *pgx.Conn
 	turn       sqlfamily.Turn
 	savepoints int64 // savepoints begun, to name the next
+	refused    bool  // a statement that ends the transaction was refused: the run rolls back
 }
 
 var _ pgx.Tx = (*connTx)(nil)
@@ -45,6 +60,32 @@ func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	return sp, nil
 }
 
+// take takes the connection's turn for a statement of the handler's, sql
+// ("" for none: CopyFrom), unless the transaction is over or must be: sql
+// would end it (it is refused, unsent, and the run with it), an earlier
+// one was refused, or the connection is idle (pgconn's transaction status,
+// which the server's last answer set: no round trip), which it is only
+// when a statement of the handler's ended the transaction.
+func (t *connTx) take(sql ...string) error {
+	if err := t.turn.Take(); err != nil {
+		return err
+	}
+	for _, q := range sql {
+		if endsTransaction(q) {
+			t.refused = true
+		}
+	}
+	switch {
+	case t.refused:
+		t.turn.Give()
+		return errEndRefused
+	case t.conn.PgConn().TxStatus() == 'I':
+		t.turn.Give()
+		return errEndedByHandler
+	}
+	return nil
+}
+
 // Commit refuses: the engine commits the run's transaction with its record.
 func (t *connTx) Commit(context.Context) error { return errEngineEnds }
 
@@ -54,7 +95,7 @@ func (t *connTx) Rollback(context.Context) error { return errEngineEnds }
 
 // CopyFrom delegates to the connection.
 func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(); err != nil {
 		return 0, err
 	}
 	defer t.turn.Give()
@@ -64,10 +105,19 @@ func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 // SendBatch delegates to the connection; the results hold the connection
 // until closed.
 func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(batchSQL(b)...); err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
 	return &heldBatch{BatchResults: t.conn.SendBatch(ctx, b), turn: &t.turn}
+}
+
+// batchSQL is the SQL of b's statements.
+func batchSQL(b *pgx.Batch) []string {
+	sql := make([]string, len(b.QueuedQueries))
+	for i, q := range b.QueuedQueries {
+		sql[i] = q.SQL
+	}
+	return sql
 }
 
 // LargeObjects returns the large objects of the transaction.
@@ -75,7 +125,7 @@ func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
 
 // Prepare delegates to the connection.
 func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return nil, err
 	}
 	defer t.turn.Give()
@@ -84,7 +134,7 @@ func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Stateme
 
 // Exec delegates to the connection.
 func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	defer t.turn.Give()
@@ -94,7 +144,7 @@ func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 // Query delegates to the connection; the rows hold the connection until
 // closed (or read to their end).
 func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := t.turn.Take(); err != nil {
+	if err := t.take(sql); err != nil {
 		return nil, err
 	}
 	rows, err := t.conn.Query(ctx, sql, args...)

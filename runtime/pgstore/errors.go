@@ -2,7 +2,9 @@ package pgstore
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
@@ -19,6 +21,7 @@ var dialect = sqlfamily.Dialect{
 	Quote:         quoteName,
 	Misconfigured: misconfigured,
 	Refused:       refusedByTable,
+	Connect:       connectRefused,
 	NoTable:       func(err error) bool { return sqlState(err) == "42P01" }, // undefined_table
 }
 
@@ -37,6 +40,28 @@ func misconfigured(err error) (string, bool) {
 		return pe.Message, true
 	}
 	return "", false
+}
+
+// connectRefused returns what to change, then the driver's text, for a
+// connection the server refused for what the pool's connection string
+// says: a database that does not exist, a password it refused.
+func connectRefused(err error) (string, bool) {
+	var ce *pgconn.ConnectError
+	var pe *pgconn.PgError
+	if !errors.As(err, &ce) || ce.Config == nil || !errors.As(err, &pe) {
+		return "", false
+	}
+	var what string
+	switch pe.Code {
+	case "3D000": // invalid_catalog_name
+		what = fmt.Sprintf("database %q does not exist on the server: create it (CREATE DATABASE %s) or name an existing one in the pool's connection string",
+			ce.Config.Database, pgx.Identifier{ce.Config.Database}.Sanitize())
+	case "28P01": // invalid_password
+		what = fmt.Sprintf("the server refused the password of user %q: correct it in the pool's connection string (or in PGPASSWORD or the .pgpass file that pgx falls back to)", ce.Config.User)
+	default:
+		return "", false
+	}
+	return what + ": " + err.Error(), true
 }
 
 // refusedByTable reports whether err, an error of one of the store's own

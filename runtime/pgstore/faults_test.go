@@ -144,6 +144,14 @@ func (d dialect) Misconfigurations() []sqlfamilytest.Misconfiguration {
 		alter("rule that does nothing", func(tb, _ string) string {
 			return "CREATE RULE ignore_updates AS ON UPDATE TO " + tb + " DO INSTEAD NOTHING"
 		}, "rule ignore_updates", "DROP RULE ignore_updates ON"),
+		alter("unlogged table", func(tb, _ string) string {
+			return "ALTER TABLE " + tb + " SET UNLOGGED"
+		}, "UNLOGGED", "SET LOGGED"),
+		{Name: "unlogged step journal", Alter: func(t testing.TB, db sqlfamilytest.DB, table string) []string {
+			steps := d.Quote(table + "_steps")
+			db.Exec(t, "ALTER TABLE "+steps+" SET UNLOGGED")
+			return []string{"step journal", "UNLOGGED", "ALTER TABLE " + steps + " SET LOGGED"}
+		}},
 	}
 }
 

@@ -40,7 +40,10 @@ type txKey struct{}
 // one that runs unprotected (fail-open), or one on another store. The
 // handler's statements in it commit together with the claim and the stored
 // response, or not at all. The handler must not commit or roll it back (its
-// Commit and Rollback return an error): the engine does. Begin makes a
+// Commit and Rollback return an error): the engine does. A statement that
+// would end it (COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION) is not
+// sent: it returns an error matching idem.ErrTxEnded, and the run is
+// rolled back and answered 500 transaction-ended. Begin makes a
 // savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {
 	tx, _ := idemstore.Value(ctx, txKey{}).(pgx.Tx)
@@ -319,7 +322,11 @@ func (r *runTx) KeepAlive(ctx context.Context) error {
 // one round trip.
 //
 // A transaction that the server ended (the owner was idle past its lease:
-// a frozen owner's) commits nothing: ErrNotOwner. A COMMIT that fails
+// a frozen owner's) commits nothing: ErrNotOwner. A run whose handler sent
+// a statement that ends the transaction (refused, unsent: connTx.take) is
+// rolled back, and one whose handler ended it after all (the connection is
+// idle: its transaction status says so without a round trip) gets no
+// record; both return an error matching idemstore.ErrTxEnded. A COMMIT that fails
 // without a server's answer (the connection broke, or ctx ended while the
 // server was still committing) is looked up on another connection and a
 // context of its own (at most 10 s), by the transaction's id (waiting for
@@ -339,6 +346,20 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	}
 	r.done = true
 	defer r.s.forget(r)
+	switch conn := r.c.Conn().PgConn(); {
+	case r.tx.refused:
+		// The handler tried to end the transaction: nothing of the run
+		// commits, and no record is written for it.
+		endConn(ctx, r.c)
+		return errEndRefused
+	case conn.TxStatus() == 'I' && !conn.IsClosed():
+		// A statement of the handler's ended the transaction after all
+		// (behind another one): what it did is what that end made of
+		// it, and no record is written for it. The connection is idle:
+		// back to the pool.
+		r.c.Release()
+		return errEndedByHandler
+	}
 	ret, err := sqlfamily.DurationMS("retention", retention, idemstore.DefaultRetention)
 	if err == nil && rec == nil {
 		err = errors.New("idem: complete: nil record")

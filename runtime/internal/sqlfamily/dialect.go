@@ -34,6 +34,12 @@ type Dialect struct {
 	// database's error it wraps.
 	Refused func(err error) (msg string, cause error, ok bool)
 
+	// Connect returns the store's sentence of what to change, followed by
+	// the driver's text, when err is the server's refusal of a connection
+	// for what the connection string says (a database that does not
+	// exist, a wrong password); nil for none.
+	Connect func(err error) (msg string, ok bool)
+
 	// NoTable tells whether err says the statement's table does not
 	// exist.
 	NoTable func(err error) bool
@@ -44,12 +50,23 @@ type Dialect struct {
 	UnverifiedFails bool
 }
 
-// StoreError wraps a failure of the database in an *idemstore.StoreError;
-// a missing table, column or right also matches
-// idemstore.ErrStoreMisconfigured.
+// StoreError wraps a failure of the database in an *idemstore.StoreError,
+// of op (a statement of the store's, or "check" for Check's own); a
+// connection refused for what the connection string says (Connect), or a
+// missing table, column or right, also matches
+// idemstore.ErrStoreMisconfigured. The latter points to Store.Check for
+// what to change, unless Check itself failed so.
 func (d *Dialect) StoreError(op string, err error) error {
+	if d.Connect != nil {
+		if msg, ok := d.Connect(err); ok {
+			return &idemstore.StoreError{Op: op, Err: &ConfigError{Msg: msg, Err: err}}
+		}
+	}
 	if msg, ok := d.Misconfigured(err); ok {
-		err = &ConfigError{Msg: msg + ": run Store.Check for what to change", Err: err}
+		if op != "check" {
+			msg += ": run Store.Check for what to change"
+		}
+		err = &ConfigError{Msg: msg, Err: err}
 	}
 	return &idemstore.StoreError{Op: op, Err: err}
 }

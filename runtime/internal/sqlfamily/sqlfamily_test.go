@@ -152,3 +152,32 @@ func TestColumnsTellTheStoresFromTheOthers(t *testing.T) {
 		t.Errorf("Others: %s, want the table's own in its order", got)
 	}
 }
+
+// TestStoreErrorPointsToCheckOnlyFromElsewhere: a missing table or right
+// met by a statement of the store's points to Store.Check for what to
+// change, but not when Check's own statement met it; a connection refused
+// for what the connection string says is the dialect's own sentence.
+func TestStoreErrorPointsToCheckOnlyFromElsewhere(t *testing.T) {
+	noRight := errors.New("permission denied for table records")
+	refused := errors.New("database does not exist")
+	d := &Dialect{
+		Misconfigured: func(err error) (string, bool) { return err.Error(), err == noRight },
+		Connect: func(err error) (string, bool) {
+			return "create the database or correct its name: " + err.Error(), err == refused
+		},
+	}
+	for _, c := range []struct {
+		op   string
+		err  error
+		want string
+	}{
+		{"acquire", noRight, "misconfigured: permission denied for table records: run Store.Check for what to change"},
+		{"check", noRight, "misconfigured: permission denied for table records"},
+		{"check", refused, "misconfigured: create the database or correct its name: database does not exist"},
+	} {
+		err := d.StoreError(c.op, c.err)
+		if !errors.Is(err, idemstore.ErrStoreMisconfigured) || err.Error() != "idem: store "+c.op+": "+c.want {
+			t.Errorf("StoreError(%s, %v) = %v; want %q, misconfigured", c.op, c.err, err, c.want)
+		}
+	}
+}

@@ -29,6 +29,7 @@ const (
 	IdempotencyProblemCodePayloadTooLarge            IdempotencyProblemCode = "payload-too-large"
 	IdempotencyProblemCodeReconcileFailed            IdempotencyProblemCode = "reconcile-failed"
 	IdempotencyProblemCodeRequestCancelled           IdempotencyProblemCode = "request-cancelled"
+	IdempotencyProblemCodeStoreCompletionFailed      IdempotencyProblemCode = "store-completion-failed"
 	IdempotencyProblemCodeStoreMisconfigured         IdempotencyProblemCode = "store-misconfigured"
 	IdempotencyProblemCodeStoreUnavailable           IdempotencyProblemCode = "store-unavailable"
 	IdempotencyProblemCodeUnsupportedContentEncoding IdempotencyProblemCode = "unsupported-content-encoding"
@@ -56,6 +57,8 @@ func (e IdempotencyProblemCode) Valid() bool {
 	case IdempotencyProblemCodeReconcileFailed:
 		return true
 	case IdempotencyProblemCodeRequestCancelled:
+		return true
+	case IdempotencyProblemCodeStoreCompletionFailed:
 		return true
 	case IdempotencyProblemCodeStoreMisconfigured:
 		return true

@@ -71,8 +71,9 @@ func RefusedWithoutRunning(t *testing.T, s Store) {
 // testTriggerAddedUnderARunningStore: a trigger that refuses the
 // completion, added after the store verified its table, lets the first
 // request's handler run (nothing could tell before) and rolls its writes
-// back, but its retries are refused 503 store-misconfigured without
-// running it again, and Check names the trigger.
+// back, answered 500 store-completion-failed, but its retries are refused
+// 503 store-misconfigured without running it again, and Check names the
+// trigger.
 func testTriggerAddedUnderARunningStore(t *testing.T, d Dialect) {
 	db := d.Open(t, d.DSN(t), 0)
 	s, table := db.Store(t, StoreConfig{})
@@ -85,8 +86,8 @@ func testTriggerAddedUnderARunningStore(t *testing.T, d Dialect) {
 		t.Fatalf("before the trigger: %d %s", st, body)
 	}
 	want := d.AddRefusingTrigger(t, db, table)
-	if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable {
-		t.Errorf("first request after the trigger: %d %s; want 503", st, body)
+	if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusInternalServerError || ProblemCode(body) != idem.CodeStoreCompletionFailed {
+		t.Errorf("first request after the trigger: %d %s; want 500 store-completion-failed", st, body)
 	}
 	for i := range 3 {
 		if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || ProblemCode(body) != idem.CodeStoreMisconfigured {

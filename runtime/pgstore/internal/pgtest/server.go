@@ -127,6 +127,25 @@ func (s *Server) Crash() error {
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
 
+// RequirePassword creates the login role user with password, and has the
+// server ask every user but idem (the cluster's superuser, still trusted)
+// for its password on TCP from then on. It returns the URL that logs in as
+// user with password.
+func (s *Server) RequirePassword(t testing.TB, user, password string) string {
+	t.Helper()
+	pool := PoolOf(t, s.URL(), 1)
+	Exec(t, pool, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", user, password))
+	pool.Close()
+	hba := "local all all trust\nhost all idem 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(s.data(), "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.run("pg_ctl", "-D", s.data(), "reload"); err != nil {
+		t.Fatalf("pg_ctl reload: %v\n%s", err, out)
+	}
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/postgres?sslmode=disable", user, password, s.port)
+}
+
 // run runs one of PostgreSQL's programs as the server's user.
 func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(s.bin, prog), args...)
