@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -65,8 +66,14 @@ func TestLayerOffInTheWindow(t *testing.T) {
 
 	// A process started without the migration.
 	plain := redisstore.New(rdb, opts...)
+	var log syncBuffer
+	plainEngine := idem.NewEngine(plain, idem.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	for _, k := range keys {
-		w := serve(plain, k)
+		w := httptest.NewRecorder()
+		plainEngine.Serve(w, engineReq(http.MethodPost, "/orders", `{"n":1}`, "Idempotency-Key", k), &op, func(w http.ResponseWriter, _ *http.Request) {
+			runs[k]++
+			w.WriteHeader(http.StatusCreated)
+		})
 		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "store-misconfigured") {
 			t.Errorf("retry of %s without the migration: %d %s; want 503 store-misconfigured", k, w.Code, w.Body)
 		}
@@ -74,8 +81,11 @@ func TestLayerOffInTheWindow(t *testing.T) {
 			t.Errorf("%s ran %d times", k, runs[k])
 		}
 	}
-	err := plain.Check(ctx)
-	if end := wantEnd.UTC().Format(time.RFC3339); !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "until "+end) {
+	end := wantEnd.UTC().Format(time.RFC3339)
+	if !strings.Contains(log.String(), "until "+end) || !strings.Contains(log.String(), "previouslayout.New") {
+		t.Errorf("the log does not say until when, and what to change:\n%s", log.String())
+	}
+	if err := plain.Check(ctx); !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "until "+end) {
 		t.Errorf("Check = %v; want the open window, until %s", err, end)
 	}
 	l, err := plain.KeyLayout(ctx)
