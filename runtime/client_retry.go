@@ -28,9 +28,10 @@ const drainLimit = 64 << 10
 // is returned before any attempt, wrapping ErrInvalidKey or ErrInvalidPolicy.
 //
 // A response whose status is in RetryOn is retried, waiting exactly its
-// Retry-After (delay-seconds or HTTP-date) when it has one, never less, or
-// else a full-jitter backoff capped at MaxInterval (which caps only that
-// backoff). When that wait would end after MaxElapsed or the context's
+// Retry-After (delay-seconds or HTTP-date) when it asks for a wait, never
+// less, or else a full-jitter backoff capped at MaxInterval (which caps only
+// that backoff). A Retry-After of 0, a date not in the future or a value
+// that does not parse asks for none: the backoff applies. When that wait would end after MaxElapsed or the context's
 // deadline, Run gives up at once (ErrRetryAfterExceedsBudget, with the wait
 // asked for in RetryError.RetryAfter, or ErrTimeExhausted) instead of
 // sleeping. Waits end as soon as ctx does.
@@ -106,20 +107,18 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	case err == nil && !retriesStatus(*p, resp.StatusCode):
 		return nil
 	}
-	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err) {
+	now := c.caller.clockNow()
+	wait, fromHeader := time.Duration(0), false
+	if resp != nil {
+		// The server's wait is a floor: MaxInterval caps only the
+		// client's own backoff.
+		wait, fromHeader = retryAdvice(resp, now)
+	}
+	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err, wait, fromHeader) {
 		c.counted++
 	}
 	if c.counted >= p.MaxAttempts {
 		return budgetError(ErrAttemptsExhausted, err)
-	}
-	now := c.caller.clockNow()
-	wait, fromHeader := time.Duration(0), false
-	if resp != nil {
-		if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), now); ok {
-			// The server's wait is a floor: MaxInterval caps only the
-			// client's own backoff.
-			wait, fromHeader = d, true
-		}
 	}
 	if !fromHeader {
 		wait = c.caller.jitter(backoffCap(*p, n-1))
@@ -139,17 +138,33 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 	return nil
 }
 
+// retryAdvice returns the wait that resp's Retry-After asks for, and
+// whether it asks for one. A value of 0, a date that is not in the future
+// and a value that does not parse give no advice: the client's own backoff
+// applies, so a server (or a proxy) that answers "Retry-After: 0" to every
+// attempt does not get the next one at once.
+func retryAdvice(resp *http.Response, now time.Time) (time.Duration, bool) {
+	d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), now)
+	if !ok || d <= 0 {
+		return 0, false
+	}
+	return d, true
+}
+
 // refusedBeforeRun reports whether an attempt's failure says that the
 // server ran nothing and when to come back, so that it counts against the
 // time budget only (see RetryPolicy.MaxAttempts): a refused connection,
-// which a server restarting answers, and a 409 with Retry-After, which is
-// how a key in progress is answered until its run ends or, when its
-// process died, its lease lapses and a retry takes it over.
-func refusedBeforeRun(resp *http.Response, err error) bool {
+// which a server restarting answers, and a 409 whose Retry-After asks for
+// at least a second (advised), which is how a key in progress is answered
+// until its run ends or, when its process died, its lease lapses and a
+// retry takes it over. Every other attempt counts against MaxAttempts, so
+// each attempt that does not is at least a second after the last or made
+// after the client's own backoff: the time budget bounds them.
+func refusedBeforeRun(resp *http.Response, err error, advised time.Duration, fromHeader bool) bool {
 	if err != nil {
 		return errors.Is(err, syscall.ECONNREFUSED)
 	}
-	return resp.StatusCode == http.StatusConflict && resp.Header.Get("Retry-After") != ""
+	return resp.StatusCode == http.StatusConflict && fromHeader && advised >= time.Second
 }
 
 // try runs one attempt under the per-attempt timeout, if any, and returns

@@ -1,6 +1,6 @@
 // Package ctl is idemctl's command line: it reads one key's record from an
 // idemgen server's Redis, or forgets it, through redisstore's Inspect and
-// Forget.
+// Forget, and says which key layout the Redis holds (layout).
 package ctl
 
 import (
@@ -25,11 +25,17 @@ import (
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
        idemctl forget  -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-force]
-       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-event name=URL]... [-dry-run]
+       idemctl layout  -redis URL [-prefix idem]
+       idemctl probe   -spec openapi.yaml [-config cfg.yaml] -url URL [-header 'Name: value']... [-event name=URL]... -yes | -dry-run
 
 probe checks a deployed API against its spec's idempotency contract, and
 sends REAL requests that create real resources on the target: see
 idemctl probe -h.
+
+layout says which key layout the Redis holds under the prefix (record keys
+named by operation tokens, or by the previous layout's full names), and
+whether the upgrade window of redisstore/previouslayout is open and until
+when: until then a store built with redisstore.New refuses the server.
 
 inspect prints the record of one idempotency key: its state, the lease or
 retention it has left, its fence, the stored status, header names and body
@@ -84,6 +90,9 @@ type options struct {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "probe" {
 		return probe.Run(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "layout" {
+		return runLayout(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || (args[0] != "inspect" && args[0] != "forget") {
 		fmt.Fprint(stderr, usage)

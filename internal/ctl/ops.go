@@ -84,6 +84,27 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, op, key str
 			names[t] = [2]string{api, name}
 		}
 	}
+	s.scanned, s.complete, err = scanPrefix(ctx, rdb, prefix, func(k string) {
+		got, op, k, ok := splitKey(k, names)
+		switch {
+		case !ok:
+			return // not a record of the store
+		case got != api:
+			s.apis[got]++
+			return
+		}
+		s.ops[op]++
+		if k == key {
+			s.withKey[op]++
+		}
+	})
+	return s, err
+}
+
+// scanPrefix calls fn with every key under prefix, the prefix cut off,
+// reading at most about maxScan keys, and returns how many it read and
+// whether that was all of them.
+func scanPrefix(ctx context.Context, rdb *redis.Client, prefix string, fn func(k string)) (scanned int, complete bool, err error) {
 	match := "*"
 	if prefix != "" {
 		match = globEscape(prefix) + ":*"
@@ -92,32 +113,20 @@ func scanStored(ctx context.Context, rdb *redis.Client, prefix, api, op, key str
 	for {
 		keys, next, err := rdb.Scan(ctx, cursor, match, 1000).Result()
 		if err != nil {
-			return s, err
+			return scanned, false, err
 		}
 		for _, k := range keys {
 			if prefix != "" {
 				k = strings.TrimPrefix(k, prefix+":")
 			}
-			got, op, k, ok := splitKey(k, names)
-			switch {
-			case !ok:
-				continue // not a record of the store
-			case got != api:
-				s.apis[got]++
-				continue
-			}
-			s.ops[op]++
-			if k == key {
-				s.withKey[op]++
-			}
+			fn(k)
 		}
-		s.scanned += len(keys)
+		scanned += len(keys)
 		if cursor = next; cursor == 0 {
-			s.complete = true
-			return s, nil
+			return scanned, true, nil
 		}
-		if s.scanned >= maxScan {
-			return s, nil
+		if scanned >= maxScan {
+			return scanned, false, nil
 		}
 	}
 }

@@ -312,29 +312,6 @@ func TestAPIFromTitle(t *testing.T) {
 	}
 }
 
-// TestMisspelt: extensions a small edit away from x-idempotent (in any
-// case) are taken for typos; other tools' extensions, and x-idempotent
-// itself, are not.
-func TestMisspelt(t *testing.T) {
-	for _, key := range []string{
-		"x-idempotnet", "x-idempotency", "x-idempotant", "x-Idempotent", "X-IDEMPOTENT",
-		"x-idempotet", "x-idempotents", "x-idempoten", "x-idmepotent",
-	} {
-		if !extension.Misspelt(key) {
-			t.Errorf("Misspelt(%q) = false, want true", key)
-		}
-	}
-	for _, key := range []string{
-		"x-idempotent", "x-go-name", "x-go-type", "x-oapi-codegen-extra-tags", "x-oapi-codegen-only-honour-go-name",
-		"x-amazon-apigateway-integration", "x-amazon-apigateway-request-validators", "x-order",
-		"x-idempotency-key", "x-idempotency-key-header", "x-internal", "idempotent", "xx-idempotent-x",
-	} {
-		if extension.Misspelt(key) {
-			t.Errorf("Misspelt(%q) = true, want false", key)
-		}
-	}
-}
-
 // TestParseDocumentUnknownField: the document level's unknown-field message
 // lists api with the other fields it accepts.
 func TestParseDocumentUnknownField(t *testing.T) {

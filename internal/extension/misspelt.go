@@ -6,29 +6,42 @@ import (
 )
 
 // Misspelt reports whether key, an extension's name in a spec, is a
-// misspelling of Name: not Name itself, but an x- key (in any case) that is
-// Name in another case or at most two edits away from it once case is
-// folded, an edit being a letter inserted, deleted, replaced, or swapped
-// with its neighbour (x-idempotnet, x-idempotency, x-idempotant,
-// X-Idempotent). An operation carrying one would run unprotected, silently;
-// extensions of other tools (x-go-name, x-oapi-codegen-extra-tags,
-// x-amazon-apigateway-integration) are never that close.
+// misspelling of Name: not Name itself, but a key that, in lower case and
+// with underscores read as hyphens, starts with "x" and either is at most
+// two edits away from Name, an edit being a letter inserted, deleted,
+// replaced, or swapped with its neighbour (x-idempotnet, x-idempotency,
+// x-idempotence, X-Idempotent, x_idempotent, xidempotent), or starts with Name's stem
+// "x-idempoten" (x-idempotency-key, x-idempotent-key). An operation carrying
+// one would run unprotected, silently; extensions of other tools (x-go-name,
+// x-oapi-codegen-extra-tags, x-amazon-apigateway-integration,
+// x-fern-idempotency-headers) are never that close.
 func Misspelt(key string) bool {
-	if key == Name || !strings.HasPrefix(strings.ToLower(key), "x-") {
+	if key == Name {
 		return false
 	}
-	return editDistance(strings.ToLower(key), Name, 2) <= 2
+	norm := strings.ReplaceAll(strings.ToLower(key), "_", "-")
+	if !strings.HasPrefix(norm, "x") {
+		return false
+	}
+	return strings.HasPrefix(norm, stem) || editDistance(norm, Name, 2) <= 2
 }
 
+// stem is the part of Name that its misspellings keep: x-idempotency-key,
+// x-idempotent-key and x-idempotence all start with it.
+const stem = "x-idempoten"
+
 // MisspeltError is the problem of a Misspelt extension. Where says what it
-// is on: "operation", "document" or "path item".
-func MisspeltError(key, where string) error {
+// is on: "operation", "document" or "path item"; beside, that the same
+// object carries Name too, whose fields are where settings go.
+func MisspeltError(key, where string, beside bool) error {
 	consequence := "so the operation would run without idempotency protection"
-	switch where {
-	case "document":
-		consequence = "so its defaults would apply to no operation"
-	case "path item":
+	switch {
+	case where == "path item":
 		consequence = "and " + Name + " belongs on the path's operations, not on the path item"
+	case beside:
+		consequence = "and settings go in the fields of the " + Name + " beside it (docs/extension.md)"
+	case where == "document":
+		consequence = "so its defaults would apply to no operation"
 	}
 	return fmt.Errorf("%s: unknown extension, did you mean %s? idemgen ignores it as written, %s", key, Name, consequence)
 }

@@ -102,9 +102,10 @@ func (l *loader) report(path, method, op string, err error) {
 // operation carrying one would otherwise run unprotected, silently. where
 // says what carries exts (document, path item, operation).
 func (l *loader) misspelt(exts map[string]any, path, method, op, where string) {
+	_, beside := exts[extension.Name]
 	for _, key := range slices.Sorted(maps.Keys(exts)) {
 		if extension.Misspelt(key) {
-			l.fail(l.lines.misspeltLine(path, method, key), op, extension.MisspeltError(key, where))
+			l.fail(l.lines.misspeltLine(path, method, key), op, extension.MisspeltError(key, where, beside))
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemop"
 )
@@ -39,6 +40,7 @@ type prober struct {
 	other      http.Header // a second caller's, for the scope check; nil: none
 	concurrent int
 	client     *http.Client
+	sign       Signing   // how deliveries to webhook and callback receivers are signed
 	dryRun     io.Writer // non-nil: list the requests here instead of sending them
 }
 
@@ -121,22 +123,28 @@ func (p *prober) send(ctx context.Context, r req) answer {
 	for k, v := range as {
 		header[k] = slices.Clone(v)
 	}
+	keyHeader := ""
 	switch ptr := keyPointer(t.op); {
 	case ptr != "":
 		if m, ok := body.(map[string]any); ok {
 			body = setPointer(m, ptr, r.key)
 		}
-	case r.key != "":
-		name := t.op.KeyHeader
-		if name == "" {
-			name = idemop.DefaultKeyHeader
+	default:
+		keyHeader = t.op.KeyHeader
+		if keyHeader == "" {
+			keyHeader = idemop.DefaultKeyHeader
 		}
-		header.Set(name, r.key)
+		if r.key != "" {
+			header.Set(keyHeader, r.key)
+		}
 	}
 	var raw []byte
 	if body != nil {
 		raw, _ = json.Marshal(body) // decoded JSON marshals
 		header.Set("Content-Type", "application/json")
+	}
+	if t.op.Event != nil && p.sign.on() {
+		p.sign.sign(header, keyHeader, raw, time.Now())
 	}
 	at := *t.at
 	at.RawQuery = q.Encode()
@@ -189,15 +197,26 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 	}
 	policy := idemop.Operation{Final: t.op.Final, Transient: t.op.Transient}
 
+	var missing answer
 	if !t.op.Optional {
 		note("missing key")
-		a := p.send(ctx, req{t: t})
-		row("missing key", "400 missing-key", a, a.err == nil && a.status == http.StatusBadRequest && a.code() == "missing-key", "")
+		missing = p.send(ctx, req{t: t})
 	}
-
 	k1 := freshKey()
 	note("first request")
 	first := p.send(ctx, req{t: t, key: k1})
+	if first.refused() {
+		// Nothing ran: what comes back says nothing about the contract.
+		return []Row{{Operation: t.name, Check: "not probed", Got: p.refusal(t, first), Result: Skipped}}
+	}
+	if !t.op.Optional {
+		if missing.refused() {
+			rows = append(rows, Row{Operation: t.name, Check: "missing key", Expected: "400 missing-key", Result: Skipped,
+				Got: missing.String() + ": not conclusive, the target refused the request without a key before the idempotency layer could answer it"})
+		} else {
+			row("missing key", "400 missing-key", missing, missing.err == nil && missing.status == http.StatusBadRequest && missing.code() == "missing-key", "")
+		}
+	}
 	layer := first.keyLost()
 	row("first request", "the operation's answer, not replayed", first,
 		first.err == nil && !first.replayed() && !layer, map[bool]string{true: "the key did not reach the idempotency layer"}[layer])
@@ -247,6 +266,18 @@ func (p *prober) probe(ctx context.Context, t target) []Row {
 	return rows
 }
 
+// refusal says why t is not probed when the target refused its first
+// request (a, 401 or 403) and what to give the probe.
+func (p *prober) refusal(t target, a answer) string {
+	switch {
+	case t.op.Event == nil:
+		return fmt.Sprintf("the target refused the request (%s): give the credentials it wants with -header", a)
+	case p.sign.on():
+		return fmt.Sprintf("the receiver refused the signed delivery (%s): check -sign-secret and -sign (%s)", a, strings.Join(Schemes, ", "))
+	}
+	return fmt.Sprintf("the receiver refused the delivery (%s): sign it with -sign-secret whsec_... (Standard Webhooks), or -sign stripe|github -sign-secret ...", a)
+}
+
 // concurrently sends p.concurrent requests with one fresh key at once and
 // tells one run from several by what comes back: every answer but the 409s
 // is the same status and body, and at most one is not a replay; every 409 is
@@ -278,6 +309,8 @@ func (p *prober) concurrently(ctx context.Context, t target, policy idemop.Opera
 		switch {
 		case a.err != nil:
 			problems = append(problems, "error: "+a.err.Error())
+		case a.refused(): // not a run: refused before anything ran
+			problems = append(problems, "refused: "+a.String())
 		case a.status == http.StatusConflict && a.code() == "conflict":
 			conflicts++
 			if n, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || n < 1 {

@@ -15,10 +15,14 @@
 // operation with neither is listed as not probed, never guessed. Marked
 // webhooks and callbacks get the same checks at the URLs where the
 // deployment receives them (Config.Events, Config.EventsBase), which the
-// spec does not give; without one each is listed as not probed.
+// spec does not give; without one each is listed as not probed. Their
+// deliveries are signed (Config.Sign) for receivers that check a signature
+// before the layer; an operation whose first request is refused (401, 403)
+// is listed as not probed, never judged by its refusals.
 //
 // The probe sends real requests: every probed operation runs on the
-// target, several times, and creates what it creates there.
+// target, several times, and creates what it creates there. The command
+// sends nothing without -yes.
 package probe
 
 import (
@@ -28,6 +32,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -51,12 +56,14 @@ const usage = `usage: idemctl probe -spec openapi.yaml [-config cfg.yaml | -over
                      -url https://staging.example.com [-header 'Name: value']...
                      [-other-header 'Name: value']... [-examples file.yaml]
                      [-event name=URL]... [-events-url URL]
-                     [-op operationId]... [-n 8] [-timeout 30s] [-dry-run]
+                     [-sign-secret whsec_... [-sign standard-webhooks|stripe|github]]
+                     [-op operationId]... [-n 8] [-timeout 30s] -yes | -dry-run
 
 probe checks a deployed API against the idempotency contract of its spec.
 It SENDS REAL REQUESTS: every probed operation runs on the target several
 times (6 + -n) and creates real resources there. Use staging and test
-credentials; -dry-run lists the requests without sending any.
+credentials. Without -yes it only says what it would run where, and sends
+nothing; -dry-run lists every request without sending any.
 
 For every x-idempotent operation (as idemgen reads the spec, through the
 same oapi-codegen config or overlay) it checks: a request without a key
@@ -85,6 +92,14 @@ them, which the spec does not say: -event orderPaid=https://.../hooks/paid
 names one, -events-url https://.../hooks receives each at .../hooks/<its
 name in the spec>. Without either, each is listed as not probed.
 
+A receiver that checks signatures before the idempotency layer (as
+docs/webhooks.md says it should) refuses unsigned deliveries: give its
+secret with -sign-secret (env:NAME reads it from $NAME) and, when it is
+not Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature),
+-sign stripe (Stripe-Signature) or -sign github (X-Hub-Signature-256).
+An operation whose first request is refused (401 or 403) is listed as
+not probed, with what to give, never judged by what a refusal looks like.
+
 The
 exit code is 0 when no check failed, 1 when one did (the table names it),
 2 for bad flags or a spec idemgen refuses.
@@ -107,12 +122,43 @@ type Config struct {
 	Header, Other http.Header // every request's; a second caller's (nil: no scope check)
 	Concurrent    int
 	Client        *http.Client
-	DryRun        bool
+	// Sign signs the deliveries to webhook and callback receivers, whose
+	// signature check refuses unsigned ones before the idempotency layer.
+	Sign   Signing
+	DryRun bool
 }
 
 // Probe runs the checks of c and returns the table's rows. In a dry run
 // it writes the requests to list instead of sending them.
 func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
+	planned, err := c.plan()
+	if err != nil {
+		return nil, err
+	}
+	p := &prober{header: c.Header, other: c.Other, concurrent: max(c.Concurrent, 2), client: c.Client, sign: c.Sign}
+	if c.DryRun {
+		p.dryRun = list
+	}
+	var rows []Row
+	for _, t := range planned {
+		if t.reason != "" {
+			rows = append(rows, Row{Operation: t.name, Check: "not probed", Got: t.reason, Result: Skipped})
+			continue
+		}
+		rows = append(rows, p.probe(ctx, t)...)
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// plan loads c's spec and returns the operations in scope, in the order
+// they are probed, each with its request, or why it is not probed.
+func (c Config) plan() ([]target, error) {
+	if err := c.Sign.check(); err != nil {
+		return nil, err
+	}
 	ops, doc, err := loadSpec(c.Spec, c.CodegenConfig, c.Overlay)
 	if err != nil {
 		return nil, err
@@ -121,11 +167,6 @@ func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prober{header: c.Header, other: c.Other, concurrent: max(c.Concurrent, 2), client: c.Client}
-	if c.DryRun {
-		p.dryRun = list
-	}
-	var rows []Row
 	var unknown []string
 	for _, name := range c.Operations {
 		if !slices.ContainsFunc(ops, func(o model.Operation) bool { return named(o, name) }) {
@@ -143,6 +184,7 @@ func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("-event %s: no x-idempotent webhook or callback of that name in %s", strings.Join(unknown, ", "), c.Spec)
 	}
+	var planned []target
 	for _, op := range ops {
 		if len(c.Operations) > 0 && !slices.ContainsFunc(c.Operations, func(name string) bool { return named(op, name) }) {
 			continue
@@ -151,16 +193,9 @@ func Probe(ctx context.Context, c Config, list io.Writer) ([]Row, error) {
 		if t.reason == "" {
 			t.at, t.reason = c.receivedAt(op, t.path)
 		}
-		if t.reason != "" {
-			rows = append(rows, Row{Operation: t.name, Check: "not probed", Got: t.reason, Result: Skipped})
-			continue
-		}
-		rows = append(rows, p.probe(ctx, t)...)
-		if err := ctx.Err(); err != nil {
-			return rows, err
-		}
+		planned = append(planned, t)
 	}
-	return rows, nil
+	return planned, nil
 }
 
 // named reports whether name names op: its operationId, Go name, or a
@@ -210,7 +245,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&opsFlag, "op", "probe only this operation (operationId or Go name; repeatable)")
 	fs.IntVar(&c.Concurrent, "n", 8, "requests sent at once with one key (at least 2)")
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
+	fs.StringVar(&c.Sign.Secret, "sign-secret", "", "sign deliveries to webhook and callback receivers with this secret (env:NAME reads it from $NAME)")
+	fs.StringVar(&c.Sign.Scheme, "sign", "", "the signing scheme of -sign-secret: "+strings.Join(Schemes, ", ")+" (default "+StandardWebhooks+")")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "list the requests, send nothing")
+	var yes bool
+	fs.BoolVar(&yes, "yes", false, "send the requests: the target runs each probed operation several times")
 	if code, done := cmdline.Parse(fs, args); done {
 		return code
 	}
@@ -239,15 +278,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil && eventsBase != "" {
 		c.EventsBase, err = httpURL("-events-url", eventsBase)
 	}
+	if name, ok := strings.CutPrefix(c.Sign.Secret, "env:"); ok && err == nil {
+		if c.Sign.Secret = os.Getenv(name); c.Sign.Secret == "" {
+			err = fmt.Errorf("-sign-secret env:%s: $%s is empty or not set", name, name)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "idemctl probe: %v\n", err)
 		return ExitUsage
 	}
 	c.Client = &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-	if c.DryRun {
+	switch {
+	case c.DryRun:
 		fmt.Fprintf(stdout, "idemctl probe -dry-run: nothing is sent. Without -dry-run it "+strings.TrimPrefix(Warning, "idemctl probe "), u.Redacted(), 6+c.Concurrent)
-	} else {
+	case !yes:
+		return c.unconfirmed(stdout, stderr)
+	default:
 		fmt.Fprintf(stdout, Warning, u.Redacted(), 6+c.Concurrent)
 	}
 	rows, err := Probe(ctx, c, stdout)
@@ -271,9 +318,55 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitBroken
 	}
 	if !c.DryRun {
-		fmt.Fprintln(stdout, "\nok: the deployment keeps the contract for every probed operation")
+		fmt.Fprintln(stdout, "\n"+verdict(rows))
 	}
 	return ExitOK
+}
+
+// unconfirmed is Run without -yes or -dry-run: it says what the probe
+// would run where, sends nothing, and returns ExitUsage.
+func (c Config) unconfirmed(stdout, stderr io.Writer) int {
+	planned, err := c.plan()
+	if err != nil {
+		fmt.Fprint(stderr, cmdline.Message("idemctl probe: ", err))
+		return ExitUsage
+	}
+	fmt.Fprintf(stdout, Warning, c.BaseURL.Redacted(), 6+c.Concurrent)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nIt would run these operations there, each up to", 6+c.Concurrent, "times:")
+	n := 0
+	for _, t := range planned {
+		if t.reason == "" {
+			n++
+			fmt.Fprintf(tw, "  %s\t%s %s\n", t.name, t.op.Method, t.at.Redacted())
+		}
+	}
+	tw.Flush()
+	if n == 0 {
+		fmt.Fprintln(stdout, "  none: every operation in scope is not probed (-dry-run says why)")
+	}
+	fmt.Fprintln(stderr, "idemctl probe: nothing was sent: pass -yes to send these requests, or -dry-run to list each of them")
+	return ExitUsage
+}
+
+// verdict is the last line of a run in which no check failed: it does not
+// call a run that probed nothing a pass.
+func verdict(rows []Row) string {
+	var probed, skipped []string
+	for _, r := range rows {
+		if r.Check == "not probed" {
+			skipped = append(skipped, r.Operation)
+		} else if !slices.Contains(probed, r.Operation) {
+			probed = append(probed, r.Operation)
+		}
+	}
+	switch {
+	case len(probed) == 0:
+		return "nothing probed: no operation could be probed (the table says why for each)"
+	case len(skipped) > 0:
+		return fmt.Sprintf("ok: the deployment keeps the contract for the %d probed operation(s); %d not probed: %s", len(probed), len(skipped), strings.Join(skipped, ", "))
+	}
+	return "ok: the deployment keeps the contract for every probed operation"
 }
 
 // writeTable prints rows as a table.

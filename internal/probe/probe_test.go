@@ -53,7 +53,7 @@ func TestUnprotectedServerIsBroken(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errOut bytes.Buffer
-	code := probe.Run(context.Background(), []string{"-spec", "testdata/openapi.yaml", "-url", srv.URL, "-n", "4"}, &out, &errOut)
+	code := probe.Run(context.Background(), []string{"-spec", "testdata/openapi.yaml", "-url", srv.URL, "-n", "4", "-yes"}, &out, &errOut)
 	if code != probe.ExitBroken {
 		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, probe.ExitBroken, &out, &errOut)
 	}
@@ -169,7 +169,7 @@ func TestUnwrappedWebhookIsBroken(t *testing.T) {
 	defer srv.Close()
 	var out, errOut bytes.Buffer
 	code := probe.Run(context.Background(), []string{"-spec", "testdata/webhooks.yaml", "-url", srv.URL,
-		"-event", "orderPaid=" + srv.URL + "/hooks/paid", "-op", "orderPaid", "-n", "4"}, &out, &errOut)
+		"-event", "orderPaid=" + srv.URL + "/hooks/paid", "-op", "orderPaid", "-n", "4", "-yes"}, &out, &errOut)
 	if code != probe.ExitBroken {
 		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, probe.ExitBroken, &out, &errOut)
 	}

@@ -16,13 +16,32 @@ import (
 // CI=true) when there are none.
 func PayPal(t testing.TB) []string {
 	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "..", "shared", "specs", "paypal")
-	specs, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	return find(t, "PayPal specs", "paypal/*.json")
+}
+
+// All returns the paths of every spec in ../shared/specs (*.json and *.yaml
+// in its folders), or skips t (fails it under CI=true) when there are none.
+func All(t testing.TB) []string {
+	t.Helper()
+	return find(t, "vendor specs", "*/*.json", "*/*.yaml")
+}
+
+// find returns the files of ../shared/specs that match patterns, or skips t
+// (fails it under CI=true) when there are none; what names them in the
+// message.
+func find(t testing.TB, what string, patterns ...string) []string {
+	t.Helper()
+	dir := filepath.Join(moduleRoot(t), "..", "shared", "specs")
+	var specs []string
+	for _, p := range patterns {
+		m, _ := filepath.Glob(filepath.Join(dir, p))
+		specs = append(specs, m...)
+	}
 	if len(specs) == 0 {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("PayPal specs not found in %s; CI must have the shared folder beside the repository", dir)
+			t.Fatalf("%s not found in %s; CI must have the shared folder beside the repository", what, dir)
 		}
-		t.Skipf("PayPal specs not found in %s (the shared folder is not beside this clone); skipping", dir)
+		t.Skipf("%s not found in %s (the shared folder is not beside this clone); skipping", what, dir)
 	}
 	return specs
 }

@@ -32,8 +32,11 @@ type RetryPolicy struct {
 	// included; 1 means no retry. Above 1, an attempt that the server
 	// refused before running anything counts against MaxElapsed only: a
 	// refused connection (ECONNREFUSED: nothing listens, as while a server
-	// restarts) and a 409 with Retry-After (the key's run is in progress,
-	// or its dead process's lease has not lapsed yet: come back then).
+	// restarts) and a 409 whose Retry-After asks for a wait of a second or
+	// more (the key's run is in progress, or its dead process's lease has
+	// not lapsed yet: come back then). A Retry-After of 0, a date not in
+	// the future or a value that does not parse is no advice: the
+	// backoff applies and the attempt counts.
 	MaxAttempts     int
 	InitialInterval time.Duration // backoff cap before the first retry
 	MaxInterval     time.Duration // largest backoff wait; a server's Retry-After is obeyed beyond it

@@ -109,7 +109,11 @@ type flight struct {
 // its first acquire and every check interval. It also reads each master's
 // replicas and persistence: the replicas decide the completions' WAIT
 // ([WithReplicaAcks]), and a master that keeps records in memory only is
-// warned about ([WithWarnings]), not refused.
+// warned about ([WithWarnings]), not refused. Until it finds none, it reads
+// whether the upgrade window of package previouslayout is open on the
+// server ([Store.KeyLayout]): a store built without that package refuses
+// such a server, naming the window's end, unless
+// [WithPreviousLayoutIgnored].
 //
 // It returns nil, an error matching [idemstore.ErrStoreMisconfigured] that says
 // what to change, or one matching only [idemstore.ErrStoreUnavailable] when
@@ -217,6 +221,10 @@ func (s *Store) verify(ctx context.Context) error {
 	})
 	if err == nil {
 		s.checked(ctx, dur)
+		var p string
+		if p, err = s.layoutProblem(ctx); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	if err != nil && len(problems) == 0 {
 		return &idemstore.StoreError{Op: "verify configuration", Err: err}

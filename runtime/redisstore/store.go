@@ -53,7 +53,8 @@ type Store struct {
 	durability       durability    // WithWarnings, and the last warning (durability.go)
 	log              *slog.Logger  // WithLogger
 
-	unsized bool // WithUnsizedRecords
+	unsized bool       // WithUnsizedRecords
+	layout  layoutGate // WithPreviousLayoutIgnored, and whether the key layouts were verified (layout.go)
 
 	lastTTL  atomic.Pointer[boxedMS] // the TTL of the last acquire's SET, boxed (ttlArg)
 	noSetGet atomic.Bool             // the server refused SET NX GET (before Redis 7.0): acquire sends SET NX and GET

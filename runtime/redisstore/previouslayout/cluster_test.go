@@ -175,7 +175,7 @@ func clusterFailover(t *testing.T, cut bool) {
 	})
 	// The previous version, on a client of its own that learns the new
 	// slot map.
-	old := idem.NewEngine(previousLayout{redisstore.New(newClient(), redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)), op.API, op.ID},
+	old := idem.NewEngine(previousLayout{redisstore.New(newClient(), previousVersion(prefix)...), op.API, op.ID},
 		idem.WithStoreTimeout(2*time.Second), idem.WithLogger(nil))
 	eventually(t, 30*time.Second, "the previous key's slot served by the promoted replica", func() bool {
 		w := serve(old, "k-probe")

@@ -59,11 +59,12 @@ const Rollout = 24 * time.Hour
 // string, which the first process of this version writes (the server's
 // time). An operator who knows that no process of a previous version runs,
 // and that none ran within the retention, can SET it to 0 to end the
-// window now (processes read it when they start); so does going back to
-// redisstore.New. Any other value is a misconfiguration that every acquire
-// reports (503 store-misconfigured). It has no ':' after the prefix, so it
-// is never a record's key of either layout.
-const KeyLayoutMarker = "key-layout-4"
+// window now (processes read it when they start). Any other value is a
+// misconfiguration that every acquire reports (503 store-misconfigured). A
+// store built with redisstore.New refuses the server while the window is
+// open ([redisstore.KeyLayout]). It has no ':' after the prefix, so it is
+// never a record's key of either layout.
+const KeyLayoutMarker = redisstore.KeyLayoutMarker
 
 // layoutScript reads the marker, writing the server's time first when it is
 // absent. It returns the marker's value and the server's time in ms.
@@ -76,6 +77,19 @@ if not v then
   redis.call('SET', KEYS[1], v)
 end
 return {v, now}
+`)
+
+// retentionScript raises the retention at KEYS[1]
+// (redisstore.KeyLayoutRetention) to ARGV[1], in ms, when it is shorter or
+// absent, so that it holds the longest of every process's: a store built
+// without this package reads it to refuse the server until the window
+// ends.
+var retentionScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if cur < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return 1
 `)
 
 // Store is a [redisstore.Store] that also finds and writes the records of
@@ -103,8 +117,8 @@ func New(rdb redis.Scripter, retention time.Duration, opts ...redisstore.Option)
 		retention = idemstore.DefaultRetention
 	}
 	s := &Store{
-		Store:     redisstore.New(rdb, opts...),
-		prev:      redisstore.New(rdb, append(opts[:len(opts):len(opts)], redisstore.WithUnsizedRecords(), redisstore.WithLogger(nil))...),
+		Store:     redisstore.New(rdb, append(opts[:len(opts):len(opts)], redisstore.WithPreviousLayoutIgnored())...),
+		prev:      redisstore.New(rdb, append(opts[:len(opts):len(opts)], redisstore.WithPreviousLayoutIgnored(), redisstore.WithUnsizedRecords(), redisstore.WithLogger(nil))...),
 		rdb:       rdb,
 		retention: retention,
 	}
@@ -163,6 +177,11 @@ func (s *Store) readMarker(ctx context.Context) (int64, error) {
 	if err != nil || ms < 0 || ms > now+Rollout.Milliseconds() {
 		return 0, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: the key layout marker %s holds %q, which is neither 0 nor a Unix time in ms at most a day ahead of the server's clock (%d): "+
 			"DEL it to start the upgrade's window now, or SET it to 0 if no process of a previous version has run within the retention", idemstore.ErrStoreMisconfigured, key, v[0], now)}
+	}
+	if ms > 0 {
+		if err := retentionScript.Run(ctx, s.rdb, []string{s.StorageKey(redisstore.KeyLayoutRetention)}, s.retention.Milliseconds()).Err(); err != nil {
+			return 0, &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("record the retention of the key layout window: %w", err)}
+		}
 	}
 	s.since.Store(ms)
 	return ms, nil

@@ -39,7 +39,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 			prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
 			cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
 			// The previous version: its key, its fingerprint, its format.
-			old := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithUnsizedRecords(), redisstore.WithLogger(nil))
+			old := redisstore.New(rdb, append(previousVersion(prefix), redisstore.WithUnsizedRecords())...)
 			oldAcquire := func(k, token string) idemstore.Acquisition {
 				t.Helper()
 				acq, err := old.Acquire(ctx, idemstore.AcquireRequest{Key: prev(k), Token: token, Fingerprint: fpBefore, Lease: time.Minute})
@@ -139,7 +139,7 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.Keyspace(t)
 	s := previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
-	old := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithUnsizedRecords(), redisstore.WithLogger(nil))
+	old := redisstore.New(rdb, append(previousVersion(prefix), redisstore.WithUnsizedRecords())...)
 	const fp, fpBefore = "fp-with-api", "fp-before"
 	prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
 	cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }

@@ -29,6 +29,14 @@ type previousLayout struct {
 	op  string
 }
 
+// previousVersion is the options of a store that stands for a process of
+// the previous version (or the version between the layouts), under prefix:
+// one that does not look at previouslayout's window, as those versions did
+// not.
+func previousVersion(prefix string) []redisstore.Option {
+	return []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithLogger(nil), redisstore.WithPreviousLayoutIgnored()}
+}
+
 func (p previousLayout) key(k string) string {
 	_, scope, key, ok := idemstore.SplitRecordKey(k)
 	if !ok {
@@ -108,7 +116,7 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 			}
 
 			// The previous version: one request answered, one running.
-			old := idem.NewEngine(previousLayout{redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)), op.API, op.ID})
+			old := idem.NewEngine(previousLayout{redisstore.New(rdb, previousVersion(prefix)...), op.API, op.ID})
 			if w := serve(old, "k-done", `{"n":1}`); w.Code != http.StatusCreated {
 				t.Fatalf("previous version: %d %s", w.Code, w.Body)
 			}
