@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/redistest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // TestLayerOffInTheWindow: a process started without the migration
