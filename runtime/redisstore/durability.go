@@ -63,7 +63,7 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	}
 	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
 	d.mu.Lock()
-	d.replicas[addr] = replicas
+	d.replicas[addr] = replicasToWaitFor(repl, replicas)
 	d.mu.Unlock()
 	if err != nil || replicas > 0 || infoField(repl, "role") != "master" {
 		return nil // replicated, or a replica itself, or nothing known
@@ -80,6 +80,24 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	d.volatile = append(d.volatile, addr)
 	d.mu.Unlock()
 	return nil
+}
+
+// replicasToWaitFor is how many replicas a completion on a master whose
+// INFO replication is repl, with connected replicas, waits for: those
+// connected, or one when none is but the master has had replicas. A
+// replica whose link dropped (a password rotation that missed it, a
+// restart with a stale configuration, a network flap long enough to close
+// the connection) is not counted as connected, yet it is the one a
+// failover promotes: the master's own record of having had replicas is its
+// replication backlog, which it creates when the first replica attaches and
+// frees only once none has been connected for repl-backlog-ttl (an hour by
+// default; 0 keeps it for good). A promoted replica keeps the backlog it
+// had as a replica.
+func replicasToWaitFor(repl string, connected int) int {
+	if connected == 0 && infoField(repl, "role") == "master" && infoField(repl, "repl_backlog_active") == "1" {
+		return 1
+	}
+	return connected
 }
 
 // answered is nil for an error Redis answered (an unknown command, a

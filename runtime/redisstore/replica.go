@@ -39,8 +39,15 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // error matching ErrUnreplicated.
 //
 // The default waits for one replica whenever the master holding the key
-// reports connected replicas (INFO replication, read at each check, see
-// [WithCheckInterval]), and for none otherwise. With a Cluster the wait
+// has replicas or has had them (INFO replication, read at each check, see
+// [WithCheckInterval]: connected replicas, or a replication backlog, which
+// the master keeps for repl-backlog-ttl after its last replica left), and
+// for none on a master that never had one. A replica whose link dropped is
+// thus still waited for, and the completions are answered degraded until
+// it, or another replica, acknowledges again: it is the one a failover
+// would promote. Once the replicas are gone for good, the operator ends
+// the wait on the server (CONFIG SET repl-backlog-ttl 1: the master frees
+// its backlog within seconds) or with WithReplicaAcks(0, 0). With a Cluster the wait
 // goes to the master of the key's slot; a client that is not a go-redis
 // Client, ClusterClient or Ring (a wrapper that only runs scripts) cannot
 // wait, and its completions are not acknowledged.
@@ -68,7 +75,7 @@ type replicaAcks struct {
 // replicaView is what one check read of every master's replicas.
 type replicaView struct {
 	at       time.Time
-	replicas map[string]int // by node address (node.Options().Addr): connected replicas
+	replicas map[string]int // by node address (node.Options().Addr): replicas to wait for (replicasToWaitFor)
 }
 
 // recheckAfter bounds how often an unknown master or an unacknowledged
