@@ -23,6 +23,15 @@ import (
 // returns an error matching idemstore.ErrUnreplicated and the engine answers the
 // result marked Idempotency-Degraded. A step's journal entry (steps.go) is
 // acknowledged the same way, in the same batches.
+//
+// The scripts and the WAIT of a batch share one connection rather than the
+// scripts going out with the plain calls and a dedicated connection
+// writing a marker and WAITing after it (a WAIT after any write covers
+// every earlier write of the master): measured, that marker path sent more
+// WAITs per completion (its rounds are shorter, so more of them), added a
+// round trip per completion and doubled the master's and the replica's CPU
+// per first request (BENCHMARKS.md, "Replica acknowledgements: a dropped
+// replica, and WAIT grouped across connections").
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
