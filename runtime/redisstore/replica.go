@@ -47,19 +47,22 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // acknowledged in time is journaled on the master, and Step returns an
 // error matching ErrUnreplicated.
 //
-// The default waits for one replica whenever the master holding the key
-// has replicas or has had them (INFO replication, read at each check, see
+// The default waits for one replica whenever the master holding the key has
+// replicas or has had them (INFO replication, read at each check, see
 // [WithCheckInterval]: connected replicas, or a replication backlog, which
 // the master keeps for repl-backlog-ttl after its last replica left), and
 // for none on a master that never had one. A replica whose link dropped is
-// thus still waited for, and the completions are answered degraded until
-// it, or another replica, acknowledges again: it is the one a failover
-// would promote. Once the replicas are gone for good, the operator ends
-// the wait on the server (CONFIG SET repl-backlog-ttl 1: the master frees
-// its backlog within seconds) or with WithReplicaAcks(0, 0). With a Cluster the wait
-// goes to the master of the key's slot; a client that is not a go-redis
-// Client, ClusterClient or Ring (a wrapper that only runs scripts) cannot
-// wait, and its completions are not acknowledged.
+// thus still waited for, and the completions are answered degraded until it,
+// or another replica, acknowledges again: it is the one a failover would
+// promote. A master that restarts meanwhile forgets its backlog; the store
+// that saw its replicas goes on waiting for it (until a replica
+// acknowledges, or the process restarts). Once the replicas are gone for
+// good, the operator ends the wait on the server (CONFIG SET
+// repl-backlog-ttl 1: the master frees its backlog within seconds) or with
+// WithReplicaAcks(0, 0). With a Cluster the wait goes to the master of the
+// key's slot; a client that is not a go-redis Client, ClusterClient or Ring
+// (a wrapper that only runs scripts) cannot wait, and its completions are
+// not acknowledged.
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(s *Store) {
 		s.acks.fixed = max(n, 0)
