@@ -3,9 +3,6 @@ package loadtest
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -37,34 +34,22 @@ type replicated struct {
 type replicatedClients struct{ master, replica *redis.Client }
 
 // startReplicated starts a master and a replica of it and waits until the
-// replica is in sync (state=online), at most 30 s.
+// replica is in sync (state=online).
 func startReplicated(ctx context.Context, cfg Config, conns int) (*replicated, error) {
-	master, err := redisproc.Start(ctx, redisproc.Options{Path: cfg.RedisServer, CPUs: cfg.RedisCPUs})
+	opts := redisproc.Options{Path: cfg.RedisServer, CPUs: cfg.RedisCPUs}
+	master, err := redisproc.Start(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("start the replicated master: %w", err)
 	}
-	replica, err := redisproc.Start(ctx, redisproc.Options{Path: cfg.RedisServer, CPUs: cfg.RedisCPUs,
-		Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(master.Port())}})
+	replica, err := redisproc.StartReplica(ctx, master, opts)
 	if err != nil {
 		master.Stop()
 		return nil, fmt.Errorf("start the replica: %w", err)
 	}
-	r := &replicated{master: master, replica: replica, clients: replicatedClients{
+	return &replicated{master: master, replica: replica, clients: replicatedClients{
 		master:  redis.NewClient(&redis.Options{Addr: master.Addr(), PoolSize: conns, MinIdleConns: min(conns, 64), ContextTimeoutEnabled: true}),
 		replica: redis.NewClient(&redis.Options{Addr: replica.Addr()}),
-	}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s, err := r.clients.master.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(s, ",state=online,") {
-			return r, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			r.stop()
-			return nil, fmt.Errorf("replica %s of %s not in sync after 30s: %v", replica.Addr(), master.Addr(), err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a server we do not control
-	}
+	}}, nil
 }
 
 // stop closes the client and kills both servers.

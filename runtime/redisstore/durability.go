@@ -42,12 +42,18 @@ type durability struct {
 // says of its replicas and persistence. It is safe for concurrent use.
 type durabilityCheck struct {
 	mu       sync.Mutex     // guards the fields below
-	replicas map[string]int // by node address
-	volatile []string       // addresses of masters that keep records in memory only
+	replicas map[string]int // by node address: replicas to wait for (replicasToWaitFor)
+	// unrecorded holds the addresses of masters that keep no record of
+	// replicas: none connected, no backlog, no replication offset. Such a
+	// master never had a replica, or restarted since (a restart forgets the
+	// backlog, and a replica whose link is down does not come back to
+	// remind it): one the store saw with replicas is still waited for.
+	unrecorded map[string]bool
+	volatile   []string // addresses of masters that keep records in memory only
 }
 
 func newDurabilityCheck() *durabilityCheck {
-	return &durabilityCheck{replicas: map[string]int{}}
+	return &durabilityCheck{replicas: map[string]int{}, unrecorded: map[string]bool{}}
 }
 
 // node reads one master's replicas and persistence. A server that does not
@@ -62,8 +68,12 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 		return err
 	}
 	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
+	wait := replicasToWaitFor(repl, replicas)
 	d.mu.Lock()
-	d.replicas[addr] = replicas
+	d.replicas[addr] = wait
+	if err == nil && wait == 0 && infoField(repl, "role") == "master" && infoField(repl, "master_repl_offset") == "0" {
+		d.unrecorded[addr] = true
+	}
 	d.mu.Unlock()
 	if err != nil || replicas > 0 || infoField(repl, "role") != "master" {
 		return nil // replicated, or a replica itself, or nothing known
@@ -80,6 +90,24 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	d.volatile = append(d.volatile, addr)
 	d.mu.Unlock()
 	return nil
+}
+
+// replicasToWaitFor is how many replicas a completion on a master whose
+// INFO replication is repl, with connected replicas, waits for: those
+// connected, or one when none is but the master has had replicas. A
+// replica whose link dropped (a password rotation that missed it, a
+// restart with a stale configuration, a network flap long enough to close
+// the connection) is not counted as connected, yet it is the one a
+// failover promotes: the master's own record of having had replicas is its
+// replication backlog, which it creates when the first replica attaches and
+// frees only once none has been connected for repl-backlog-ttl (an hour by
+// default; 0 keeps it for good). A promoted replica keeps the backlog it
+// had as a replica.
+func replicasToWaitFor(repl string, connected int) int {
+	if connected == 0 && infoField(repl, "role") == "master" && infoField(repl, "repl_backlog_active") == "1" {
+		return 1
+	}
+	return connected
 }
 
 // answered is nil for an error Redis answered (an unknown command, a
@@ -105,6 +133,13 @@ func infoField(info, field string) string {
 // checked keeps what a verification read: the masters' replicas for the
 // completions, and the warning, which it logs when new and reports.
 func (s *Store) checked(ctx context.Context, d *durabilityCheck) {
+	if prev := s.acks.seen.Load(); prev != nil {
+		for addr := range d.unrecorded {
+			if prev.replicas[addr] > 0 {
+				d.replicas[addr] = 1 // restarted without its record: the replica that dropped is still there
+			}
+		}
+	}
 	s.acks.seen.Store(&replicaView{at: time.Now(), replicas: d.replicas})
 	warning := ""
 	if len(d.volatile) > 0 {

@@ -23,6 +23,15 @@ import (
 // returns an error matching idemstore.ErrUnreplicated and the engine answers the
 // result marked Idempotency-Degraded. A step's journal entry (steps.go) is
 // acknowledged the same way, in the same batches.
+//
+// The scripts and the WAIT of a batch share one connection rather than the
+// scripts going out with the plain calls and a dedicated connection
+// writing a marker and WAITing after it (a WAIT after any write covers
+// every earlier write of the master): measured, that marker path sent more
+// WAITs per completion (its rounds are shorter, so more of them), added a
+// round trip per completion and doubled the master's and the replica's CPU
+// per first request (BENCHMARKS.md, "Replica acknowledgements: a dropped
+// replica, and WAIT grouped across connections").
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
@@ -38,12 +47,22 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // acknowledged in time is journaled on the master, and Step returns an
 // error matching ErrUnreplicated.
 //
-// The default waits for one replica whenever the master holding the key
-// reports connected replicas (INFO replication, read at each check, see
-// [WithCheckInterval]), and for none otherwise. With a Cluster the wait
-// goes to the master of the key's slot; a client that is not a go-redis
-// Client, ClusterClient or Ring (a wrapper that only runs scripts) cannot
-// wait, and its completions are not acknowledged.
+// The default waits for one replica whenever the master holding the key has
+// replicas or has had them (INFO replication, read at each check, see
+// [WithCheckInterval]: connected replicas, or a replication backlog, which
+// the master keeps for repl-backlog-ttl after its last replica left), and
+// for none on a master that never had one. A replica whose link dropped is
+// thus still waited for, and the completions are answered degraded until it,
+// or another replica, acknowledges again: it is the one a failover would
+// promote. A master that restarts meanwhile forgets its backlog; the store
+// that saw its replicas goes on waiting for it (until a replica
+// acknowledges, or the process restarts). Once the replicas are gone for
+// good, the operator ends the wait on the server (CONFIG SET
+// repl-backlog-ttl 1: the master frees its backlog within seconds) or with
+// WithReplicaAcks(0, 0). With a Cluster the wait goes to the master of the
+// key's slot; a client that is not a go-redis Client, ClusterClient or Ring
+// (a wrapper that only runs scripts) cannot wait, and its completions are
+// not acknowledged.
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(s *Store) {
 		s.acks.fixed = max(n, 0)
@@ -68,7 +87,7 @@ type replicaAcks struct {
 // replicaView is what one check read of every master's replicas.
 type replicaView struct {
 	at       time.Time
-	replicas map[string]int // by node address (node.Options().Addr): connected replicas
+	replicas map[string]int // by node address (node.Options().Addr): replicas to wait for (replicasToWaitFor)
 }
 
 // recheckAfter bounds how often an unknown master or an unacknowledged

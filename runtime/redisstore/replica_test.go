@@ -164,3 +164,96 @@ func TestDurabilityWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasGoneForGood: a master whose replica's link is down is waited
+// for (its completions are unacknowledged) until the operator says the
+// replicas are gone on the server: with repl-backlog-ttl shortened the
+// master frees its replication backlog, and the store's next check stops
+// waiting: completions are plain again, with no WAIT.
+func TestReplicasGoneForGood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master and a replica")
+	}
+	ctx := context.Background()
+	master := startServer(t, redisproc.Options{})
+	replica, err := redisproc.StartReplica(ctx, master, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	if err := redisproc.CutLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	admin := client(t, master.Addr())
+	s := New(client(t, master.Addr()))
+	if err := completeOne(t, s, "dropped"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete with the replica's link down: %v; want ErrUnreplicated", err)
+	}
+	if err := admin.ConfigSet(ctx, "repl-backlog-ttl", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for info := ""; !strings.Contains(info, "repl_backlog_active:0"); info, _ = admin.Info(ctx, "replication").Result() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the master kept its backlog: %s", info)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a server we do not control
+	}
+	if err := s.Check(ctx); err != nil { // what the store's next check reads
+		t.Fatal(err)
+	}
+	waits := redistest.CommandCalls(t, admin)["wait"]
+	if err := completeOne(t, s, "gone"); err != nil {
+		t.Errorf("complete once the master freed its backlog: %v; want nil", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["wait"] - waits; n != 0 {
+		t.Errorf("%d WAIT once the master freed its backlog; want none", n)
+	}
+}
+
+// TestDroppedReplicaSurvivesMasterRestart: a master restarted while its
+// replica's link is down keeps no record of that replica (no backlog, no
+// replication offset), yet the replica is still the one a failover would
+// promote: the store that saw it goes on waiting until a replica
+// acknowledges again.
+func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master and a replica")
+	}
+	ctx := context.Background()
+	master := startServer(t, redisproc.Options{Persist: true})
+	replica, err := redisproc.StartReplica(ctx, master, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	s := New(client(t, master.Addr()))
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := redisproc.CutLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	master.Kill()
+	if err := master.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := client(t, master.Addr()).Info(ctx, "replication").Result(); !strings.Contains(info, "repl_backlog_active:0") {
+		t.Fatalf("the restarted master kept a backlog, the test proves nothing: %s", info)
+	}
+	if err := s.Check(ctx); err != nil { // what the store's next check reads
+		t.Fatal(err)
+	}
+	if err := completeOne(t, s, "restarted"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete on the restarted master, its replica's link still down: %v; want ErrUnreplicated", err)
+	}
+	if err := redisproc.MendLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeOne(t, New(client(t, master.Addr()), WithReplicaAcks(1, 10*time.Second)), "mended"); err != nil {
+		t.Fatalf("complete once the replica is back: %v", err)
+	}
+	if err := completeOne(t, s, "back"); err != nil && !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete once the replica is back: %v", err)
+	}
+}

@@ -57,30 +57,39 @@ type stepRuns struct {
 	firstErr map[string]error // Step's error in the key's first execution
 }
 
-// TestStepSurvivesFailover (issue 47, item 3): a step's journal entry is
-// acknowledged by a replica as a completion is, so that a failover does not
-// silently lose it. A run charges (a step) and then fails (500: released,
-// as a crashed run would leave its key to a retry). Eight keys run so while
-// replication is healthy; then the replication link freezes, eight more
-// run; then the master is killed and its replica promoted, and every key is
-// retried until it answers 201. A retry resumes its run from the journal:
-// a step found there is not run again. No step may run again unless its
-// first run was told that its entry was not acknowledged (Step's error
-// matches idem.ErrUnreplicated): on the code before, the eight frozen keys'
-// entries were journaled on the master alone, Step said nothing, and all
-// eight charged again after the failover.
+// TestStepSurvivesFailover: a step's journal entry is acknowledged by a
+// replica as a completion is, so that a failover does not silently lose
+// it. A run charges (a step) and then fails (500: released, as a crashed
+// run would leave its key to a retry). Eight keys run so while replication
+// is healthy; then the replication link fails, eight more run; then the
+// master is killed and its replica promoted, and every key is retried
+// until it answers 201. A retry resumes its run from the journal: a step
+// found there is not run again. No step may run again unless its first run
+// was told that its entry was not acknowledged (Step's error matches
+// idem.ErrUnreplicated). The link fails in two ways: frozen (the master
+// does not notice: on the code before, Step said nothing and all eight
+// charged again), and down (the replica cannot re-authenticate and the
+// master reports no connected replica, read by the store's next check: on
+// the code before, the store stopped waiting, and all eight charged again).
 func TestStepSurvivesFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a master and a replica")
 	}
+	for _, down := range []bool{false, true} {
+		t.Run(map[bool]string{false: "link frozen", true: "link down"}[down], func(t *testing.T) { stepFailover(t, down) })
+	}
+}
+
+func stepFailover(t *testing.T, down bool) {
 	master, replica, link := replicaThroughLink(t)
 	front, err := redisproc.StartProxy(master.Addr()) // follows the promotion
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(front.Close)
+	store := New(client(t, front.Addr()))
 	runs := &stepRuns{attempts: map[string]int{}, charges: map[string]int{}, firstErr: map[string]error{}}
-	eng := idem.NewEngine(New(client(t, front.Addr())))
+	eng := idem.NewEngine(store)
 	h := eng.Middleware(idem.Operation{ID: "Charge", Method: http.MethodPost, Path: "/charges"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(idem.DefaultKeyHeader)
 		runs.mu.Lock()
@@ -119,7 +128,16 @@ func TestStepSurvivesFailover(t *testing.T) {
 	const n = 8
 	var keys []string
 	for _, phase := range []string{"healthy", "frozen"} {
-		if phase == "frozen" {
+		switch {
+		case phase == "healthy":
+		case down:
+			if err := redisproc.CutLink(context.Background(), master.Addr(), replica); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Check(context.Background()); err != nil { // what the store's next check reads
+				t.Fatal(err)
+			}
+		default:
 			link.Freeze() // the replica hears nothing more; the master does not notice
 		}
 		for i := range n {
@@ -161,7 +179,7 @@ func TestStepSurvivesFailover(t *testing.T) {
 			healthyAcked++
 		}
 		if strings.HasPrefix(key, "frozen") && !unacked {
-			t.Errorf("%s: first Step with the replication link frozen: %v; want ErrUnreplicated", key, ferr)
+			t.Errorf("%s: first Step with the replication link failed: %v; want ErrUnreplicated", key, ferr)
 		}
 		if c := runs.charges[key]; c != 1 && !unacked {
 			silent++

@@ -207,13 +207,13 @@ func TestFailoverPartitionedReplica(t *testing.T) {
 var failoverStoreOpts []redisstore.Option
 
 // startSentinels starts three Sentinels monitoring master as "idem"
-// (quorum 2, down after 500ms) and waits until each knows the other two and
-// the replica.
-func startSentinels(t *testing.T, master *redisproc.Server) []string {
+// (quorum 2, down after downAfter) and waits until each knows the other
+// two and the replica.
+func startSentinels(t *testing.T, master *redisproc.Server, downAfter time.Duration) []string {
 	t.Helper()
 	conf := fmt.Sprintf("sentinel monitor idem 127.0.0.1 %d 2\n"+
-		"sentinel down-after-milliseconds idem 500\n"+
-		"sentinel failover-timeout idem 5000\n", master.Port())
+		"sentinel down-after-milliseconds idem %d\n"+
+		"sentinel failover-timeout idem 5000\n", master.Port(), downAfter.Milliseconds())
 	var addrs []string
 	for range 3 {
 		addrs = append(addrs, faultServerWith(t, redisproc.Options{Sentinel: conf}).Addr())
@@ -231,9 +231,9 @@ func startSentinels(t *testing.T, master *redisproc.Server) []string {
 
 // TestFailoverSentinel stalls the replication link of a master watched by
 // three Sentinels, kills the master under load while the replica lags, through go-redis's FailoverClient and the store's
-// default wiring, and lets Sentinel promote the replica. Every key whose
-// answer was a plain 2xx replays that answer afterwards and does not run
-// again; the keys that ran twice meanwhile (a duplicate that started while
+// default wiring, and lets Sentinel promote the replica, then brings the
+// old master back as the new one's replica. Every key whose answer was a
+// plain 2xx replays that answer afterwards and does not run again; the keys that ran twice meanwhile (a duplicate that started while
 // the failover lost an in-progress record) are counted.
 func TestFailoverSentinel(t *testing.T) {
 	if testing.Short() {
@@ -241,7 +241,7 @@ func TestFailoverSentinel(t *testing.T) {
 	}
 	pair := startReplicaPair(t)
 	master, replica := pair.master, pair.replica
-	sentinels := startSentinels(t, master)
+	sentinels := startSentinels(t, master, 500*time.Millisecond)
 
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:            "idem",
@@ -292,8 +292,16 @@ func TestFailoverSentinel(t *testing.T) {
 		addr, err := sentinel.GetMasterAddrByName(context.Background(), "idem").Result()
 		return err == nil && len(addr) == 2 && addr[1] == strconv.Itoa(replica.Port())
 	})
+	// The promoted replica has had a replica (the old master, which
+	// Sentinel now lists as its replica): its answers are degraded until
+	// one acknowledges. The old master comes back, empty, and Sentinel
+	// makes it a replica of the new one.
+	if err := master.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicas(t, replica.Addr(), 1)
 	after := load.plain.Load()
-	faultEventually(t, 30*time.Second, "200 more plain answers after the promotion", func() bool { return load.plain.Load() >= after+200 })
+	faultEventually(t, 30*time.Second, "200 more plain answers once the old master is a replica", func() bool { return load.plain.Load() >= after+200 })
 
 	ranTwice, undegraded, kinds := load.check(t)
 	t.Logf("answers: %v; keys run twice: %d of %d, never answered degraded: %d; runs that started beside another of their key: %d",
@@ -311,23 +319,8 @@ func TestFailoverCluster(t *testing.T) {
 		t.Skip("starts a private Redis Cluster")
 	}
 	ctx := context.Background()
-	faultServer(t, false) // skips (or fails under CI=true) without redis-server
-	cluster, err := redisproc.StartCluster(ctx, 3, time.Second, redisproc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Stop)
-	if err := cluster.AddReplicas(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                 cluster.Addrs(),
-		DialTimeout:           250 * time.Millisecond,
-		ReadTimeout:           time.Second,
-		WriteTimeout:          time.Second,
-		ContextTimeoutEnabled: true,
-	})
-	t.Cleanup(func() { _ = rdb.Close() })
+	cluster := startReplicatedCluster(t)
+	rdb := faultClusterClient(t, cluster)
 	runs := newFaultRuns()
 	op := faultOp
 	op.Lock = 5 * time.Second // a lease orphaned by the failover lapses soon
@@ -353,4 +346,35 @@ func TestFailoverCluster(t *testing.T) {
 		}
 	}
 	t.Logf("answers: %v; keys run twice: %d of %d, never answered degraded: %d", kinds, ranTwice, len(runs.snapshot()), undegraded)
+}
+
+// startReplicatedCluster starts a private Cluster of three masters with a
+// replica each, stopped when the test ends.
+func startReplicatedCluster(t *testing.T) *redisproc.Cluster {
+	t.Helper()
+	ctx := context.Background()
+	faultServer(t, false) // skips (or fails under CI=true) without redis-server
+	cluster, err := redisproc.StartCluster(ctx, 3, time.Second, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	if err := cluster.AddReplicas(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return cluster
+}
+
+// faultClusterClient returns a client of cluster with short timeouts,
+// closed when the test ends.
+func faultClusterClient(t *testing.T, cluster *redisproc.Cluster) *redis.ClusterClient {
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                 cluster.Addrs(),
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
+		ContextTimeoutEnabled: true,
+	})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
 }

@@ -45,14 +45,19 @@ func nodeClient(t *testing.T, addr string) *redis.Client {
 // TestClusterFailoverDuringRollout: on a private Redis Cluster of two
 // masters with a replica each, the migration on (the rollout: every record
 // under both keys), for keys whose previous-layout key is on master A and
-// whose current key is on master B. With A's replica link cut, a request is
-// answered by this version; then A is killed and its replica promoted
+// whose current key is on master B. With A's replica link cut (the replica
+// cannot re-authenticate; A reports no connected replica), a request is
+// answered by this version, in a process that ran before the cut or in one
+// started after it; then A is killed and its replica promoted
 // (CLUSTER FAILOVER TAKEOVER), and the same request is sent to the previous
 // version, which reads the previous key alone. A key answered plain 2xx
 // never runs again: its previous-layout record was acknowledged by A's
 // replica as the store acknowledges completions, or the answer said
-// Idempotency-Degraded. With the link up (the control) every key is
-// answered plain and replayed after the failover.
+// Idempotency-Degraded; with the link cut, every answer does, since A has
+// had a replica (on the code before, the process started after the cut saw
+// no replica on A and answered plain 201s that ran again). With the link
+// up (the control) every key is answered plain and replayed after the
+// failover.
 func TestClusterFailoverDuringRollout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a private Redis Cluster")
@@ -101,7 +106,7 @@ func clusterFailover(t *testing.T, cut bool) {
 	}
 	a, b := cluster.Nodes[0].Addr(), cluster.Nodes[1].Addr()
 	var keys []string
-	for i := 0; len(keys) < 4; i++ {
+	for i := 0; len(keys) < 8; i++ {
 		k := fmt.Sprintf("k-%d", i)
 		prev := prefix + ":" + idemstore.PreviousRecordKey(op.API, op.ID, "", k)
 		cur := prefix + ":" + idemstore.RecordKeyIn(op.API, op.ID, "", k)
@@ -141,22 +146,22 @@ func clusterFailover(t *testing.T, cut bool) {
 	}
 
 	replicaA := nodeClient(t, cluster.Replicas[0].Addr())
-	masterA := nodeClient(t, a)
 	if cut {
-		if err := replicaA.ConfigSet(ctx, "masterauth", "bogus").Err(); err != nil {
+		if err := redisproc.CutLink(ctx, a, cluster.Replicas[0]); err != nil {
 			t.Fatal(err)
 		}
-		if err := replicaA.ClientKillByFilter(ctx, "TYPE", "master").Err(); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 10*time.Second, "A's replica link down", func() bool {
-			info, err := masterA.Info(ctx, "replication").Result()
-			return err == nil && strings.Contains(info, "connected_slaves:0")
-		})
 	}
+	// Half the keys are served by the process that ran before, half by
+	// one started now.
+	started := idem.NewEngine(previouslayout.New(newClient(), 0, opts...),
+		idem.WithStoreTimeout(2*time.Second), idem.WithLogger(nil))
 	plain := map[string]bool{}
-	for _, k := range keys {
-		w := serve(cur, k)
+	for i, k := range keys {
+		e := cur
+		if i >= len(keys)/2 {
+			e = started
+		}
+		w := serve(e, k)
 		if w.Code != http.StatusCreated {
 			t.Fatalf("%s: %d %s", k, w.Code, w.Body)
 		}
@@ -200,8 +205,8 @@ func clusterFailover(t *testing.T, cut bool) {
 		}
 	}
 	t.Logf("keys %d, answered plain %d, run again on the previous version %d", len(keys), countTrue(plain), reran)
-	if cut && countTrue(plain) == len(keys) {
-		t.Errorf("with A's replica link cut, every key was answered plain: the previous-layout records were not acknowledged, or the test did not cut the link")
+	if cut && countTrue(plain) > 0 {
+		t.Errorf("with A's replica link cut, %d of %d keys were answered plain: their previous-layout records were not acknowledged", countTrue(plain), len(keys))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,40 @@ func TestCluster(t *testing.T) {
 		if err := rdb.Set(ctx, k, k, 0).Err(); err != nil {
 			t.Fatalf("SET %s: %v", k, err)
 		}
+	}
+}
+
+// TestCutLink: a replica whose link CutLink took down is reported gone by
+// its master and cannot come back by itself; MendLink brings it back in
+// sync, with the writes made meanwhile.
+func TestCutLink(t *testing.T) {
+	ctx := context.Background()
+	master := start(t, Options{})
+	replica, err := StartReplica(ctx, master, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	if err := CutLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	m := redis.NewClient(&redis.Options{Addr: master.Addr()})
+	defer m.Close()
+	if err := m.Set(ctx, "while-down", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	defer r.Close()
+	if info, _ := r.Info(ctx, "replication").Result(); !strings.Contains(info, "master_link_status:down") {
+		t.Errorf("replica after CutLink: %s; want its link down", info)
+	}
+	if err := MendLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Wait(ctx, 1, 10000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Get(ctx, "while-down").Result(); err != nil || v != "v" {
+		t.Errorf("replica after MendLink: GET while-down = %q, %v; want the write made while the link was down", v, err)
 	}
 }
