@@ -3,6 +3,7 @@ package mysqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
@@ -38,7 +39,7 @@ func (f flavor) guardState() string {
 }
 
 // errTxEnded is the failure of a run whose handler ended its transaction.
-var errTxEnded = errors.New("mysqlstore: the handler ended the run's transaction itself (a COMMIT, a ROLLBACK, or a statement that commits implicitly, such as DDL, LOCK TABLES or SET autocommit = 1 after 0, sent through mysqlstore.Tx; or a deadlock, which the server rolls back): its result is not stored and its key is released, and what its statements did stays as that end made it; leave the end of the transaction to the engine (return the answer, or an error to roll back)")
+var errTxEnded = fmt.Errorf("mysqlstore: the handler ended the run's transaction itself (a COMMIT, a ROLLBACK, or a statement that commits implicitly, such as DDL, LOCK TABLES or SET autocommit = 1 after 0, sent through mysqlstore.Tx; or a deadlock, which the server rolls back): its result is not stored and its key is released, and what its statements did stays as that end made it; leave the end of the transaction to the engine (return the answer, or an error to roll back): %w", idemstore.ErrTxEnded)
 
 // errNotDurable is the problem of a completion that found the server no
 // longer keeping its commits.

@@ -20,7 +20,7 @@ import (
 // TestHandlerThatEndsTheTransaction: a handler that ends the run's
 // transaction itself through its statements (COMMIT, ROLLBACK, a statement
 // that commits implicitly) is found out before the completion is written:
-// the run is answered 5xx, no record is stored, and the key is free at once
+// the run is answered 500 transaction-ended, no record is stored, and the key is free at once
 // (the retry runs, and is stored). What the handler's own statements did
 // stays as that end made it. SET autocommit = 1 ends nothing while
 // autocommit is already 1 (a transaction the store began): that run
@@ -69,8 +69,8 @@ func TestHandlerThatEndsTheTransaction(t *testing.T) {
 				}
 				return
 			}
-			if st < 500 {
-				t.Errorf("answered %d %s; want a 5xx", st, body)
+			if st != http.StatusInternalServerError || !strings.Contains(body, "transaction-ended") {
+				t.Errorf("answered %d %s; want 500 transaction-ended", st, body)
 			}
 			if n := mysqltest.Count(t, db, table, "true"); n != 0 {
 				t.Errorf("%d records of the key after the run that ended its transaction; want none (released)", n)
@@ -121,7 +121,7 @@ func TestCommitOfAnEndedTransaction(t *testing.T) {
 // (which commits its claim as an in-progress record with a lease) and then
 // runs past its lock keeps the key until it returns: a duplicate on another
 // instance, sent once the lease would have lapsed, is answered 409 and does
-// not run. The run is then answered 5xx, and the key is free for its
+// not run. The run is then answered 500, and the key is free for its
 // retry.
 func TestHandlerThatCommitsKeepsTheKeyWhileItRuns(t *testing.T) {
 	db := mysqltest.DB(t, 0)
@@ -166,8 +166,8 @@ func TestHandlerThatCommitsKeepsTheKeyWhileItRuns(t *testing.T) {
 	if st != http.StatusConflict || runs.Load() != 1 {
 		t.Errorf("duplicate past the lock while the first runs: %d %s, %d runs; want 409, one run", st, body, runs.Load())
 	}
-	if st := <-answered; st < 500 {
-		t.Errorf("the run that committed its own transaction: %d; want a 5xx", st)
+	if st := <-answered; st != http.StatusInternalServerError {
+		t.Errorf("the run that committed its own transaction: %d; want 500 (transaction-ended)", st)
 	}
 	if st, body := sqlfamilytest.Post(t, second.Client(), second.URL, "k"); st != http.StatusCreated {
 		t.Fatalf("retry: %d %s; want 201", st, body)
