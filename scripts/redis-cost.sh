@@ -4,11 +4,13 @@
 #
 # Starts a throwaway redis-server on a free loopback port (persistence off),
 # drives each command below with redis-benchmark (16 clients, N calls, random
-# keys, so a create really creates). Acquire sends SET NX and GET in one
-# pipeline, so its cost inside Redis is the sum of their two rows and prints INFO commandstats usec_per_call
-# of the command measured: the time Redis spends inside the command, without
-# the network and event-loop work every command costs alike. For scripts it is
-# the whole EVALSHA, including the commands the script calls.
+# keys, so a create really creates) and prints INFO commandstats
+# usec_per_call of the command measured. Acquire is one SET NX PX GET on
+# Redis 7.0 and later; before 7.0 it pipelines SET NX PX and GET, whose cost
+# inside Redis is the sum of their two rows. usec_per_call is the time Redis
+# spends inside the command, without the network and event-loop work every
+# command costs alike; for scripts it is the whole EVALSHA, including the
+# commands the script calls.
 #
 #   scripts/redis-cost.sh [N]     (default N=200000; needs redis-server,
 #                                  redis-cli and redis-benchmark on PATH)
@@ -77,17 +79,17 @@ measure() {
 
 echo "| command | µs per call inside Redis |"
 echo "|---|--:|"
-measure 'create: SET key <in-progress record> NX PX ttl' set \
+measure 'create: SET key <in-progress record> NX PX ttl (before Redis 7.0, with GET)' set \
   set "new:__rand_int__" "$inprogress" nx px 90000
 measure 'create or replay: GET of a record' get \
   get replayed
-measure 'create: one SET key <in-progress record> NX PX ttl GET (the one-command alternative)' set \
+measure 'create: one SET key <in-progress record> NX PX ttl GET (Redis 7.0 and later)' set \
   set "new2:__rand_int__" "$inprogress" nx px 90000 get
 measure 'create: EVALSHA acquire.lua' evalsha \
   evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fpraw" 90000 60000 "$fp"
-measure 'replay: SET NX PX of a completed record' set \
+measure 'replay: SET NX PX of a completed record (before Redis 7.0, with GET)' set \
   set replayed "$inprogress" nx px 90000
-measure 'replay: one SET NX PX GET of a completed record (the one-command alternative)' set \
+measure 'replay: one SET NX PX GET of a completed record (Redis 7.0 and later)' set \
   set replayed "$inprogress" nx px 90000 get
 measure 'replay: EVALSHA acquire.lua of a completed record' evalsha \
   evalsha "$acquire" 1 replayed "$token" "$fpraw" 90000 60000 "$fp"
