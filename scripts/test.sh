@@ -230,6 +230,11 @@ start_mariadb() {
   log "MariaDB found no free port in 5 tries"; return 1
 }
 
+# The repository's own text names no tracker issue and no commit hash: a
+# second's check, before the servers start.
+log "scripts/text-check.sh"
+scripts/text-check.sh
+
 ensure_redis
 ensure_postgres
 ensure_mariadb

@@ -57,7 +57,7 @@ type stepRuns struct {
 	firstErr map[string]error // Step's error in the key's first execution
 }
 
-// TestStepSurvivesFailover (issue 47, item 3): a step's journal entry is
+// TestStepSurvivesFailover: a step's journal entry is
 // acknowledged by a replica as a completion is, so that a failover does not
 // silently lose it. A run charges (a step) and then fails (500: released,
 // as a crashed run would leave its key to a retry). Eight keys run so while
