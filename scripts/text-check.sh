@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/text-check.sh: the repository's own text speaks of the product, so
 # that a reader meets reasons, not a tracker's history. Every file that is
-# not generated (no "Code generated ... DO NOT EDIT." line), not a checksum
-# file (go.sum, go.work.sum) and not binary is searched for
+# not generated (no "Code generated ... DO NOT EDIT." line, not a chart the
+# benchmarks drew), not a checksum file (go.sum, go.work.sum) and not binary
+# is searched for
 #
 #   - a tracker reference: the word issue (or issues), then a number;
 #   - a word that looks like a commit hash: 7 to 40 lowercase hex digits,
@@ -27,7 +28,7 @@ hash='(?<![0-9A-Za-z_./@:-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?
 # The files to search: tracked or new, not ignored, text, not generated.
 files() {
   git ls-files -z --cached --others --exclude-standard |
-    grep -zvE '(^|/)go\.(work\.)?sum$|^scripts/text-check\.allow$' |
+    grep -zvE '(^|/)go\.(work\.)?sum$|\.svg$|^scripts/text-check\.allow$' |
     xargs -0 grep -IZL -E '^// Code generated .* DO NOT EDIT\.$' -- 2>/dev/null || true
 }
 
