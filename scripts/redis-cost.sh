@@ -22,20 +22,33 @@ for tool in redis-server redis-cli redis-benchmark; do
   command -v "$tool" >/dev/null || { echo "redis-cost.sh: $tool not on PATH" >&2; exit 2; }
 done
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for _ in $(seq 1 100); do
-  port=$((20000 + RANDOM % 30000))
-  port_free "$port" && break
-done
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-cost.XXXXXX")
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-  --logfile "$dir/redis.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+pid=""
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; rm -rf "$dir"' EXIT
 cli() { redis-cli -p "$port" "$@"; }
+# A port found free can be taken before redis-server binds it (other
+# processes on the machine start servers too): then another is tried.
 up=0
-for _ in $(seq 1 100); do
-  cli ping >/dev/null 2>&1 && { up=1; break; }
-  sleep 0.1 # waiting for the external server to come up
+for _ in 1 2 3 4 5; do
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 30000))
+    port_free "$port" && break
+  done
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+    --logfile "$dir/redis.log" &
+  pid=$!
+  for _ in $(seq 1 100); do
+    if [ "$(cli info server 2>/dev/null | tr -d '\r' | grep '^process_id:')" = "process_id:$pid" ]; then
+      up=1
+      break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1 # waiting for the external server to come up
+  done
+  [ "$up" = 1 ] && break
+  wait "$pid" 2>/dev/null || true
+  pid=""
+  grep -q "Address already in use" "$dir/redis.log" 2>/dev/null || break
 done
 [ "$up" = 1 ] || { echo "redis-cost.sh: redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; }
 
