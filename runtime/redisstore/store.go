@@ -221,7 +221,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	}
 	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint)}
 	// One SET NX GET rather than the script: a plain command costs Redis a
-	// third of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
+	// third to a half of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
 	// rather than SET NX and GET, a command less to send, parse and answer
 	// in every batch.
 	if s.pipe != nil {
