@@ -15,8 +15,8 @@
 // A record is one Redis string, so that a script needs at most one GET and
 // one SET ... PX (acquire on an absent key: a single SET NX), and a record
 // is one compact allocation in Redis (a hash with a value over 64 bytes
-// leaves the listpack encoding for a hash table; BENCHMARKS.md has the
-// memory and time this saves). The store writes the compact record:
+// leaves the listpack encoding for a hash table, which costs each record
+// more memory and Redis more time). The store writes the compact record:
 //
 //	in progress:  "i" fingerprint owner "\n" fence "\n" abandoned
 //	completed:    tag fingerprint result                     (format 3)

@@ -15,8 +15,8 @@ import (
 // TestServeAllocations: a first request and a replay through
 // Engine.Serve, and through the strict server (ServeBody and ServeStrict),
 // over a store that allocates nothing, allocate no more than
-// they do now (issue 39: under load the garbage collector's share of the
-// CPU is a visible part of a request's cost), so that a change which adds
+// they do now (under load the garbage collector's share of the CPU is a
+// visible part of a request's cost), so that a change which adds
 // an allocation to every request fails here instead of going unnoticed.
 // Lower the bounds when a change saves one.
 func TestServeAllocations(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// Benchmarks of alternatives to what the runtime does today, so that the
-// gains BENCHMARKS.md claims for them are measured here. They need
+// Benchmarks of alternatives to what the runtime does today, so that what
+// they would gain is measured before one is taken. They need
 // encoding/json/jsontext, which Go 1.26 ships behind GOEXPERIMENT=jsonv2:
 //
 //	GOEXPERIMENT=jsonv2 go test -run '^$' -bench 'BenchmarkAlternative' ./runtime/

@@ -4,8 +4,8 @@ import "github.com/idemgen/idemgen/runtime/idemstore"
 
 // Store is the store an [Engine] runs on: the atomic per-key state machine
 // of package idemstore ([idemstore.Store]), which defines the contract,
-// its types and its key layout. Packages redisstore and pgstore implement
-// it.
+// its types and its key layout. Packages redisstore, pgstore, mysqlstore
+// and idemstore/memstore implement it.
 type Store = idemstore.Store
 
 // The failures of a store, defined by package idemstore: the errors of

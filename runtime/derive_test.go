@@ -226,7 +226,7 @@ func TestCallFormKeyIsDerivedInARun(t *testing.T) {
 	}
 }
 
-// TestDerivedKeysFollowThePayload (issue 47, item 1): the keys a run
+// TestDerivedKeysFollowThePayload: the keys a run
 // derives (named, of a client call, within a step) are its request's: a
 // retry of the same request under key K derives the same keys and finds
 // the step journal; another payload under K, released by the failed run,

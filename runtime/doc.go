@@ -67,7 +67,8 @@
 // # Stores
 //
 // A [Store] is the atomic per-key state machine the engine runs on;
-// packages redisstore and pgstore implement it. Its contract (the
+// packages redisstore, pgstore, mysqlstore and idemstore/memstore
+// implement it. Its contract (the
 // interfaces, their types, the transactional TxStore, the key layout that
 // tools such as idemctl read) is package idemstore, which stores import
 // instead of this one, as database/sql/driver is for database/sql; its

@@ -190,7 +190,7 @@ func TestStepNeedsAStepStore(t *testing.T) {
 	}
 }
 
-// TestStepTypeChangeAcrossDeploys (issue 47, item 2): deploy 1 journals
+// TestStepTypeChangeAcrossDeploys: deploy 1 journals
 // step "charge" as struct{Charge string} and its run fails (the key is
 // released, the journal stays). Deploy 2 reads the step as
 // struct{ChargeID string `json:"charge_id"`}, then as int: each read fails

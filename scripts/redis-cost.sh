@@ -4,11 +4,13 @@
 #
 # Starts a throwaway redis-server on a free loopback port (persistence off),
 # drives each command below with redis-benchmark (16 clients, N calls, random
-# keys, so a create really creates). Acquire sends SET NX and GET in one
-# pipeline, so its cost inside Redis is the sum of their two rows and prints INFO commandstats usec_per_call
-# of the command measured: the time Redis spends inside the command, without
-# the network and event-loop work every command costs alike. For scripts it is
-# the whole EVALSHA, including the commands the script calls.
+# keys, so a create really creates) and prints INFO commandstats
+# usec_per_call of the command measured. Acquire is one SET NX PX GET on
+# Redis 7.0 and later; before 7.0 it pipelines SET NX PX and GET, whose cost
+# inside Redis is the sum of their two rows. usec_per_call is the time Redis
+# spends inside the command, without the network and event-loop work every
+# command costs alike; for scripts it is the whole EVALSHA, including the
+# commands the script calls.
 #
 #   scripts/redis-cost.sh [N]     (default N=200000; needs redis-server,
 #                                  redis-cli and redis-benchmark on PATH)
@@ -20,20 +22,33 @@ for tool in redis-server redis-cli redis-benchmark; do
   command -v "$tool" >/dev/null || { echo "redis-cost.sh: $tool not on PATH" >&2; exit 2; }
 done
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for _ in $(seq 1 100); do
-  port=$((20000 + RANDOM % 30000))
-  port_free "$port" && break
-done
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-cost.XXXXXX")
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-  --logfile "$dir/redis.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+pid=""
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; rm -rf "$dir"' EXIT
 cli() { redis-cli -p "$port" "$@"; }
+# A port found free can be taken before redis-server binds it (other
+# processes on the machine start servers too): then another is tried.
 up=0
-for _ in $(seq 1 100); do
-  cli ping >/dev/null 2>&1 && { up=1; break; }
-  sleep 0.1 # waiting for the external server to come up
+for _ in 1 2 3 4 5; do
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 30000))
+    port_free "$port" && break
+  done
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+    --logfile "$dir/redis.log" &
+  pid=$!
+  for _ in $(seq 1 100); do
+    if [ "$(cli info server 2>/dev/null | tr -d '\r' | grep '^process_id:')" = "process_id:$pid" ]; then
+      up=1
+      break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1 # waiting for the external server to come up
+  done
+  [ "$up" = 1 ] && break
+  wait "$pid" 2>/dev/null || true
+  pid=""
+  grep -q "Address already in use" "$dir/redis.log" 2>/dev/null || break
 done
 [ "$up" = 1 ] || { echo "redis-cost.sh: redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; }
 
@@ -77,17 +92,17 @@ measure() {
 
 echo "| command | µs per call inside Redis |"
 echo "|---|--:|"
-measure 'create: SET key <in-progress record> NX PX ttl' set \
+measure 'create: SET key <in-progress record> NX PX ttl (before Redis 7.0, with GET)' set \
   set "new:__rand_int__" "$inprogress" nx px 90000
 measure 'create or replay: GET of a record' get \
   get replayed
-measure 'create: one SET key <in-progress record> NX PX ttl GET (the one-command alternative)' set \
+measure 'create: one SET key <in-progress record> NX PX ttl GET (Redis 7.0 and later)' set \
   set "new2:__rand_int__" "$inprogress" nx px 90000 get
 measure 'create: EVALSHA acquire.lua' evalsha \
   evalsha "$acquire" 1 "lua:__rand_int__" "$token" "$fpraw" 90000 60000 "$fp"
-measure 'replay: SET NX PX of a completed record' set \
+measure 'replay: SET NX PX of a completed record (before Redis 7.0, with GET)' set \
   set replayed "$inprogress" nx px 90000
-measure 'replay: one SET NX PX GET of a completed record (the one-command alternative)' set \
+measure 'replay: one SET NX PX GET of a completed record (Redis 7.0 and later)' set \
   set replayed "$inprogress" nx px 90000 get
 measure 'replay: EVALSHA acquire.lua of a completed record' evalsha \
   evalsha "$acquire" 1 replayed "$token" "$fpraw" 90000 60000 "$fp"

@@ -7,6 +7,19 @@ require github.com/idemgen/idemgen/internal/loadtest v0.0.0
 require github.com/idemgen/idemgen/runtime/redisstore v0.0.0 // indirect
 
 require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/idemgen/idemgen/internal/benchchart v0.0.0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/text v0.32.0 // indirect
+	gonum.org/v1/plot v0.17.0 // indirect
+)
+
+require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-chi/chi/v5 v5.5.0 // indirect
@@ -24,6 +37,7 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/benchchart => ../../internal/benchchart
 	github.com/idemgen/idemgen/internal/loadtest => ../../internal/loadtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime

@@ -3,7 +3,9 @@
 // lock, idemgen's engine, idemgen's generated strict server, and a floor of
 // two trivial EVALSHA calls), and
 // prints markdown tables of throughput, latency, duplicate executions,
-// Redis memory per record and operations per Redis shard. Without -redis it
+// Redis memory per record and operations per Redis shard; with -chart FILE
+// it also draws the throughput against the floor as a bar chart (the one
+// BENCHMARKS.md and the README show). Without -redis it
 // starts its own redis-server on a free loopback port and kills it at exit.
 //
 // Usage:

@@ -10,7 +10,7 @@ import (
 )
 
 // TestWireFreshModule: a fresh module (no go.work, -mod=mod) that imports
-// the runtime, both stores and an adapter, and holds the petstore's
+// the runtime, the Redis and PostgreSQL stores and an adapter, and holds the petstore's
 // generated strict server, builds against this checkout after one run of
 // the command, as the docs give it: go mod tidy and go build succeed, and
 // the idemgen tool line runs from the checkout (-check finds the generated

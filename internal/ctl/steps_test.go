@@ -10,7 +10,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
-// TestForgetUnblocksAStepOfAnotherType is issue 47's second attack with
+// TestForgetUnblocksAStepOfAnotherType is the step-type attack with
 // the operator's way out, through idemctl: deploy 1 journals step "charge"
 // as struct{Charge string} and its run fails (the key released, the
 // journal kept); deploy 2 reads the step as int, and every retry fails

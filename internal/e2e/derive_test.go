@@ -17,7 +17,7 @@ import (
 // errReleased fails a run after its charge, so that its key is released.
 var errReleased = errors.New("order failed after the charge")
 
-// TestAttackPayloadChangeAfterRelease is issue 47's first attack, on real
+// TestAttackPayloadChangeAfterRelease is the payload-change attack, on real
 // Redis: a run of key K with {"amount":10} charges a provider (a generated
 // server, protected by idemgen) through the provider's generated client,
 // with a derived key, then fails, releasing K. A retry of the same request

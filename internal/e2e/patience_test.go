@@ -25,9 +25,9 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
-// The client's default patience outlasts the operation's lock (issue 47,
-// item 5). The shop (patientapi: lock 5s, no retry settings, so its client
-// runs with the defaults) runs as a process of its own on real Redis; its
+// The client's default patience outlasts the operation's lock. The shop
+// (patientapi: lock 5s, no retry settings, so its client runs with the
+// defaults) runs as a process of its own on real Redis; its
 // handler charges a provider once, through the provider's generated
 // client and the request's context, then stalls. The test kills it there
 // (SIGKILL), lets the client's retries meet a closed port three times
@@ -159,8 +159,8 @@ func (a *attempts) hook(info idem.AttemptInfo) {
 	}
 }
 
-// TestClientOutlastsTheLock is the reproduction of issue 47 item 5: a
-// killed and restarted shop, a client with the default policy.
+// TestClientOutlastsTheLock: a killed and restarted shop, a client with
+// the default policy, which waits out the lock and gets the answer.
 func TestClientOutlastsTheLock(t *testing.T) {
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)

@@ -363,12 +363,12 @@ func placeOrders(t *testing.T, addr string, n int) <-chan string {
 	return done
 }
 
-// TestRunsOnceAcrossServices is the reproduction of issue 37, against real
-// Redis, real PostgreSQL and a real Redis Cluster (the shop's records and
-// the provider's spread over three masters; issue 47, item 4): 10 orders,
-// each run charging twice, the shop
-// process killed after both charges of every order were answered; the
-// retries succeed on a second shop process, and each charge ran once.
+// TestRunsOnceAcrossServices: a run's calls to another service run once,
+// against real Redis, real PostgreSQL, real MariaDB and a real Redis
+// Cluster (the shop's records and the provider's spread over three
+// masters): 10 orders, each run charging twice, the shop process killed after both charges of every
+// order were answered; the retries succeed on a second shop process, and
+// each charge ran once.
 func TestRunsOnceAcrossServices(t *testing.T) {
 	for _, store := range []string{"redis", "postgres", "cluster", "mariadb"} {
 		t.Run(store, func(t *testing.T) {

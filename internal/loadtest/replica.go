@@ -12,7 +12,7 @@ import (
 // Variants on a second server, a master with one replica attached: the
 // harness starts both (child redis-servers on loopback, persistence off),
 // whatever -redis says, so that a run compares the same wiring with and
-// without a replica, alternating (issue 46).
+// without a replica, alternating.
 const (
 	VariantIdemgenReplica        = "idemgen-replica"          // idemgen on a master with one replica: each completion acknowledged by it (WAIT)
 	VariantIdemgenReplicaAcksOff = "idemgen-replica-acks-off" // the same with redisstore.WithReplicaAcks(0, 0): replicated, not waited for

@@ -39,7 +39,8 @@ type Config struct {
 	DupKeys     int
 	DupFanout   int
 	CPUProfile  string
-	NoReplays   bool // measure first requests only
+	NoReplays   bool   // measure first requests only
+	Chart       string // file the compare run's throughput chart is written to (.svg, .png); "" for none
 
 	// memory mode
 	MemoryRecords int
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.DupFanout, "dup-fanout", 16, "goroutines firing each key at once in the duplicate workload")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the compare mode to this file")
 	fs.BoolVar(&cfg.NoReplays, "no-replays", false, "measure first requests only (a CPU profile then holds no replay)")
+	fs.StringVar(&cfg.Chart, "chart", "", "write a bar chart of the compare run's first-request and replay throughput, relative to the floor, to this file (.svg or .png)")
 	fs.IntVar(&cfg.MemoryRecords, "memory-records", 10000, "records stored per size in memory mode")
 	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idem.Operation.API); empty: none")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
@@ -367,6 +369,12 @@ func compare(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, 
 		}
 	}
 	writeCompare(stdout, cfg, vs, first, replay, dups)
+	if cfg.Chart != "" {
+		title := fmt.Sprintf("Redis: %d connections, %d-byte responses", cfg.Concurrency, cfg.BodySize)
+		if err := writeChart(cfg.Chart, title, vs, first, replay); err != nil {
+			return err
+		}
+	}
 	for _, name := range []string{VariantIdemgen, VariantIdemgenReplica} {
 		if d, ok := dups[name]; ok && (d.duplicates > 0 || d.keysNeverRun > 0) {
 			return fmt.Errorf("%s ran %d duplicate executions and left %d keys unrun", name, d.duplicates, d.keysNeverRun)

@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/idemgen/idemgen/internal/benchchart v0.0.0
 	github.com/idemgen/idemgen/internal/cpumeter v0.0.0
 	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
 	github.com/idemgen/idemgen/internal/pgtest v0.0.0
@@ -12,6 +13,17 @@ require (
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
 	github.com/idemgen/idemgen/runtime/redisstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
+)
+
+require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	gonum.org/v1/plot v0.17.0 // indirect
 )
 
 require (
@@ -34,6 +46,7 @@ require (
 )
 
 replace (
+	github.com/idemgen/idemgen/internal/benchchart => ../benchchart
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
 	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
 	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -81,7 +82,9 @@ func created(w http.ResponseWriter, body []byte) {
 // the order of the round before rotated by one, so that none always runs
 // first nor always after the others' writes. Each run reports the CPU per
 // request (cpumeter), allocations and srv's meter; at the end Run prints
-// the table of medians over the rounds (printTable).
+// the table of medians over the rounds (printTable) and, when
+// STOREBENCH_CHART_DIR names a directory, draws the ratios to the floor
+// into <dir>/<benchmark>.svg.
 func Run(b *testing.B, srv Server, variants ...Variant) {
 	answered := make([][]string, len(variants))
 	for i, v := range variants {
@@ -139,6 +142,17 @@ func Run(b *testing.B, srv Server, variants ...Variant) {
 		}
 	}
 	printTable(os.Stdout, b.Name(), srv, rows, variants[0].Name, res)
+	if dir := os.Getenv("STOREBENCH_CHART_DIR"); dir != "" {
+		names := make([]string, len(variants))
+		for i, v := range variants {
+			names[i] = v.Name
+		}
+		path := filepath.Join(dir, b.Name()+".svg")
+		if err := writeChart(path, srv.Name+" ("+srv.Settings+")", names, variants[0].Name, res); err != nil {
+			b.Error(err)
+		}
+		fmt.Printf("chart: %s\n", path)
+	}
 }
 
 // answerKeys answers ReplayKeys new keys through v, for its replays, from

@@ -214,8 +214,8 @@ func (p *Postgres) serveCalls(w http.ResponseWriter, r *http.Request, s *pgstore
 // from one read can be cheaper.
 //
 // With contract set it is the contract floor: the same transaction and
-// round trips, plus what DESIGN.md requires of any layer besides: a
-// concurrent duplicate answered at once (the key's transaction-scoped
+// round trips, plus what idemgen's contract requires of any layer
+// besides: a concurrent duplicate answered at once (the key's transaction-scoped
 // advisory lock, tried with BEGIN, where the plain floor's duplicate waits
 // on the key row's insert for the handler's whole run), a payload's
 // fingerprint (SHA-256 of the body) stored and compared (422), the stored
@@ -224,7 +224,7 @@ func (p *Postgres) serveCalls(w http.ResponseWriter, r *http.Request, s *pgstore
 // a commit that is durable whatever the server's synchronous_commit and a
 // transaction that the server ends once its owner is silent for the lease
 // (set_config, in the lock's statement). No lease column, no fence, no
-// takeover: it is still below any store that keeps DESIGN's contract, and
+// takeover: it is still below any store that keeps the whole contract, and
 // the reference that tells what pgstore's own code costs from what the
 // contract costs on PostgreSQL.
 type oneTransaction struct {

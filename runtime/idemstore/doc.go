@@ -1,8 +1,8 @@
 // Package idemstore is the contract between idemgen's engine (package idem)
 // and its stores, as database/sql/driver is for database/sql: what a store
-// implements and nothing that runs requests. Packages redisstore and pgstore
-// import it, and so does a store of one's own (DynamoDB, MySQL, a wrapper);
-// it imports only the standard library.
+// implements and nothing that runs requests. Packages redisstore, pgstore,
+// mysqlstore and memstore import it, and so does a store of one's own
+// (DynamoDB, a wrapper); it imports only the standard library.
 //
 // # The state machine
 //

@@ -42,7 +42,7 @@ func TestCheckRights(t *testing.T) {
 // fingerprint as it was before fingerprints covered the API identity is
 // another request's (as a colliding API's is): refused while completed,
 // and answered a conflict, not taken over, while in progress; the store has
-// no other fingerprint to accept (issue 44).
+// no other fingerprint to accept.
 func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
 	s, table := pgtest.Store(t, pool)

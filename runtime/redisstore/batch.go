@@ -23,7 +23,7 @@ import (
 // of its own (where it counts none of the completion's writes, or another
 // moment's replicas), a pipeline (acquire's SET NX and GET before Redis 7.0)
 // is not merged, and a queued command no longer honours its context's
-// deadline (BENCHMARKS.md, "Issue 39").
+// deadline (BENCHMARKS.md compares it with the lanes).
 
 // lane batches the pipelines of concurrent store calls on one client.
 type lane struct {
@@ -114,8 +114,8 @@ func (l *lane) do(c *call) {
 // ready to run take their turn first (runtime.Gosched): under load, the
 // requests a batch just answered make their next store calls then, and
 // join this batch instead of waiting a round trip for the next (0.17 ->
-// 0.13-0.14 round trips per first request at 32 connections, BENCHMARKS.md
-// "Issue 39, second pass"). With no
+// 0.12 round trips per first request at 32 connections, BENCHMARKS.md
+// "Redis"). With no
 // other goroutine ready, as for a lone request, it returns at once.
 func (l *lane) gather(batch []*call) []*call {
 	runtime.Gosched()

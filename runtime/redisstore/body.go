@@ -17,8 +17,8 @@ import (
 // is gzip-compressed when that makes it smaller and a compressor is free:
 // into the compressor's own scratch buffer, reused from one body to the
 // next, so that the record (encodeResult) is the only allocation of the
-// body's size, however large (issue 36: a 1 MB response took a
-// compression buffer grown twice, then the record). A compression that
+// body's size, however large (a compression buffer grown as it fills
+// would copy a 1 MB response twice more before the record). A compression that
 // would not be smaller stops as soon as its output reaches the body's size.
 func encodeBody(rec *idemstore.Record, threshold int) ([]byte, int, func()) {
 	if rec.BodyOmitted {

@@ -16,7 +16,7 @@ import (
 
 var errFailed = errors.New("the run failed after its step")
 
-// TestClusterStepsFollowThePayloadAndType runs issue 47's first two attacks
+// TestClusterStepsFollowThePayloadAndType runs the payload and step-type attacks
 // on a real Redis Cluster, for keys on every master: a request whose run
 // journaled a step and failed (releasing its key) is retried and resumes
 // (the step not run again, the same derived key); another payload under the

@@ -19,8 +19,8 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
-// costBody is a 189-byte JSON response body, the record size of issue 44's
-// measurements.
+// costBody is a 189-byte JSON response body, the record size
+// BENCHMARKS.md reports.
 var costBody = []byte(fmt.Sprintf(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","pad":"%0132d"}`, 0))
 
 // TestNewDeploymentCost: a new deployment, wired as the README shows
@@ -113,7 +113,7 @@ func TestNewDeploymentCost(t *testing.T) {
 	// and expires dictionaries, and their bucket arrays, which double at
 	// 2^k keys: measured from 2,100 to 4,000 records, between two
 	// doublings, it is the per-record cost; the arrays add 8 to 16 bytes
-	// per key and dictionary, amortised (BENCHMARKS.md, issue 44). The
+	// per key and dictionary, amortised. The
 	// clients' buffers (mem_clients_normal: a connection the pool opens
 	// meanwhile) are no record's.
 	const from, to = 2100, 4000

@@ -13,8 +13,8 @@ import (
 
 // TestEncodeResultAllocatesOneRecord: encoding the result of a
 // 1,000,000-byte response allocates one buffer of the record's size,
-// compressed or not (issue 36: a gzip buffer grown twice and a copy into
-// the record made it 2.4 x the body). The bound is a ratio of bytes
+// compressed or not (a gzip buffer grown twice and a copy into the
+// record would make it 2.4 x the body). The bound is a ratio of bytes
 // allocated to the bytes stored, measured without the race detector.
 func TestEncodeResultAllocatesOneRecord(t *testing.T) {
 	if raceEnabled {

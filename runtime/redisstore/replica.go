@@ -245,7 +245,7 @@ func stringArgs(keys []string) []any {
 // In a lane on one server's client the count is one INFO replication after
 // the batch's scripts, on their connection, for all the batch's
 // completions (about 3 µs of Redis CPU a completion less than INFO inside
-// each script, BENCHMARKS.md "Issue 39"); a replica that attaches between a
+// each script); a replica that attaches between a
 // script and that INFO is counted, one that leaves is not, as one that
 // left just before the script. Elsewhere (a ClusterClient's or a Ring's
 // lanes, whose pipelines route by key) the script counts them itself.

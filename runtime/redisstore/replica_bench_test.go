@@ -30,8 +30,8 @@ import (
 // the completion's latency in µs, from which the default timeout is chosen,
 // and how many completions of the round were not acknowledged in time. The
 // step/ variants journal a step (idem.Step's write) between acquire and
-// complete, and report its latency too (issue 47 item 3: steps are
-// acknowledged as completions are).
+// complete, and report its latency too (steps are acknowledged as
+// completions are).
 func BenchmarkReplicaAck(b *testing.B) {
 	ctx := context.Background()
 	start := func(args ...string) *redisproc.Server {
@@ -147,7 +147,7 @@ func BenchmarkReplicaAck(b *testing.B) {
 }
 
 // BenchmarkCompleteReplicaCount measures, on a private redis-server, what
-// counting the master's replicas costs Redis per completion (issue 39):
+// counting the master's replicas costs Redis per completion:
 // complete.lua counting them itself (ARGV[4] "r": INFO replication inside
 // the script, as a Cluster's or a Ring's completions still do), against the
 // script counting none and one INFO replication after each batch of 8

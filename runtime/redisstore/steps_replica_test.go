@@ -67,10 +67,9 @@ type stepRuns struct {
 // found there is not run again. No step may run again unless its first run
 // was told that its entry was not acknowledged (Step's error matches
 // idem.ErrUnreplicated). The link fails in two ways: frozen (the master
-// does not notice: on the code before, Step said nothing and all eight
-// charged again), and down (the replica cannot re-authenticate and the
-// master reports no connected replica, read by the store's next check: on
-// the code before, the store stopped waiting, and all eight charged again).
+// does not notice), and down (the replica cannot re-authenticate and the
+// master reports no connected replica, read by the store's next check,
+// which must keep waiting).
 func TestStepSurvivesFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a master and a replica")

@@ -112,8 +112,9 @@ func WithPrefix(prefix string) Option {
 // than wait inside its completion's store timeout.
 func WithCompression(threshold int) Option {
 	// Memory, not Redis CPU, decides how many shards a deployment needs: a
-	// 2 KiB JSON record takes about half the memory compressed, for a few
-	// tens of µs on its first request (BENCHMARKS.md).
+	// 2 KiB JSON record takes a third of the memory compressed
+	// (BENCHMARKS.md, memory per record), for a few tens of µs of CPU on
+	// its first request.
 	return func(s *Store) { s.compressOver = max(threshold, 0) }
 }
 
@@ -221,9 +222,9 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 	}
 	a := &attempt{s: s, req: req, lease: lease, key: s.storageKey(req.Key), fp: storedFingerprint(req.Fingerprint)}
 	// One SET NX GET rather than the script: a plain command costs Redis a
-	// third of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
+	// third to a half of acquire.lua (BENCHMARKS.md, "Redis work per request"), and
 	// rather than SET NX and GET, a command less to send, parse and answer
-	// in every batch (BENCHMARKS.md, "Issue 39").
+	// in every batch.
 	if s.pipe != nil {
 		if acq, done, err := a.acquirePlain(ctx); done {
 			return acq, err

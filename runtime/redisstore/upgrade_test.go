@@ -12,8 +12,8 @@ import (
 )
 
 // Records of format 1, byte for byte as the store wrote them before the
-// compact record (commit 2a3515b: acquire's SET NX and acquire.lua, and
-// complete.lua with encodeResult), under the engine's fingerprint v1FP.
+// compact record (acquire's SET NX and acquire.lua, and complete.lua
+// with encodeResult), under the engine's fingerprint v1FP.
 const (
 	v1FP        = "9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5d1b2c3a4f5"
 	v1Body      = `{"id":"ord_5c1f0e9a7b3d2c41","status":"created"}`

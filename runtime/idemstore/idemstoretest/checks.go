@@ -11,8 +11,9 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// checks are the suite, in the order of DESIGN.md's state machine: each a
-// promise of the contract (idemstore.Store's documentation).
+// checks are the suite, in the order of package idemstore's state
+// machine: each a promise of the contract (idemstore.Store's
+// documentation).
 var checks = []check{
 	{"FirstRun", firstRun},
 	{"Replay", replay},

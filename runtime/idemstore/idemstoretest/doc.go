@@ -1,7 +1,8 @@
 // Package idemstoretest is the conformance suite of idemgen's stores: the
 // state machine of package idemstore stated as tests, which packages
-// redisstore and pgstore run, and which a store of one's own (DynamoDB,
-// MySQL, a wrapper around another store) runs from its tests with [Run]:
+// redisstore, pgstore, mysqlstore and memstore run, and which a store of
+// one's own (DynamoDB, a wrapper around another store) runs from its tests
+// with [Run]:
 //
 //	func TestConformance(t *testing.T) {
 //		idemstoretest.Run(t, idemstoretest.Harness{

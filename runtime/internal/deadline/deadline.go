@@ -17,8 +17,8 @@ import (
 // at every cycle: with 64 steps, 2,048 contexts, about 60% of a busy
 // engine's live heap; 16 steps cut the collector's CPU per first request
 // on mysqlstore from 25 to 21-23 µs, and per replay from 13.5 to 10-11
-// (gc-µs/op and a heap profile of mysqlstore's first requests and
-// replays, BENCHMARKS.md).
+// (gc-µs/op of the SQL floor benchmarks, internal/storebench, and a heap
+// profile of mysqlstore's first requests and replays).
 const steps = 16
 
 // shards is how many deadline contexts one step has: each call takes one
@@ -34,8 +34,8 @@ const shards = 32
 // request's context, not cancelled with it, bounded by the store timeout.
 //
 // context.WithTimeout per call would start and stop a runtime timer twice
-// per first request, a good part of the engine's own CPU under load
-// (BENCHMARKS.md). Calls share deadlines instead: time is cut into steps of
+// per first request, a good part of the engine's own CPU under load.
+// Calls share deadlines instead: time is cut into steps of
 // timeout/steps, and every call that starts within one step gets that
 // step's deadline context, which ends one timeout after the step's start,
 // cancelled by its own timer (one per shard that a call of the step

@@ -11,7 +11,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
-// TestBatchedDuplicates (issue 39): 200 keys, each sent by 8 concurrent
+// TestBatchedDuplicates: 200 keys, each sent by 8 concurrent
 // requests, all released at once, through the default wiring on real
 // Redis, whose store merges concurrent calls into shared pipelines. Every
 // key runs its handler exactly once (runs counted by the handler); every

@@ -16,7 +16,7 @@ import (
 
 // Two operations whose record keys collide: the 48-bit OperationToken of
 // CreatePayment in two APIs, and of two operations in one API (found by
-// brute force in issue 36).
+// brute force).
 var (
 	collidingAPIs = [2]string{"svc-36016340", "svc-37724004"}
 	collidingOps  = [2]string{"op445019", "op5908189"}
@@ -70,7 +70,7 @@ func TestCollidingOperationTokensRefuse(t *testing.T) {
 }
 
 // fingerprintBeforeAPI is the fingerprint the engine gave the store, before
-// fingerprints covered the API identity (e48a257), for the request of
+// fingerprints covered the API identity, for the request of
 // TestRecordsFingerprintedBeforeTheAPIRefused.
 const fingerprintBeforeAPI = "14ad496352b39f514170c621019faa4e5e6370a204f01e69c0dcc3d836f34b18"
 

@@ -18,7 +18,7 @@ import (
 // is stored in real Redis and answered; the bytes the whole request
 // allocates, measured over sequential requests, stay within a small
 // multiple of the body: the recorder's buffer and one encoded record, not
-// a copy per layer (issue 36: 4.4 MiB of heap per in-flight 1 MB
+// a copy per layer (which took 4.4 MiB of heap per in-flight 1 MB
 // response). The bound is a ratio to the body size, not a timing.
 func TestLargeCompletionAllocation(t *testing.T) {
 	const size, requests, maxRatio = 1_000_000, 20, 2.5

@@ -13,7 +13,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
-// TestLateReplicaIsWaitedFor (issue 36, item 1): a replica that attaches
+// TestLateReplicaIsWaitedFor: a replica that attaches
 // after the store last read its master's replicas is waited for all the
 // same. The store takes its view of a master without replicas; then a
 // replica attaches (REPLICAOF, through a link the test can freeze) and is in

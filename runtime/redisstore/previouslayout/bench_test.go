@@ -21,7 +21,7 @@ import (
 // store a new deployment builds (new: redisstore.New) and with the
 // migration on, during the rollout (both keys written) and after it, in
 // the upgrade's window (the previous key asked for). Run the variants
-// alternately (BENCHMARKS.md, issue 44).
+// alternately.
 func BenchmarkFirstRequests(b *testing.B) {
 	op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Retention: time.Hour}
 	body := []byte(`{"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR"}`)

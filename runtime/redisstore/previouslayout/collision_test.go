@@ -17,7 +17,7 @@ import (
 )
 
 // collidingAPIs are two API identities whose OperationToken of
-// CreatePayment collide (issue 36): their records share a key.
+// CreatePayment collide: their records share a key.
 var collidingAPIs = [2]string{"svc-36016340", "svc-37724004"}
 
 // between is the store as the version between the key layouts used it:

@@ -15,7 +15,7 @@ import (
 
 // TestRolloutCost is what the migration costs while it is on, on a fresh
 // redis-server of the test's own, beside redisstore's TestNewDeploymentCost
-// (BENCHMARKS.md, issue 44): during the rollout a first request costs 4
+// (BENCHMARKS.md): during the rollout a first request costs 4
 // round trips (both keys acquired, both completed, each acknowledged on its
 // own master) and a replay 1; a record of a 189-byte body is kept twice.
 // After the window the store costs what redisstore.New does.

@@ -194,7 +194,7 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 // TestKeyLayoutOfANewServer: a migrating store whose server held nothing
 // when it first used it still starts the upgrade's window at the server's
 // time, since processes of the previous version may write records there
-// during the rollout (issue 36: with marker 0, their records were never
+// during the rollout (with marker 0, their records would never be
 // looked up).
 func TestKeyLayoutOfANewServer(t *testing.T) {
 	_, rdb := embedredis.StartTB(t)
