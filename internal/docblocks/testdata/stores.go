@@ -6,13 +6,12 @@ package docs
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
+	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
-	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
