@@ -39,6 +39,10 @@ type Config struct {
 	// are relative to. Empty means the working directory, as for
 	// oapi-codegen itself.
 	Dir string
+	// Target is the generator whose output the file wraps: TargetOgen, or
+	// TargetOapiCodegen (the default, also for ""). For ogen, Codegen is
+	// OgenCodegen's.
+	Target string
 }
 
 // Validate reports what is missing or contradictory in c.
@@ -49,6 +53,9 @@ func (c Config) Validate() error {
 	}
 	if c.Codegen.PackageName == "" {
 		errs = append(errs, errors.New("oapi-codegen config: package name must be specified (package:)"))
+	}
+	if err := validTarget(c.Target); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Output != "" && !strings.HasSuffix(c.Output, ".go") {
 		errs = append(errs, fmt.Errorf("output %q: must be a .go file", c.Output))
@@ -108,6 +115,9 @@ func Load(c Config) (*Loaded, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.Target == TargetOgen {
+		m = m.ForOgen()
 	}
 	return &Loaded{c: c, model: m}, nil
 }

@@ -1,0 +1,67 @@
+package generator_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/idemgen/idemgen/internal/generator"
+)
+
+// ogenConfig is the configuration of a file for ogen's output from spec.
+func ogenConfig(spec string) generator.Config {
+	return generator.Config{Spec: spec, Codegen: generator.OgenCodegen("api"), Target: generator.TargetOgen}
+}
+
+func TestOgenWrapsTheServer(t *testing.T) {
+	files, err := generator.Generate(ogenConfig("../../testdata/golden/params/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[0].Content)
+	for _, want := range []string{
+		"func WithIdempotency(s *Server, store idem.Store, opts ...idem.Option) http.Handler {",
+		"route, ok := h.server.FindPath(r.Method, r.URL)",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("the ogen file lacks %q:\n%s", want, src)
+		}
+	}
+	for _, unwanted := range []string{"ServerInterface", "StrictHandler", "ClientWithResponses"} {
+		if strings.Contains(src, unwanted) {
+			t.Errorf("the ogen file names oapi-codegen's %s:\n%s", unwanted, src)
+		}
+	}
+}
+
+func TestOgenSaysWebhooksAreNotWrapped(t *testing.T) {
+	files, err := generator.Generate(ogenConfig("../../testdata/golden/webhooks/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(files[0].Note, "webhook") {
+		t.Errorf("note %q, want one saying the marked webhooks are not wrapped", files[0].Note)
+	}
+	if strings.Contains(string(files[0].Content), "Webhook") {
+		t.Errorf("the ogen file wraps webhooks:\n%s", files[0].Content)
+	}
+}
+
+func TestUnknownTarget(t *testing.T) {
+	c := ogenConfig("openapi.yaml")
+	c.Target = "swagger"
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `target "swagger": must be oapi-codegen (the default) or ogen`) {
+		t.Errorf("Validate: %v, want the targets it takes", err)
+	}
+}
+
+func TestOgenBareFileImportsOnlyTheRuntime(t *testing.T) {
+	files, err := generator.Generate(ogenConfig("../../testdata/golden/bare-getonly/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[0].Content)
+	if strings.Contains(src, `"net/http"`) || !strings.Contains(src, "This file wraps no operation") {
+		t.Errorf("a file for ogen that wraps nothing:\n%s", src)
+	}
+}

@@ -1,0 +1,25 @@
+package model
+
+// Ogen targets: the file generated beside ogen's output (github.com/ogen-go/ogen)
+// instead of oapi-codegen's. ogen's server is an http.Handler that finds an
+// operation with its FindPath method, so the file wraps that server as a
+// whole: one http.Handler that looks the route up, runs the idempotent
+// operations through the engine and hands every request to ogen's server.
+
+// ForOgen returns f as the file for ogen's output: its operations only
+// (ogen's server and client are wrapped whole, so none of oapi-codegen's
+// decorators, strict middleware, client helpers or receivers), with Ogen
+// set.
+func (f File) ForOgen() File {
+	f.Ogen = true
+	f.Server, f.Strict, f.FrameworkStrict, f.Client = false, false, false, false
+	f.Receivers, f.Initiators = false, false
+	if len(f.EventGroups()) > 0 {
+		f.Note = "wraps the marked paths only: ogen's webhook servers are not wrapped, so the marked webhooks and callbacks run unprotected"
+		f.Events = nil
+		if len(f.Operations) == 0 {
+			f.Unwrapped = "the spec marks only webhooks and callbacks, and ogen's webhook servers are not wrapped"
+		}
+	}
+	return f
+}
