@@ -22,7 +22,7 @@ import (
 )
 
 const usage = `usage: idemgen -config cfg.yaml [-o api.idem.gen.go] [-emit-overlay idempotency.overlay.yaml] [-check] openapi.yaml
-       idemgen -target ogen -package api [-o api/api.idem.gen.go] [-check] openapi.yaml
+       idemgen -target ogen -package api [-no-server] [-no-client] [-o api/api.idem.gen.go] [-check] openapi.yaml
 
 idemgen generates idempotency wrappers for the operations marked x-idempotent
 in an OpenAPI document, beside oapi-codegen's output for the same document.
@@ -39,7 +39,9 @@ writes no overlay (an overlay must hold at least one action); it removes an
 overlay it wrote earlier, and -check reports one as stale.
 
 With -target ogen, the file goes beside ogen's output (package -package, as
-given to ogen) and wraps ogen's Server; no oapi-codegen config is read.
+given to ogen) and wraps ogen's Server and Client; give it ogen's
+--no-server or --no-client too, if ogen is given either. No oapi-codegen
+config is read.
 
 `
 
@@ -60,6 +62,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.overlay, "emit-overlay", "", "OpenAPI Overlay file (.yaml) to write, publishing the idempotency contract; without -o, the only output")
 	fs.StringVar(&o.target, "target", "", "the generator whose output the file wraps: oapi-codegen (the default) or ogen")
 	fs.StringVar(&o.pkg, "package", "", "with -target ogen: the Go package of ogen's output (ogen's --package)")
+	fs.BoolVar(&o.noServer, "no-server", false, "with -target ogen: ogen generates no Server (its --no-server), so none is wrapped")
+	fs.BoolVar(&o.noClient, "no-client", false, "with -target ogen: ogen generates no Client (its --no-client), so none is wrapped")
 	fs.BoolVar(&o.check, "check", false, "do not write: exit 1 with a short diff when a file given by -o or -emit-overlay differs from what would be generated")
 	if code, done := cmdline.Parse(fs, args); done {
 		return code
@@ -72,8 +76,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.target == generator.TargetOgen && (o.pkg == "" || o.config != ""):
 		fmt.Fprintln(stderr, "idemgen: -target ogen takes -package, the package name given to ogen, and no -config")
 		return ExitUsage
-	case o.target != generator.TargetOgen && o.pkg != "":
-		fmt.Fprintln(stderr, "idemgen: -package is for -target ogen; for oapi-codegen the package comes from -config")
+	case o.target != generator.TargetOgen && (o.pkg != "" || o.noServer || o.noClient):
+		fmt.Fprintln(stderr, "idemgen: -package, -no-server and -no-client are for -target ogen; for oapi-codegen, -config says what to wrap")
 		return ExitUsage
 	case o.config == "" && o.target != generator.TargetOgen:
 		fmt.Fprintln(stderr, "idemgen: -config is required: give the configuration file you give oapi-codegen")
@@ -99,6 +103,9 @@ type options struct {
 	check   bool
 	target  string // generator.Config.Target
 	pkg     string // with target ogen, the package of ogen's output
+	// noServer and noClient: with target ogen, ogen's --no-server and
+	// --no-client
+	noServer, noClient bool
 }
 
 // goCode reports whether the Go file is generated: always, except when only
@@ -110,7 +117,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := generator.Config{Spec: o.spec, SpecName: o.spec, Codegen: cg, Output: o.output, Target: o.target}
+	c := generator.Config{Spec: o.spec, SpecName: o.spec, Codegen: cg, Output: o.output, Target: o.target,
+		NoServer: o.noServer, NoClient: o.noClient}
 	if o.output != "" {
 		c.Source = generator.SourceFor(o.spec, o.output)
 	}

@@ -15,7 +15,8 @@ func TestOgenUsage(t *testing.T) {
 	}{
 		{[]string{"-target", "ogen", "openapi.yaml"}, "-target ogen takes -package"},
 		{[]string{"-target", "ogen", "-package", "api", "-config", "cfg.yaml", "openapi.yaml"}, "-target ogen takes -package, the package name given to ogen, and no -config"},
-		{[]string{"-package", "api", "-config", "cfg.yaml", "openapi.yaml"}, "-package is for -target ogen"},
+		{[]string{"-package", "api", "-config", "cfg.yaml", "openapi.yaml"}, "-package, -no-server and -no-client are for -target ogen"},
+		{[]string{"-no-client", "-config", "cfg.yaml", "openapi.yaml"}, "-package, -no-server and -no-client are for -target ogen"},
 	} {
 		code, _, stderr := run(tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, tc.msg) {
@@ -40,5 +41,16 @@ func TestOgenWriteAndCheck(t *testing.T) {
 	}
 	if code, _, stderr := run(append([]string{"-check"}, args...)...); code != cli.ExitOK {
 		t.Errorf("-check after writing: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestOgenNoClient(t *testing.T) {
+	inCase(t, "headerkey")
+	code, stdout, stderr := run("-target", "ogen", "-package", "api", "-no-client", "openapi.yaml")
+	if code != cli.ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "func WithIdempotency(") || strings.Contains(stdout, "Client") {
+		t.Errorf("the file for ogen --no-client:\n%s", stdout)
 	}
 }

@@ -43,6 +43,10 @@ type Config struct {
 	// TargetOapiCodegen (the default, also for ""). For ogen, Codegen is
 	// OgenCodegen's.
 	Target string
+	// NoServer and NoClient, for TargetOgen, say that ogen was told
+	// --no-server or --no-client: the file then wraps no Server or no
+	// Client, which ogen did not generate.
+	NoServer, NoClient bool
 }
 
 // Validate reports what is missing or contradictory in c.
@@ -117,7 +121,7 @@ func Load(c Config) (*Loaded, error) {
 		return nil, err
 	}
 	if c.Target == TargetOgen {
-		m = m.ForOgen()
+		m = m.ForOgen(!c.NoServer, !c.NoClient)
 	}
 	return &Loaded{c: c, model: m}, nil
 }

@@ -25,7 +25,7 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // change when versions 4 and 5 came.
 func (f File) RuntimeVersion() int {
 	switch {
-	case f.Client || f.Initiators:
+	case f.Client || f.Initiators || f.OgenClient:
 		return idemop.MaxVersion
 	case f.HasEvents() || f.HasPolicy():
 		return eventsVersion
@@ -74,18 +74,21 @@ func (f File) Imports() []string {
 func (f File) stdImports() []string {
 	need := map[string]bool{}
 	for path, used := range map[string]bool{
-		"net/http": f.Ogen && len(f.Operations) > 0 || f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client ||
+		"net/http": f.NetHTTPServer() || f.Strict || (f.FrameworkStrict && f.Facts().Strict == StrictWriter) || f.Client ||
 			f.Initiators || (f.Receivers && f.Framework == NetHTTP),
 		"context": f.Strict || f.Client || f.Initiators,
 		"bytes":   f.Initiators || f.Client && slices.ContainsFunc(f.Operations, Operation.HasBody),
 		"errors":  f.NetHTTPServer() && len(f.KeyParamNames()) > 0,
-		"time":    len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client || f.Ogen) || f.HasEvents(),
+		"time":    len(f.Operations) > 0 && (f.Server || f.AnyStrict() || f.Client) || f.HasEvents(),
 		"fmt":     len(f.Operations) > 0 && f.AnyStrict(),
 		"io":      f.Client && slices.ContainsFunc(f.Operations, Operation.sendsReader),
 	} {
 		if used {
 			need[strconv.Quote(path)] = true
 		}
+	}
+	for _, path := range f.ogenImports() {
+		need[strconv.Quote(path)] = true
 	}
 	return slices.Collect(maps.Keys(need))
 }

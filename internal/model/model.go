@@ -26,9 +26,9 @@ type File struct {
 	// Initiators: wrap the webhook and callback initiators (oapi-codegen
 	// generates them with the client).
 	Initiators bool
-	// Ogen: the file wraps ogen's server and client instead of
-	// oapi-codegen's (ForOgen).
-	Ogen bool
+	// Ogen: the file wraps ogen's output instead of oapi-codegen's
+	// (ForOgen): its Server when OgenServer, its Client when OgenClient.
+	Ogen, OgenServer, OgenClient bool
 
 	// Framework is the web framework of oapi-codegen's ServerInterface;
 	// the zero value is the net/http routers'.

@@ -5,12 +5,15 @@ package model
 // operation with its FindPath method, so the file wraps that server as a
 // whole: one http.Handler that looks the route up, runs the idempotent
 // operations through the engine and hands every request to ogen's server.
+// ogen's client sends every request through one ht.Client (its WithClient
+// option), so the file gives it one that retries the idempotent operations.
 
 // ForOgen returns f as the file for ogen's output: its operations only
 // (ogen's server and client are wrapped whole, so none of oapi-codegen's
 // decorators, strict middleware, client helpers or receivers), with Ogen
-// set.
-func (f File) ForOgen() File {
+// set, and OgenServer and OgenClient as server and client say (false
+// where ogen is told --no-server or --no-client).
+func (f File) ForOgen(server, client bool) File {
 	f.Ogen = true
 	f.Server, f.Strict, f.FrameworkStrict, f.Client = false, false, false, false
 	f.Receivers, f.Initiators = false, false
@@ -21,5 +24,20 @@ func (f File) ForOgen() File {
 			f.Unwrapped = "the spec marks only webhooks and callbacks, and ogen's webhook servers are not wrapped"
 		}
 	}
+	if len(f.Operations) > 0 {
+		f.OgenServer, f.OgenClient = server, client
+	}
 	return f
+}
+
+// ogenImports are the standard library packages the ogen wrappers call.
+func (f File) ogenImports() []string {
+	var need []string
+	if f.OgenServer || f.OgenClient {
+		need = append(need, "net/http", "time")
+	}
+	if f.OgenClient {
+		need = append(need, "bytes", "context", "encoding/json", "io", "net/url", "strings")
+	}
+	return need
 }

@@ -4,20 +4,26 @@
 package api
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 5 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idem.EnforceVersion(5 - idem.MinVersion)
+	_ = idem.EnforceVersion(idem.MaxVersion - 5)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
@@ -92,5 +98,183 @@ func (h *idempotentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.engine.Serve(w, r, &shipOrderIdempotencyOp, h.server.ServeHTTP)
 	default:
 		h.server.ServeHTTP(w, r)
+	}
+}
+
+// createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
+var createOrderIdempotencyClientOp = idem.ClientOperation{
+	ID:        "CreateOrder",
+	KeyHeader: "Idempotency-Key",
+	Lock:      10 * time.Second,
+	Policy: idem.RetryPolicy{
+		MaxAttempts:     5,
+		InitialInterval: 200 * time.Millisecond,
+		MaxInterval:     5 * time.Second,
+		Multiplier:      2.0,
+		MaxElapsed:      40 * time.Second,
+		RetryOn:         []int{409, 429, 502, 503, 504},
+	},
+}
+
+// createPaymentIdempotencyClientOp is the client configuration of CreatePayment (POST /payments).
+var createPaymentIdempotencyClientOp = idem.ClientOperation{
+	ID:         "CreatePayment",
+	KeyPointer: "/idempotency_key",
+	Lock:       10 * time.Second,
+	Policy: idem.RetryPolicy{
+		MaxAttempts:     5,
+		InitialInterval: 200 * time.Millisecond,
+		MaxInterval:     5 * time.Second,
+		Multiplier:      2.0,
+		MaxElapsed:      40 * time.Second,
+		RetryOn:         []int{409, 429, 502, 503, 504},
+	},
+}
+
+// shipOrderIdempotencyClientOp is the client configuration of ShipOrder (POST /orders/{orderId}/ship).
+var shipOrderIdempotencyClientOp = idem.ClientOperation{
+	ID:        "ShipOrder",
+	KeyHeader: "Idempotency-Key",
+	Lock:      10 * time.Second,
+	Policy: idem.RetryPolicy{
+		MaxAttempts:     5,
+		InitialInterval: 200 * time.Millisecond,
+		MaxInterval:     5 * time.Second,
+		Multiplier:      2.0,
+		MaxElapsed:      40 * time.Second,
+		RetryOn:         []int{409, 429, 502, 503, 504},
+	},
+}
+
+// NewIdempotentClient returns ogen's Client for serverURL, with opts, whose
+// idempotent operations (those marked x-idempotent in the spec) are sent
+// through caller (idem.NewCaller() when nil): one idempotency key per call
+// (the key parameter's value when it is set, else a new key, or one derived
+// from the run whose context the call is given), the same body bytes and
+// key on every attempt, and backoff on transport errors and on the statuses
+// of each operation's retry policy, honouring Retry-After. Every attempt
+// goes through the client opts give (WithClient; http.DefaultClient by
+// default). A call that gives up fails with an error wrapping an
+// *idem.RetryError, and one answered with a problem an *idem.ProblemError.
+func NewIdempotentClient(serverURL string, caller *idem.Caller, opts ...ClientOption) (*Client, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	if caller == nil {
+		caller = idem.NewCaller()
+	}
+	c := &idemgenClient{next: newClientConfig(opts...).Client, caller: caller, prefix: strings.TrimRight(u.EscapedPath(), "/")}
+	return NewClient(serverURL, append(opts[:len(opts):len(opts)], WithClient(c))...)
+}
+
+// idemgenClient sends the requests of ogen's Client: the idempotent
+// operations' through its caller, the others as they are.
+type idemgenClient struct {
+	next interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+	caller *idem.Caller
+	prefix string // the server URL's path, which the operations' paths follow
+}
+
+// Do implements ogen's ht.Client.
+func (c *idemgenClient) Do(req *http.Request) (*http.Response, error) {
+	op := idemgenClientOperation(req.Method, strings.TrimPrefix(req.URL.EscapedPath(), c.prefix))
+	if op == nil {
+		return c.next.Do(req)
+	}
+	var opts []idem.CallOption
+	if key := req.Header.Get(op.KeyHeader); op.KeyHeader != "" && key != "" {
+		opts = append(opts, idem.WithKey(key))
+	}
+	call := c.caller.Begin(op, opts...)
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		if cerr := req.Body.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	if op.KeyPointer != "" {
+		b, err := call.MarshalBody(json.RawMessage(body))
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	edit := call.Editor()
+	var resp *http.Response
+	err := call.Run(req.Context(), func(ctx context.Context) (*http.Response, error) {
+		attempt := req.Clone(ctx)
+		if body != nil {
+			attempt.Body, attempt.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			attempt.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		}
+		if err := edit(ctx, attempt); err != nil {
+			return nil, err
+		}
+		r, err := c.next.Do(attempt)
+		if err != nil {
+			return nil, err
+		}
+		// Read within the attempt, whose context ends when it returns.
+		b, err := io.ReadAll(r.Body)
+		if cerr := r.Body.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		resp = r
+		return call.Answer(r, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// idemgenClientOperation returns the client configuration of the
+// idempotent operation of method and path (escaped, after the server URL's
+// path), nil for another.
+func idemgenClientOperation(method, path string) *idem.ClientOperation {
+	switch {
+	case method == "POST" && idemgenPathMatches(path, "/orders"):
+		return &createOrderIdempotencyClientOp
+	case method == "POST" && idemgenPathMatches(path, "/payments"):
+		return &createPaymentIdempotencyClientOp
+	case method == "POST" && idemgenPathMatches(path, "/orders/{orderId}/ship"):
+		return &shipOrderIdempotencyClientOp
+	}
+	return nil
+}
+
+// idemgenPathMatches reports whether path is an instance of the path
+// template: the same segments, each {parameter} matching one that is not
+// empty.
+func idemgenPathMatches(path, template string) bool {
+	for {
+		p, pathRest, more := strings.Cut(path, "/")
+		t, templateRest, templateMore := strings.Cut(template, "/")
+		if more != templateMore {
+			return false
+		}
+		if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+			if p == "" {
+				return false
+			}
+		} else if p != t {
+			return false
+		}
+		if !more {
+			return true
+		}
+		path, template = pathRest, templateRest
 	}
 }
