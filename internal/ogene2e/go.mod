@@ -5,7 +5,12 @@ go 1.25.0
 require (
 	github.com/go-faster/errors v0.8.0
 	github.com/go-faster/jx v1.2.0
+	github.com/idemgen/idemgen v0.0.0
+	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
+	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
+	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
+	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
 	github.com/ogen-go/ogen v1.24.0
 	github.com/redis/go-redis/v9 v9.22.0
 	go.opentelemetry.io/otel v1.45.0
@@ -14,6 +19,7 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
@@ -26,9 +32,13 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect
 	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idemgen/idemgen v0.0.0 // indirect
 	github.com/idemgen/idemgen/lua v0.0.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/oapi-codegen/oapi-codegen/v2 v2.8.2 // indirect
@@ -52,7 +62,7 @@ require (
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
@@ -60,8 +70,12 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
+	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
+	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
+	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore
+	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore
 )
 
 tool (

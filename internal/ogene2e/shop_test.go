@@ -15,9 +15,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
+	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -32,8 +36,9 @@ type shop struct {
 
 	mu   sync.Mutex
 	keys []string // idem.FromContext(ctx).Key of each run, "" when absent
-	// tx, when set, is written through the run's transaction (memstore.TxWrite)
-	tx bool
+	// write, when set, is called in each run with its context and key: a
+	// write through the store's transaction.
+	write func(ctx context.Context, key string) error
 }
 
 // gate holds the first run that passes it: entered receives once it has
@@ -62,8 +67,8 @@ func (s *shop) begin(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	s.keys = append(s.keys, info.Key)
 	s.mu.Unlock()
-	if s.tx {
-		if err := memstore.TxWrite(ctx, info.Key); err != nil {
+	if s.write != nil {
+		if err := s.write(ctx, info.Key); err != nil {
 			return 0, err
 		}
 	}
@@ -111,12 +116,21 @@ type storeCase struct {
 }
 
 // storeCases are the stores every scenario runs on: the reference store,
-// and Redis at REDIS_URL under a key prefix of the test's own.
+// Redis at REDIS_URL under a key prefix of the test's own, and PostgreSQL
+// (DATABASE_URL) and MariaDB (MYSQL_DSN) on tables of the test's own.
 var storeCases = []storeCase{
 	{"memstore", func(*testing.T) idem.Store { return memstore.New() }},
 	{"redis", func(t *testing.T) idem.Store {
 		rdb, prefix := redistest.Keyspace(t)
 		return redisstore.New(rdb, redisstore.WithPrefix(prefix))
+	}},
+	{"postgres", func(t *testing.T) idem.Store {
+		s, _ := pgtest.Store(t, pgtest.Pool(t, 20))
+		return s
+	}},
+	{"mariadb", func(t *testing.T) idem.Store {
+		s, _ := mysqltest.Store(t, mysqltest.DB(t, 20))
+		return s
 	}},
 }
 
@@ -336,18 +350,81 @@ func TestBodyLimit(t *testing.T) {
 	})
 }
 
-func TestRunContextReachesTheHandler(t *testing.T) {
-	store := memstore.NewTx()
-	h := &shop{tx: true}
-	ts := serve(t, h, store)
-	if a := post(t, ts, "/orders", "ctx-1", `{"item":"book"}`); a.status != http.StatusCreated {
-		t.Fatalf("%d %q, want 201", a.status, a.body)
-	}
-	if len(h.keys) != 1 || h.keys[0] != "ctx-1" {
-		t.Errorf("idem.FromContext in the ogen handler gave keys %q, want [ctx-1]", h.keys)
-	}
-	if ok, err := store.TxMarked(context.Background(), "ctx-1"); !ok || err != nil {
-		t.Errorf("the handler's write through the run's transaction: committed %v (%v), want committed", ok, err)
+// txCase is a store that runs the handler in its transaction: write
+// writes key through the transaction a handler's context carries, and
+// committed counts the committed writes of key.
+type txCase struct {
+	name string
+	new  func(t *testing.T) (store idem.Store, write func(ctx context.Context, key string) error, committed func(key string) int)
+}
+
+var txCases = []txCase{
+	{"memstore", func(*testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
+		store := memstore.NewTx()
+		return store, memstore.TxWrite, func(key string) int {
+			if ok, _ := store.TxMarked(context.Background(), key); ok {
+				return 1
+			}
+			return 0
+		}
+	}},
+	{"postgres", func(t *testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
+		pool := pgtest.Pool(t, 20)
+		store, _ := pgtest.Store(t, pool)
+		table := pgtest.Name(t) + "_orders"
+		pgtest.Exec(t, pool, "CREATE TABLE "+table+" (key text NOT NULL)")
+		t.Cleanup(func() { pgtest.Drop(t, pool, table) })
+		write := func(ctx context.Context, key string) error {
+			_, err := pgstore.Tx(ctx).Exec(ctx, "INSERT INTO "+table+" (key) VALUES ($1)", key)
+			return err
+		}
+		return store, write, func(key string) int { return pgtest.Count(t, pool, table, "key = $1", key) }
+	}},
+	{"mariadb", func(t *testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
+		db := mysqltest.DB(t, 20)
+		store, _ := mysqltest.Store(t, db)
+		table := mysqltest.Name(t) + "_orders"
+		mysqltest.Exec(t, db, "CREATE TABLE `"+table+"` (k VARCHAR(64) NOT NULL) ENGINE=InnoDB")
+		t.Cleanup(func() { mysqltest.Drop(t, db, table) })
+		write := func(ctx context.Context, key string) error {
+			_, err := mysqlstore.Tx(ctx).ExecContext(ctx, "INSERT INTO `"+table+"` (k) VALUES (?)", key)
+			return err
+		}
+		return store, write, func(key string) int { return mysqltest.Count(t, db, table, "k = ?", key) }
+	}},
+}
+
+func TestRunTransactionReachesTheHandler(t *testing.T) {
+	for _, tc := range txCases {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 8
+			store, write, committed := tc.new(t)
+			h := &shop{write: write, gate: newGate()}
+			ts := serve(t, h, store)
+			answers := make(chan answer, n)
+			for range n {
+				go func() { answers <- post(t, ts, "/orders", "tx-1", `{"item":"book"}`) }()
+			}
+			<-h.gate.entered
+			for range n - 1 {
+				if a := <-answers; a.status != http.StatusConflict {
+					t.Errorf("a duplicate during the run: %d %q, want 409", a.status, a.body)
+				}
+			}
+			close(h.gate.release)
+			if a := <-answers; a.status != http.StatusCreated {
+				t.Fatalf("the run: %d %q, want 201", a.status, a.body)
+			}
+			if a := post(t, ts, "/orders", "tx-1", `{"item":"book"}`); !a.replayed() {
+				t.Errorf("the retry: %d %q, want the replay", a.status, a.body)
+			}
+			if len(h.keys) != 1 || h.keys[0] != "tx-1" {
+				t.Errorf("idem.FromContext in the ogen handler gave keys %q, want [tx-1]", h.keys)
+			}
+			if got := committed("tx-1"); got != 1 {
+				t.Errorf("%d writes through the run's transaction committed, want 1", got)
+			}
+		})
 	}
 }
 
