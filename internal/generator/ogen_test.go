@@ -33,16 +33,28 @@ func TestOgenWrapsTheServer(t *testing.T) {
 	}
 }
 
-func TestOgenSaysWebhooksAreNotWrapped(t *testing.T) {
+func TestOgenWrapsWebhooks(t *testing.T) {
 	files, err := generator.Generate(ogenConfig("../../testdata/golden/webhooks/openapi.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(files[0].Note, "webhook") {
-		t.Errorf("note %q, want one saying the marked webhooks are not wrapped", files[0].Note)
+	src := string(files[0].Content)
+	if !strings.Contains(src, "func WithIdempotentWebhooks(ws *WebhookServer, store idem.Store, opts ...idem.Option) *IdempotentWebhookServer {") ||
+		!strings.Contains(src, `case webhookName == "petStatusChanged" && method == "POST":`) || files[0].Note != "" {
+		t.Errorf("note %q, file:\n%s", files[0].Note, src)
 	}
-	if strings.Contains(string(files[0].Content), "Webhook") {
-		t.Errorf("the ogen file wraps webhooks:\n%s", files[0].Content)
+}
+
+func TestOgenSaysCallbacksAreNotWrapped(t *testing.T) {
+	files, err := generator.Generate(ogenConfig("../../testdata/golden/callbacks/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(files[0].Note, "ogen generates no callback receivers") {
+		t.Errorf("note %q, want one saying the marked callbacks are not wrapped", files[0].Note)
+	}
+	if strings.Contains(string(files[0].Content), "Callback") {
+		t.Errorf("the ogen file wraps callbacks:\n%s", files[0].Content)
 	}
 }
 

@@ -27,7 +27,7 @@ func (f File) RuntimeVersion() int {
 	switch {
 	case f.Client || f.Initiators || f.OgenClient:
 		return idemop.MaxVersion
-	case f.HasEvents() || f.HasPolicy():
+	case f.HasEvents() || f.HasPolicy() || f.OgenWebhooks != nil:
 		return eventsVersion
 	}
 	return pathsVersion

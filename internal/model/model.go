@@ -29,6 +29,9 @@ type File struct {
 	// Ogen: the file wraps ogen's output instead of oapi-codegen's
 	// (ForOgen): its Server when OgenServer, its Client when OgenClient.
 	Ogen, OgenServer, OgenClient bool
+	// OgenWebhooks are the marked webhooks, which the file wraps in
+	// ogen's WebhookServer; nil when there are none.
+	OgenWebhooks *EventGroup
 
 	// Framework is the web framework of oapi-codegen's ServerInterface;
 	// the zero value is the net/http routers'.

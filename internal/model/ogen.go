@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Ogen targets: the file generated beside ogen's output (github.com/ogen-go/ogen)
 // instead of oapi-codegen's. ogen's server is an http.Handler that finds an
 // operation with its FindPath method, so the file wraps that server as a
@@ -17,15 +19,26 @@ func (f File) ForOgen(server, client bool) File {
 	f.Ogen = true
 	f.Server, f.Strict, f.FrameworkStrict, f.Client = false, false, false, false
 	f.Receivers, f.Initiators = false, false
-	if len(f.EventGroups()) > 0 {
-		f.Note = "wraps the marked paths only: ogen's webhook servers are not wrapped, so the marked webhooks and callbacks run unprotected"
-		f.Events = nil
-		if len(f.Operations) == 0 {
-			f.Unwrapped = "the spec marks only webhooks and callbacks, and ogen's webhook servers are not wrapped"
+	for _, g := range f.EventGroups() {
+		switch {
+		case g.Kind == Callback:
+			f.Note = "wraps no callback: ogen generates no callback receivers, so the marked callbacks are not served by ogen's output"
+		case server:
+			g.Operations = slices.Clone(g.Operations)
+			for i, op := range g.Operations {
+				ev := *op.Event
+				ev.Ogen = true
+				g.Operations[i].Event = &ev
+			}
+			f.OgenWebhooks = &g
 		}
 	}
+	f.Events = nil
 	if len(f.Operations) > 0 {
 		f.OgenServer, f.OgenClient = server, client
+	}
+	if len(f.Operations) == 0 && f.OgenWebhooks == nil && f.Unwrapped == "" {
+		f.Unwrapped = "the spec marks only callbacks, or only webhooks and ogen generates no server"
 	}
 	return f
 }
@@ -33,7 +46,7 @@ func (f File) ForOgen(server, client bool) File {
 // ogenImports are the standard library packages the ogen wrappers call.
 func (f File) ogenImports() []string {
 	var need []string
-	if f.OgenServer || f.OgenClient {
+	if f.OgenServer || f.OgenClient || f.OgenWebhooks != nil {
 		need = append(need, "net/http", "time")
 	}
 	if f.OgenClient {

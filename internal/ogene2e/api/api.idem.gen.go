@@ -101,6 +101,55 @@ func (h *idempotentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// orderShippedIdempotencyOp is the idempotency configuration of OrderShipped,
+// the POST orderShipped webhook.
+var orderShippedIdempotencyOp = idem.Operation{
+	API:       "idemgen-ogen-shop",
+	ID:        "OrderShipped",
+	Method:    "POST",
+	Path:      "",
+	KeyHeader: "webhook-id",
+	Provider:  "orderShipped",
+	Retention: time.Hour,
+	Lock:      10 * time.Second,
+}
+
+// WithIdempotentWebhooks returns ws with its idempotent webhooks (those
+// marked x-idempotent in the spec) run at most once per delivery id: a
+// redelivery is answered as the first delivery was, a concurrent one gets
+// 409 (the sender retries), an id reused with another payload 422; a 5xx is
+// not stored, so the sender's redelivery runs again. Serve its Handler(name)
+// in place of ws.Handler(name). Verify the sender's signature first, in a
+// middleware around that handler, so that a forged delivery never occupies
+// a real event's id.
+func WithIdempotentWebhooks(ws *WebhookServer, store idem.Store, opts ...idem.Option) *IdempotentWebhookServer {
+	return &IdempotentWebhookServer{server: ws, engine: idem.NewEngineFor([]*idem.Operation{
+		&orderShippedIdempotencyOp,
+	}, store, opts...)}
+}
+
+// IdempotentWebhookServer is ogen's WebhookServer behind the idempotency
+// layer.
+type IdempotentWebhookServer struct {
+	server *WebhookServer
+	engine *idem.Engine
+}
+
+// Handler returns the http.Handler of the webhook webhookName, as
+// WebhookServer.Handler does, with the idempotent ones run through the
+// layer.
+func (s *IdempotentWebhookServer) Handler(webhookName string) http.Handler {
+	next := s.server.Handler(webhookName)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch method := r.Method; {
+		case webhookName == "orderShipped" && method == "POST":
+			s.engine.Serve(w, r, &orderShippedIdempotencyOp, next.ServeHTTP)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
 var createOrderIdempotencyClientOp = idem.ClientOperation{
 	ID:        "CreateOrder",

@@ -10,4 +10,5 @@ const (
 	CreatePaymentOperation OperationName = "CreatePayment"
 	ListOrdersOperation    OperationName = "ListOrders"
 	ShipOrderOperation     OperationName = "ShipOrder"
+	OrderShippedOperation  OperationName = "OrderShipped"
 )

@@ -193,3 +193,12 @@ func decodeShipOrderResponse(resp *http.Response) (res *Order, _ error) {
 	}
 	return res, validate.UnexpectedStatusCodeWithResponse(resp)
 }
+
+func decodeOrderShippedResponse(resp *http.Response) (res *OrderShippedNoContent, _ error) {
+	switch resp.StatusCode {
+	case 204:
+		// Code 204.
+		return &OrderShippedNoContent{}, nil
+	}
+	return res, validate.UnexpectedStatusCodeWithResponse(resp)
+}

@@ -65,3 +65,9 @@ func encodeShipOrderResponse(response *Order, w http.ResponseWriter, span trace.
 
 	return nil
 }
+
+func encodeOrderShippedResponse(response *OrderShippedNoContent, w http.ResponseWriter, span trace.Span) error {
+	w.WriteHeader(204)
+
+	return nil
+}

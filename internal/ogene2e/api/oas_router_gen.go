@@ -390,3 +390,51 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 	}
 	return r, false
 }
+
+var (
+	wh1AllowedHeaders = map[string]string{
+		"POST": "Content-Type",
+	}
+)
+
+// Handle handles webhook request.
+//
+// Returns true if there is a webhook handler for given name and requested method.
+func (s *WebhookServer) Handle(webhookName string, w http.ResponseWriter, r *http.Request) bool {
+	switch webhookName {
+	case "orderShipped":
+		switch r.Method {
+		case "POST":
+			s.handleOrderShippedRequest([0]string{}, false, w, r)
+		default:
+			return false
+		}
+		return true
+	default:
+		return false
+	}
+}
+
+// Handler returns http.Handler for webhook.
+//
+// Returns NotFound handler if spec doesn't contain webhook with given name.
+//
+// Returned handler calls MethodNotAllowed handler if webhook doesn't define requested method.
+func (s *WebhookServer) Handler(webhookName string) http.Handler {
+	switch webhookName {
+	case "orderShipped":
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// We know that webhook exists, so false means wrong method.
+			if !s.Handle(webhookName, w, r) {
+				s.notAllowed(w, r, notAllowedParams{
+					allowedMethods: "POST",
+					allowedHeaders: wh1AllowedHeaders,
+					acceptPost:     "application/json",
+					acceptPatch:    "",
+				})
+			}
+		})
+	default:
+		return http.HandlerFunc(s.notFound)
+	}
+}

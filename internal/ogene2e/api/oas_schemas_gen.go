@@ -81,6 +81,9 @@ func (s *Order) SetRun(val int) {
 	s.Run = val
 }
 
+// OrderShippedNoContent is response for OrderShipped operation.
+type OrderShippedNoContent struct{}
+
 // Ref: #/components/schemas/Payment
 type Payment struct {
 	ID     string `json:"id"`

@@ -52,3 +52,31 @@ func NewServer(h Handler, opts ...ServerOption) (*Server, error) {
 		baseServer: s,
 	}, nil
 }
+
+// WebhookHandler handles webhooks described by OpenAPI v3 specification.
+type WebhookHandler interface {
+	// OrderShipped implements orderShipped operation.
+	//
+	// An order left the warehouse.
+	//
+	OrderShipped(ctx context.Context, req *Order) error
+}
+
+// WebhookServer implements http server based on OpenAPI v3 specification and
+// calls WebhookHandler to handle requests.
+type WebhookServer struct {
+	h WebhookHandler
+	baseServer
+}
+
+// NewWebhookServer creates new WebhookServer.
+func NewWebhookServer(h WebhookHandler, opts ...ServerOption) (*WebhookServer, error) {
+	s, err := newServerConfig(opts...).baseServer()
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookServer{
+		h:          h,
+		baseServer: s,
+	}, nil
+}

@@ -48,3 +48,12 @@ func (UnimplementedHandler) ListOrders(ctx context.Context) (r []Order, _ error)
 func (UnimplementedHandler) ShipOrder(ctx context.Context, params ShipOrderParams) (r *Order, _ error) {
 	return r, ht.ErrNotImplemented
 }
+
+var _ WebhookHandler = UnimplementedHandler{}
+
+// OrderShipped implements orderShipped operation.
+//
+// An order left the warehouse.
+func (UnimplementedHandler) OrderShipped(ctx context.Context, req *Order) error {
+	return ht.ErrNotImplemented
+}
