@@ -190,3 +190,38 @@ func TestClientLeavesOtherOperations(t *testing.T) {
 		t.Errorf("listOrders sent %+v, want one attempt without a key", front.sent)
 	}
 }
+
+// upstream is an ogen Handler whose createOrder pays through a downstream
+// ogen client, and fails its first run after the payment.
+type upstream struct {
+	api.UnimplementedHandler
+	pay  *api.Client
+	runs atomic.Int64
+}
+
+func (u *upstream) CreateOrder(ctx context.Context, req *api.NewOrder, _ api.CreateOrderParams) (*api.Order, error) {
+	n := u.runs.Add(1)
+	if _, err := u.pay.CreatePayment(ctx, &api.NewPayment{Amount: 5}); err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return nil, errors.New("failed after paying") // 500: not stored, the retry runs again
+	}
+	return &api.Order{ID: "order-1", Item: req.Item, Run: int(n)}, nil
+}
+
+func TestClientDerivesKeysInsideARun(t *testing.T) {
+	down := &shop{}
+	pay, front := client(t, down, memstore.New(), 0)
+	up := &upstream{pay: pay}
+	ts := serve(t, up, memstore.New())
+	first := post(t, ts, "/orders", "outer-1", `{"item":"book"}`)
+	again := post(t, ts, "/orders", "outer-1", `{"item":"book"}`)
+	if first.status != http.StatusInternalServerError || again.status != http.StatusCreated {
+		t.Fatalf("the order: %d then %d, want 500 then 201", first.status, again.status)
+	}
+	sameAttempts(t, front.sent, 2)
+	if up.runs.Load() != 2 || down.runs.Load() != 1 {
+		t.Errorf("%d runs upstream and %d downstream, want 2 and 1: the re-run's payment carries the first's key", up.runs.Load(), down.runs.Load())
+	}
+}
