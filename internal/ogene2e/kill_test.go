@@ -3,6 +3,7 @@ package ogene2e_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,12 +11,15 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/internal/mysqltest"
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
 	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -24,8 +28,9 @@ import (
 // The environment of the test binary started as a server process
 // (serverProcess): it serves ogen's server behind the layer at envServe,
 // on Redis (REDIS_URL) under the key prefix envRedisPrefix when that is
-// set, else on the PostgreSQL records table envRecords, where its handler
-// writes the key into envOrders through the run's transaction. With
+// set, else on the records table envRecords of PostgreSQL (DATABASE_URL)
+// or, with envMariaDB=1, MariaDB (MYSQL_DSN), where its handler writes the
+// key into the table envOrders through the run's transaction. With
 // envHang=1 the handler then says "running" on its standard output and
 // never answers, for the test to kill it. Each run first says "recovered"
 // when it took over a dead run's lease, else "fresh".
@@ -35,6 +40,7 @@ const (
 	envRecords     = "OGENE2E_RECORDS"
 	envOrders      = "OGENE2E_ORDERS"
 	envHang        = "OGENE2E_HANG"
+	envMariaDB     = "OGENE2E_MARIADB"
 )
 
 func TestMain(m *testing.M) {
@@ -93,16 +99,31 @@ func processStore() (idem.Store, func(ctx context.Context, key string) error, er
 		write := func(context.Context, string) error { return nil }
 		return redisstore.New(redis.NewClient(opt), redisstore.WithPrefix(prefix)), write, nil
 	}
+	orders, records := os.Getenv(envOrders), os.Getenv(envRecords)
+	if os.Getenv(envMariaDB) == "1" {
+		cfg, err := mysql.ParseDSN(os.Getenv("MYSQL_DSN"))
+		if err != nil {
+			return nil, nil, err
+		}
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			return nil, nil, err
+		}
+		write := func(ctx context.Context, key string) error {
+			_, err := mysqlstore.Tx(ctx).ExecContext(ctx, "INSERT INTO `"+orders+"` (k) VALUES (?)", key)
+			return err
+		}
+		return mysqlstore.New(db, mysqlstore.WithTable(records), mysqlstore.WithPurgeInterval(-1)), write, nil
+	}
 	pool, err := pgxpool.New(context.Background(), os.Getenv("DATABASE_URL"))
 	if err != nil {
 		return nil, nil, err
 	}
-	orders := os.Getenv(envOrders)
 	write := func(ctx context.Context, key string) error {
 		_, err := pgstore.Tx(ctx).Exec(ctx, "INSERT INTO "+orders+" (key) VALUES ($1)", key)
 		return err
 	}
-	return pgstore.New(pool, pgstore.WithTable(os.Getenv(envRecords)), pgstore.WithPurgeInterval(-1)), write, nil
+	return pgstore.New(pool, pgstore.WithTable(records), pgstore.WithPurgeInterval(-1)), write, nil
 }
 
 // serverCmd is a server process the test started.
@@ -168,8 +189,8 @@ type killCase struct {
 }
 
 var killCases = []killCase{
-	// The killed run's transaction is rolled back with its claim: the retry
-	// runs at once, and one write is committed.
+	// The killed run's transaction is rolled back with its claim when its
+	// connection drops: the retry runs, and one write is committed.
 	{"postgres", func(t *testing.T) ([]string, func(*testing.T, *serverCmd)) {
 		pool := pgtest.Pool(t, 4)
 		_, records := pgtest.Store(t, pool)
@@ -178,6 +199,18 @@ var killCases = []killCase{
 		t.Cleanup(func() { pgtest.Drop(t, pool, orders) })
 		return []string{envRecords + "=" + records, envOrders + "=" + orders}, func(t *testing.T, _ *serverCmd) {
 			if got := pgtest.Count(t, pool, orders, "key = $1", "killed-1"); got != 1 {
+				t.Errorf("%d writes committed, want 1 (the killed run's rolled back)", got)
+			}
+		}
+	}},
+	{"mariadb", func(t *testing.T) ([]string, func(*testing.T, *serverCmd)) {
+		db := mysqltest.DB(t, 4)
+		_, records := mysqltest.Store(t, db)
+		orders := mysqltest.Name(t) + "_orders"
+		mysqltest.Exec(t, db, "CREATE TABLE `"+orders+"` (k VARCHAR(64) NOT NULL) ENGINE=InnoDB")
+		t.Cleanup(func() { mysqltest.Drop(t, db, orders) })
+		return []string{envMariaDB + "=1", envRecords + "=" + records, envOrders + "=" + orders}, func(t *testing.T, _ *serverCmd) {
+			if got := mysqltest.Count(t, db, orders, "k = ?", "killed-1"); got != 1 {
 				t.Errorf("%d writes committed, want 1 (the killed run's rolled back)", got)
 			}
 		}
