@@ -77,3 +77,17 @@ func TestOgenBareFileImportsOnlyTheRuntime(t *testing.T) {
 		t.Errorf("a file for ogen that wraps nothing:\n%s", src)
 	}
 }
+
+func TestOgenOverlayPublishesTheWrappedWebhooks(t *testing.T) {
+	l, err := generator.Load(ogenConfig("../../testdata/golden/webhooks/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := l.Overlay("idempotency.overlay.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(f.Content), "petStatusChanged") {
+		t.Errorf("the overlay of a file for ogen does not publish the wrapped webhook:\n%s", f.Content)
+	}
+}
