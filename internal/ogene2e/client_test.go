@@ -225,3 +225,31 @@ func TestClientDerivesKeysInsideARun(t *testing.T) {
 		t.Errorf("%d runs upstream and %d downstream, want 2 and 1: the re-run's payment carries the first's key", up.runs.Load(), down.runs.Load())
 	}
 }
+
+func TestClientGivesUpOnAStoreDown(t *testing.T) {
+	h := &shop{}
+	srv, err := api.NewServer(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := &lossy{next: api.WithIdempotency(srv, downStore(t))}
+	ts := httptest.NewServer(front)
+	t.Cleanup(ts.Close)
+	caller := idem.NewCaller(idem.WithPolicy(func(_ string, p idem.RetryPolicy) idem.RetryPolicy {
+		p.MaxAttempts, p.InitialInterval, p.MaxInterval = 2, time.Millisecond, time.Millisecond
+		return p
+	}))
+	c, err := api.NewIdempotentClient(ts.URL, caller, api.WithClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateOrder(context.Background(), &api.NewOrder{Item: "book"}, api.CreateOrderParams{})
+	var gaveUp *idem.RetryError
+	if !errors.As(err, &gaveUp) || gaveUp.LastStatus != http.StatusServiceUnavailable || gaveUp.Attempts != 2 {
+		t.Errorf("the call: %v, want an *idem.RetryError after 2 attempts answered 503", err)
+	}
+	sameAttempts(t, front.sent, 2)
+	if got := h.runs.Load(); got != 0 {
+		t.Errorf("%d runs of the handler, want 0", got)
+	}
+}

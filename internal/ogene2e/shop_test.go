@@ -428,16 +428,21 @@ func TestRunTransactionReachesTheHandler(t *testing.T) {
 	}
 }
 
-func TestStoreDown(t *testing.T) {
-	// A Redis client of a port nothing listens on: every store call is
-	// refused.
+// downStore is a Redis store of a port nothing listens on: every store
+// call is refused.
+func downStore(t *testing.T) idem.Store {
+	t.Helper()
 	ln := httptest.NewServer(http.NotFoundHandler())
 	addr := ln.Listener.Addr().String()
 	ln.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
+	return redisstore.New(rdb)
+}
+
+func TestStoreDown(t *testing.T) {
 	h := &shop{}
-	ts := serve(t, h, redisstore.New(rdb))
+	ts := serve(t, h, downStore(t))
 	a := post(t, ts, "/orders", "down-1", `{"item":"book"}`)
 	if a.status != http.StatusServiceUnavailable || a.problemCode() != idem.CodeStoreUnavailable {
 		t.Errorf("store down: %d %q, want 503 store-unavailable", a.status, a.body)
@@ -445,4 +450,28 @@ func TestStoreDown(t *testing.T) {
 	if got := h.runs.Load(); got != 0 {
 		t.Errorf("%d runs of the handler, want 0", got)
 	}
+}
+
+func TestScopes(t *testing.T) {
+	eachStore(t, func(t *testing.T, store idem.Store) {
+		h := &shop{}
+		ts := serve(t, h, store, idem.WithScopeFromHeader("X-Api-Key"), idem.WithScopeSecret([]byte(strings.Repeat("s", idem.MinScopeSecret))))
+		order := func(apiKey string) answer {
+			req, err := http.NewRequest(http.MethodPost, ts.URL+"/orders", strings.NewReader(`{"item":"book"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", "scoped-1")
+			req.Header.Set("X-Api-Key", apiKey)
+			return do(t, ts, req)
+		}
+		alice, bob, aliceAgain := order("alice"), order("bob"), order("alice")
+		if alice.replayed() || bob.replayed() || !aliceAgain.replayed() || !bytes.Equal(aliceAgain.body, alice.body) {
+			t.Errorf("replayed: alice %v, bob %v, alice again %v; want only alice's retry, with alice's answer", alice.replayed(), bob.replayed(), aliceAgain.replayed())
+		}
+		if got := h.runs.Load(); got != 2 {
+			t.Errorf("%d runs of the handler, want 2: one key space per API key", got)
+		}
+	})
 }
