@@ -22,3 +22,7 @@ var FS embed.FS
 func Order() []string {
 	return []string{"header.tmpl", "operations.tmpl", "server.tmpl", "strict.tmpl", "client.tmpl", "webhooks.tmpl"}
 }
+
+// OgenOrder lists the templates of a file generated beside ogen's output,
+// in order.
+func OgenOrder() []string { return []string{"header.tmpl", "ogen.tmpl"} }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
+
 	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/internal/generator"
 	"github.com/idemgen/idemgen/internal/overlay"
@@ -20,6 +22,7 @@ import (
 )
 
 const usage = `usage: idemgen -config cfg.yaml [-o api.idem.gen.go] [-emit-overlay idempotency.overlay.yaml] [-check] openapi.yaml
+       idemgen -target ogen -package api [-no-server] [-no-client] [-o api/api.idem.gen.go] [-check] openapi.yaml
 
 idemgen generates idempotency wrappers for the operations marked x-idempotent
 in an OpenAPI document, beside oapi-codegen's output for the same document.
@@ -34,6 +37,11 @@ after the overlay of cfg.yaml, if any, and is meant for published documents
 and generated clients. When there is nothing to publish, idemgen says so and
 writes no overlay (an overlay must hold at least one action); it removes an
 overlay it wrote earlier, and -check reports one as stale.
+
+With -target ogen, the file goes beside ogen's output (package -package, as
+given to ogen) and wraps ogen's Server and Client; give it ogen's
+--no-server or --no-client too, if ogen is given either. No oapi-codegen
+config is read.
 
 `
 
@@ -52,6 +60,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config", "", "oapi-codegen configuration file (required)")
 	fs.StringVar(&o.output, "o", "", "Go file to write; standard output when empty and -emit-overlay is not given")
 	fs.StringVar(&o.overlay, "emit-overlay", "", "OpenAPI Overlay file (.yaml) to write, publishing the idempotency contract; without -o, the only output")
+	fs.StringVar(&o.target, "target", "", "the generator whose output the file wraps: oapi-codegen (the default) or ogen")
+	fs.StringVar(&o.pkg, "package", "", "with -target ogen: the Go package of ogen's output (ogen's --package)")
+	fs.BoolVar(&o.noServer, "no-server", false, "with -target ogen: ogen generates no Server (its --no-server), so none is wrapped")
+	fs.BoolVar(&o.noClient, "no-client", false, "with -target ogen: ogen generates no Client (its --no-client), so none is wrapped")
 	fs.BoolVar(&o.check, "check", false, "do not write: exit 1 with a short diff when a file given by -o or -emit-overlay differs from what would be generated")
 	if code, done := cmdline.Parse(fs, args); done {
 		return code
@@ -61,7 +73,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "idemgen: exactly one OpenAPI document must be given, as the last argument")
 		fs.Usage()
 		return ExitUsage
-	case o.config == "":
+	case o.target == generator.TargetOgen && (o.pkg == "" || o.config != ""):
+		fmt.Fprintln(stderr, "idemgen: -target ogen takes -package, the package name given to ogen, and no -config")
+		return ExitUsage
+	case o.target != generator.TargetOgen && (o.pkg != "" || o.noServer || o.noClient):
+		fmt.Fprintln(stderr, "idemgen: -package, -no-server and -no-client are for -target ogen; for oapi-codegen, -config says what to wrap")
+		return ExitUsage
+	case o.config == "" && o.target != generator.TargetOgen:
 		fmt.Fprintln(stderr, "idemgen: -config is required: give the configuration file you give oapi-codegen")
 		return ExitUsage
 	case o.check && o.output == "" && o.overlay == "":
@@ -83,6 +101,11 @@ type options struct {
 	output  string // Go file; "" for standard output (unless overlay is set)
 	overlay string // published overlay file; "" for none
 	check   bool
+	target  string // generator.Config.Target
+	pkg     string // with target ogen, the package of ogen's output
+	// noServer and noClient: with target ogen, ogen's --no-server and
+	// --no-client
+	noServer, noClient bool
 }
 
 // goCode reports whether the Go file is generated: always, except when only
@@ -90,15 +113,12 @@ type options struct {
 func (o options) goCode() bool { return o.output != "" || o.overlay == "" }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	data, err := os.ReadFile(o.config)
+	cg, err := o.codegen()
 	if err != nil {
 		return err
 	}
-	cg, _, err := generator.ParseCodegenConfig(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.config, err)
-	}
-	c := generator.Config{Spec: o.spec, SpecName: o.spec, Codegen: cg, Output: o.output}
+	c := generator.Config{Spec: o.spec, SpecName: o.spec, Codegen: cg, Output: o.output, Target: o.target,
+		NoServer: o.noServer, NoClient: o.noClient}
 	if o.output != "" {
 		c.Source = generator.SourceFor(o.spec, o.output)
 	}
@@ -159,6 +179,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// codegen returns the oapi-codegen configuration of the run: the -config
+// file's, or for ogen generator.OgenCodegen's.
+func (o options) codegen() (codegen.Configuration, error) {
+	if o.target == generator.TargetOgen {
+		return generator.OgenCodegen(o.pkg), nil
+	}
+	data, err := os.ReadFile(o.config)
+	if err != nil {
+		return codegen.Configuration{}, err
+	}
+	cg, _, err := generator.ParseCodegenConfig(data)
+	if err != nil {
+		return codegen.Configuration{}, fmt.Errorf("%s: %w", o.config, err)
+	}
+	return cg, nil
 }
 
 // noOverlay handles an overlay with nothing to publish (why says why): no

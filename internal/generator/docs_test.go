@@ -19,8 +19,8 @@ import (
 // an inline code span of a name with "Idempot" in it, as every constructor
 // idemgen generates has (a user's own functions in an example are not
 // checked); it must be declared (a type, function, variable, constant or
-// method) by a generated file of the petstore example, of a golden case or
-// of the end-to-end webhook receivers.
+// method) by a generated file of the petstore example, of a golden case,
+// of the end-to-end webhook receivers or of the ogen end-to-end package.
 // A guessed name such as NewIdempotentServer fails here.
 func TestDocsNameGeneratedIdentifiers(t *testing.T) {
 	declared := generatedNames(t)
@@ -89,14 +89,15 @@ func generatedRefs(md string) []docRef {
 }
 
 // generatedNames is every identifier declared by the generated files
-// (*.gen.go) of the petstore example and the golden cases: top-level names
-// and methods.
+// (*.gen.go, ogen's *_gen.go among them) of the petstore example, the
+// golden cases and the ogen end-to-end package: top-level names and
+// methods.
 func generatedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	var files []string
-	for _, root := range []string{"../../examples/petstore/api", goldenRoot, "../e2e/hooks"} {
+	for _, root := range []string{"../../examples/petstore/api", goldenRoot, "../e2e/hooks", "../ogene2e/api"} {
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".gen.go") {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".gen.go") || strings.HasSuffix(path, "_gen.go")) {
 				files = append(files, path)
 			}
 			return err

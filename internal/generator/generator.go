@@ -39,6 +39,14 @@ type Config struct {
 	// are relative to. Empty means the working directory, as for
 	// oapi-codegen itself.
 	Dir string
+	// Target is the generator whose output the file wraps: TargetOgen, or
+	// TargetOapiCodegen (the default, also for ""). For ogen, Codegen is
+	// OgenCodegen's.
+	Target string
+	// NoServer and NoClient, for TargetOgen, say that ogen was told
+	// --no-server or --no-client: the file then wraps no Server or no
+	// Client, which ogen did not generate.
+	NoServer, NoClient bool
 }
 
 // Validate reports what is missing or contradictory in c.
@@ -49,6 +57,9 @@ func (c Config) Validate() error {
 	}
 	if c.Codegen.PackageName == "" {
 		errs = append(errs, errors.New("oapi-codegen config: package name must be specified (package:)"))
+	}
+	if err := validTarget(c.Target); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Output != "" && !strings.HasSuffix(c.Output, ".go") {
 		errs = append(errs, fmt.Errorf("output %q: must be a .go file", c.Output))
@@ -108,6 +119,9 @@ func Load(c Config) (*Loaded, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.Target == TargetOgen {
+		m = m.ForOgen(!c.NoServer, !c.NoClient)
 	}
 	return &Loaded{c: c, model: m}, nil
 }

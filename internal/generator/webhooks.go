@@ -25,11 +25,15 @@ func overlayOperation(o model.Operation) overlay.Operation {
 // callback operations, where the file wraps their receivers or initiators:
 // the receiver's contract, addressed at the webhook or callback.
 func eventOverlayOperations(m model.File) []overlay.Operation {
-	if !m.HasEvents() {
+	groups := m.EventGroups()
+	switch {
+	case m.OgenWebhooks != nil: // ogen's WebhookServer, the only events it wraps
+		groups = []model.EventGroup{*m.OgenWebhooks}
+	case !m.HasEvents():
 		return nil
 	}
 	var out []overlay.Operation
-	for _, g := range m.EventGroups() {
+	for _, g := range groups {
 		for _, o := range g.Operations {
 			op := overlayOperation(o)
 			op.Path = ""

@@ -25,9 +25,9 @@ const RuntimeImport = "github.com/idemgen/idemgen/runtime"
 // change when versions 4 and 5 came.
 func (f File) RuntimeVersion() int {
 	switch {
-	case f.Client || f.Initiators:
+	case f.Client || f.Initiators || f.OgenClient:
 		return idemop.MaxVersion
-	case f.HasEvents() || f.HasPolicy():
+	case f.HasEvents() || f.HasPolicy() || f.OgenWebhooks != nil:
 		return eventsVersion
 	}
 	return pathsVersion
@@ -86,6 +86,9 @@ func (f File) stdImports() []string {
 		if used {
 			need[strconv.Quote(path)] = true
 		}
+	}
+	for _, path := range f.ogenImports() {
+		need[strconv.Quote(path)] = true
 	}
 	return slices.Collect(maps.Keys(need))
 }

@@ -26,6 +26,12 @@ type File struct {
 	// Initiators: wrap the webhook and callback initiators (oapi-codegen
 	// generates them with the client).
 	Initiators bool
+	// Ogen: the file wraps ogen's output instead of oapi-codegen's
+	// (ForOgen): its Server when OgenServer, its Client when OgenClient.
+	Ogen, OgenServer, OgenClient bool
+	// OgenWebhooks are the marked webhooks, which the file wraps in
+	// ogen's WebhookServer; nil when there are none.
+	OgenWebhooks *EventGroup
 
 	// Framework is the web framework of oapi-codegen's ServerInterface;
 	// the zero value is the net/http routers'.

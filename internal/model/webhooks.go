@@ -32,6 +32,8 @@ type Event struct {
 	// ParentPath, ParentMethod and Expression locate a callback: the path
 	// operation that declares it and its URL expression ("" for a webhook).
 	ParentPath, ParentMethod, Expression string
+	// Ogen: the webhook is received by ogen's WebhookHandler (File.ForOgen).
+	Ogen bool
 }
 
 // EventGroup is the marked operations of one kind, sorted by GoName.
@@ -88,7 +90,12 @@ func (g EventGroup) NewInitiator() string { return "New" + g.InitiatorType() }
 
 // ReceiverMethod is the receiver interface's method of the operation,
 // HandlePetStatusChangedWebhook.
-func (o Operation) ReceiverMethod() string { return "Handle" + o.GoName + string(o.Event.Kind) }
+func (o Operation) ReceiverMethod() string {
+	if o.Event.Ogen {
+		return o.GoName // ogen's WebhookHandler method
+	}
+	return "Handle" + o.GoName + string(o.Event.Kind)
+}
 
 // EventRoute names the operation in comments: "the POST petStatusChanged
 // webhook".

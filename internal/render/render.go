@@ -29,7 +29,11 @@ var parsed = template.Must(template.New("idemgen").Funcs(template.FuncMap{
 // File renders f as formatted Go source.
 func File(f model.File) ([]byte, error) {
 	var buf bytes.Buffer
-	for _, name := range templates.Order() {
+	order := templates.Order()
+	if f.Ogen {
+		order = templates.OgenOrder()
+	}
+	for _, name := range order {
 		if err := parsed.ExecuteTemplate(&buf, name, f); err != nil {
 			return nil, fmt.Errorf("render %s: %w", name, err)
 		}
