@@ -21,7 +21,9 @@
 //   - <!-- go:sketch WHY --> before the fence: not compiled (the names are
 //     a reader's own, no package of the repository has them);
 //   - <!-- setup:NAME --> before the fence: run by cmd/idemlocal's
-//     TestSetupAsDocumented instead.
+//     TestSetupAsDocumented (or TestReleaseInstallsAsDocumented) instead;
+//     <!-- ogen:NAME -->: run by internal/ogene2e's TestOgenDocAsWritten
+//     instead.
 //
 // A context's first line, //docblocks:module DIR, names the module of this
 // checkout whose requirements the context's imports resolve in.

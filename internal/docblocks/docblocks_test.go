@@ -31,7 +31,7 @@ type block struct {
 	context string // a fragment's context: testdata/<context>.go
 }
 
-var markerRE = regexp.MustCompile(`^<!--\s*(go:fragment|go:sketch|setup:)\s*(\S*)`)
+var markerRE = regexp.MustCompile(`^<!--\s*(go:fragment|go:sketch|setup:|ogen:)\s*(\S*)`)
 
 // blocks returns the ```go blocks of a document's text.
 func blocks(doc, text string) ([]block, error) {
