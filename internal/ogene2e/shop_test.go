@@ -3,6 +3,7 @@ package ogene2e_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/internal/mysqltest"
@@ -428,27 +430,44 @@ func TestRunTransactionReachesTheHandler(t *testing.T) {
 	}
 }
 
-// downStore is a Redis store of a port nothing listens on: every store
-// call is refused.
-func downStore(t *testing.T) idem.Store {
+// downStores are a Redis, a PostgreSQL and a MariaDB store of a port nothing
+// listens on: every store call is refused.
+func downStores(t *testing.T) map[string]idem.Store {
 	t.Helper()
 	ln := httptest.NewServer(http.NotFoundHandler())
 	addr := ln.Listener.Addr().String()
 	ln.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return redisstore.New(rdb)
+	pool, err := pgxpool.New(context.Background(), "postgres://idem@"+addr+"/postgres?sslmode=disable&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	db, err := sql.Open("mysql", "idem@tcp("+addr+")/idem?timeout=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return map[string]idem.Store{"redis": redisstore.New(rdb), "postgres": pgstore.New(pool), "mariadb": mysqlstore.New(db)}
 }
 
+// downStore is the Redis one of downStores.
+func downStore(t *testing.T) idem.Store { return downStores(t)["redis"] }
+
 func TestStoreDown(t *testing.T) {
-	h := &shop{}
-	ts := serve(t, h, downStore(t))
-	a := post(t, ts, "/orders", "down-1", `{"item":"book"}`)
-	if a.status != http.StatusServiceUnavailable || a.problemCode() != idem.CodeStoreUnavailable {
-		t.Errorf("store down: %d %q, want 503 store-unavailable", a.status, a.body)
-	}
-	if got := h.runs.Load(); got != 0 {
-		t.Errorf("%d runs of the handler, want 0", got)
+	for name, store := range downStores(t) {
+		t.Run(name, func(t *testing.T) {
+			h := &shop{}
+			ts := serve(t, h, store)
+			a := post(t, ts, "/orders", "down-1", `{"item":"book"}`)
+			if a.status != http.StatusServiceUnavailable || a.problemCode() != idem.CodeStoreUnavailable {
+				t.Errorf("store down: %d %q, want 503 store-unavailable", a.status, a.body)
+			}
+			if got := h.runs.Load(); got != 0 {
+				t.Errorf("%d runs of the handler, want 0", got)
+			}
+		})
 	}
 }
 
