@@ -303,17 +303,25 @@ func TestPathParameters(t *testing.T) {
 	})
 }
 
+// wantRefused posts one order with key and body to a shop on store (with
+// opts) and wants the engine's problem answer status and code, the
+// handler not run.
+func wantRefused(t *testing.T, store idem.Store, key, body string, status int, code string, opts ...idem.Option) {
+	t.Helper()
+	h := &shop{}
+	ts := serve(t, h, store, opts...)
+	a := post(t, ts, "/orders", key, body)
+	if a.status != status || a.problemCode() != code {
+		t.Errorf("%d %q, want %d %s", a.status, a.body, status, code)
+	}
+	if got := h.runs.Load(); got != 0 {
+		t.Errorf("%d runs of the handler, want 0", got)
+	}
+}
+
 func TestMissingKey(t *testing.T) {
 	eachStore(t, func(t *testing.T, store idem.Store) {
-		h := &shop{}
-		ts := serve(t, h, store)
-		a := post(t, ts, "/orders", "", `{"item":"book"}`)
-		if a.status != http.StatusBadRequest || a.problemCode() != idem.CodeMissingKey {
-			t.Errorf("no key: %d %q, want 400 missing-key", a.status, a.body)
-		}
-		if got := h.runs.Load(); got != 0 {
-			t.Errorf("%d runs of the handler, want 0", got)
-		}
+		wantRefused(t, store, "", `{"item":"book"}`, http.StatusBadRequest, idem.CodeMissingKey)
 	})
 }
 
@@ -340,15 +348,8 @@ func TestUnmarkedOperationsPassThrough(t *testing.T) {
 
 func TestBodyLimit(t *testing.T) {
 	eachStore(t, func(t *testing.T, store idem.Store) {
-		h := &shop{}
-		ts := serve(t, h, store, idem.WithBodyLimit(32))
-		a := post(t, ts, "/orders", "big-1", `{"item":"`+strings.Repeat("x", 64)+`"}`)
-		if a.status != http.StatusRequestEntityTooLarge || a.problemCode() != idem.CodePayloadTooLarge {
-			t.Errorf("a body over the limit: %d %q, want 413 payload-too-large", a.status, a.body)
-		}
-		if got := h.runs.Load(); got != 0 {
-			t.Errorf("%d runs of the handler, want 0", got)
-		}
+		wantRefused(t, store, "big-1", `{"item":"`+strings.Repeat("x", 64)+`"}`,
+			http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge, idem.WithBodyLimit(32))
 	})
 }
 
@@ -458,15 +459,7 @@ func downStore(t *testing.T) idem.Store { return downStores(t)["redis"] }
 func TestStoreDown(t *testing.T) {
 	for name, store := range downStores(t) {
 		t.Run(name, func(t *testing.T) {
-			h := &shop{}
-			ts := serve(t, h, store)
-			a := post(t, ts, "/orders", "down-1", `{"item":"book"}`)
-			if a.status != http.StatusServiceUnavailable || a.problemCode() != idem.CodeStoreUnavailable {
-				t.Errorf("store down: %d %q, want 503 store-unavailable", a.status, a.body)
-			}
-			if got := h.runs.Load(); got != 0 {
-				t.Errorf("%d runs of the handler, want 0", got)
-			}
+			wantRefused(t, store, "down-1", `{"item":"book"}`, http.StatusServiceUnavailable, idem.CodeStoreUnavailable)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,8 @@ import (
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 	"golang.org/x/mod/zip"
+
+	"github.com/idemgen/idemgen/internal/release/published"
 )
 
 // prefix is the path every module of the repository starts with.
@@ -66,21 +67,16 @@ func open(root, version string) (*release, error) {
 			r.paths[dir] = mp
 		}
 	}
-	list, err := os.ReadFile(filepath.Join(root, "scripts/published-modules"))
+	dirs, err := published.Dirs(root)
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(list))
-	for sc.Scan() {
-		dir := strings.TrimSpace(sc.Text())
-		if dir == "" || strings.HasPrefix(dir, "#") {
-			continue
-		}
+	for _, dir := range dirs {
 		if _, ok := r.paths[dir]; !ok {
 			return nil, fmt.Errorf("scripts/published-modules: %s has no go.mod that git tracks", dir)
 		}
-		r.published = append(r.published, dir)
 	}
+	r.published = dirs
 	return r, nil
 }
 

@@ -20,6 +20,19 @@ import (
 
 // startServer starts a private redis-server for the test (skipped without
 // one, failed under CI=true).
+// startReplicated starts a master with opts and a replica of it, both
+// stopped when the test ends.
+func startReplicated(t *testing.T, opts redisproc.Options) (master, replica *redisproc.Server) {
+	t.Helper()
+	master = startServer(t, opts)
+	replica, err := redisproc.StartReplica(context.Background(), master, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	return master, replica
+}
+
 func startServer(t *testing.T, opts redisproc.Options) *redisproc.Server {
 	t.Helper()
 	srv, err := redisproc.Start(context.Background(), opts)
@@ -175,12 +188,7 @@ func TestReplicasGoneForGood(t *testing.T) {
 		t.Skip("starts a master and a replica")
 	}
 	ctx := context.Background()
-	master := startServer(t, redisproc.Options{})
-	replica, err := redisproc.StartReplica(ctx, master, redisproc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(replica.Stop)
+	master, replica := startReplicated(t, redisproc.Options{})
 	if err := redisproc.CutLink(ctx, master.Addr(), replica); err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +229,7 @@ func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
 		t.Skip("starts a master and a replica")
 	}
 	ctx := context.Background()
-	master := startServer(t, redisproc.Options{Persist: true})
-	replica, err := redisproc.StartReplica(ctx, master, redisproc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(replica.Stop)
+	master, replica := startReplicated(t, redisproc.Options{Persist: true})
 	s := New(client(t, master.Addr()))
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)

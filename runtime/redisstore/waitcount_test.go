@@ -25,12 +25,7 @@ func TestWaitsPerCompletion(t *testing.T) {
 		t.Skip("starts a master and a replica")
 	}
 	ctx := context.Background()
-	master := startServer(t, redisproc.Options{})
-	replica, err := redisproc.StartReplica(ctx, master, redisproc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(replica.Stop)
+	master, _ := startReplicated(t, redisproc.Options{})
 	admin := client(t, master.Addr())
 	s := New(client(t, master.Addr()))
 	if err := s.Check(ctx); err != nil {

@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -23,6 +22,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/idemgen/idemgen/internal/release/published"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func main() {
 }
 
 func run(root string, write bool) error {
-	dirs, err := published(root)
+	dirs, err := published.Dirs(root)
 	if err != nil {
 		return err
 	}
@@ -78,22 +79,6 @@ func fileName(dir string) string {
 		return "idemgen.txt"
 	}
 	return strings.ReplaceAll(dir, "/", "-") + ".txt"
-}
-
-// published returns the directories listed in scripts/published-modules.
-func published(root string) ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "scripts/published-modules"))
-	if err != nil {
-		return nil, err
-	}
-	var dirs []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if d := strings.TrimSpace(sc.Text()); d != "" && !strings.HasPrefix(d, "#") {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs, nil
 }
 
 // moduleAPI lists the exported API of the module's packages outside
