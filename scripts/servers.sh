@@ -179,7 +179,7 @@ pick_mysql_user() {
 # for (innodb_flush_log_at_trx_commit=1, a strict sql_mode, no binary log)
 # and small buffers, so that it starts in a few seconds; a user idem
 # (no password, every right) and a database idem; sets MYSQL_DSN. The
-# tests' own private servers (runtime/mysqlstore/internal/mysqltest) find mariadbd and
+# tests' own private servers (runtime/mysqlstore/mysqltest) find mariadbd and
 # MYSQL_USER the same way.
 start_mariadb() {
   local port pid dir=$WORKDIR/mariadb user_opt=()

@@ -3,7 +3,6 @@ module github.com/idemgen/idemgen/examples/pgpayments
 go 1.25.0
 
 require (
-	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
@@ -37,7 +36,6 @@ require (
 )
 
 replace (
-	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/pgstore => ../../runtime/pgstore

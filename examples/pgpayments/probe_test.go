@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	"github.com/idemgen/idemgen/internal/probe"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // TestProbePassesPostgres: the PostgreSQL example keeps the contract of its

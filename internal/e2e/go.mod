@@ -9,8 +9,6 @@ require (
 	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/gorilla/mux v1.8.1
 	github.com/idemgen/idemgen v0.0.0
-	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
-	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho v0.0.0
 	github.com/idemgen/idemgen/runtime/idemecho5 v0.0.0
@@ -143,8 +141,6 @@ require (
 replace (
 	github.com/idemgen/idemgen => ../..
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
-	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
-	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/idemecho => ../../runtime/idemecho

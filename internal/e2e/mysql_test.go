@@ -7,9 +7,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // The mariadb backend runs the scenarios on mysqlstore, whose runs are

@@ -22,9 +22,9 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
-	"github.com/idemgen/idemgen/internal/pgtest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // stepShop is the shop of TestStepsResumeAfterKill: createOrder runs two

@@ -7,8 +7,6 @@ require (
 	github.com/go-faster/jx v1.2.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/idemgen/idemgen v0.0.0
-	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
-	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
@@ -71,8 +69,6 @@ require (
 
 replace (
 	github.com/idemgen/idemgen => ../..
-	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
-	github.com/idemgen/idemgen/internal/pgtest => ../pgtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore

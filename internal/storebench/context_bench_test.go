@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	"github.com/idemgen/idemgen/internal/storebench"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // undeadlined is pgstore with AcquireRun called on a context without a

@@ -6,8 +6,6 @@ require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/idemgen/idemgen/internal/benchchart v0.0.0
 	github.com/idemgen/idemgen/internal/cpumeter v0.0.0
-	github.com/idemgen/idemgen/internal/mysqltest v0.0.0
-	github.com/idemgen/idemgen/internal/pgtest v0.0.0
 	github.com/idemgen/idemgen/runtime v0.0.0
 	github.com/idemgen/idemgen/runtime/mysqlstore v0.0.0
 	github.com/idemgen/idemgen/runtime/pgstore v0.0.0
@@ -48,8 +46,6 @@ require (
 replace (
 	github.com/idemgen/idemgen/internal/benchchart => ../benchchart
 	github.com/idemgen/idemgen/internal/cpumeter => ../cpumeter
-	github.com/idemgen/idemgen/internal/mysqltest => ../mysqltest
-	github.com/idemgen/idemgen/internal/pgtest => ../../internal/pgtest
 	github.com/idemgen/idemgen/lua => ../../lua
 	github.com/idemgen/idemgen/runtime => ../../runtime
 	github.com/idemgen/idemgen/runtime/mysqlstore => ../../runtime/mysqlstore

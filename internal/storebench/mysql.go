@@ -16,10 +16,10 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/idemgen/idemgen/internal/mysqltest"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // MySQL is the harness on MySQL or MariaDB: the server's pool and the

@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemgen/idemgen/internal/pgtest"
 	"github.com/idemgen/idemgen/internal/storebench"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // BenchmarkPostgresReadShapes measures the shape of a replay's read

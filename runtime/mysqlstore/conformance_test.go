@@ -8,7 +8,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
-	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // TestConformance runs the stores' conformance suite against the MySQL

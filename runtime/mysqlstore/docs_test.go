@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // TestDocProgram follows docs/mysql.md: its program, taken from the doc as

@@ -10,7 +10,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
-	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // checkOf runs Check of a store on dsn, MYSQL_DSN changed by edit.

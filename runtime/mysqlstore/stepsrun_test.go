@@ -13,7 +13,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
-	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // TestStepsOfAClaimedRun: through the engine, a run (its key claimed in its

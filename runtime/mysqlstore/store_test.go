@@ -12,7 +12,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
-	"github.com/idemgen/idemgen/runtime/mysqlstore/internal/mysqltest"
+	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
 // TestClosed: Close closes the store's prepared statements, and a call

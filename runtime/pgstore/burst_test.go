@@ -16,7 +16,7 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers (a logger's).

@@ -15,7 +15,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // TestFaults runs the SQL stores' fault suite on PostgreSQL: the server on

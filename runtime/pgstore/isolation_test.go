@@ -8,7 +8,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // TestRunUnderRepeatableRead: on a database whose default isolation is

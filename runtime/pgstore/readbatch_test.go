@@ -14,7 +14,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // TestReadBatchReplies sends the reads of every kind of record in one

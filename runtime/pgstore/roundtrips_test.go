@@ -11,7 +11,7 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // nextXid is the server's next transaction id: the number of transactions

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idemgen/idemgen/runtime/pgstore"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // TestCreateSchemaConcurrently: eight replicas starting at once each call

@@ -10,7 +10,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
-	"github.com/idemgen/idemgen/runtime/pgstore/internal/pgtest"
+	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 )
 
 // claimRun claims key for token with fingerprint fp through AcquireRun.

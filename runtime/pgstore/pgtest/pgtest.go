@@ -4,10 +4,10 @@
 // starts, stops and crashes. Tests sharing one server keep apart by table
 // name, so packages can run in parallel.
 //
-// It lives inside the pgstore module, under internal/, so that the
-// published module requires no module of test helpers; the modules that
-// are not published (the end-to-end tests, the benchmarks, the examples)
-// have internal/pgtest, which Go's internal rule keeps this package from.
+// It is for tests and benchmarks: a service never imports it. A package of
+// the pgstore module, it adds no module to a user's graph; not an internal
+// one, because the end-to-end tests, the benchmarks and the examples, in
+// modules of their own, use it too.
 package pgtest
 
 import (
