@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
@@ -81,20 +80,27 @@ func newStepStatements(t sqlfamily.Table) stepStatements {
 // the claim's fingerprint; otherwise those of the committed in-progress
 // record that token owns.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
-	if err := s.core.CheckArgs(key, token); err != nil {
+	return s.core.LoadSteps(ctx, key, token)
+}
+
+// Steps is [Store.LoadSteps]'s query.
+func (o *ops) Steps(ctx context.Context, key, token string, run *runTx, open bool) (sqlfamily.StepRows, error) {
+	query, args := o.steps.load, []any{key, token}
+	if open {
+		query, args = o.steps.loadClaimed, []any{key, run.fingerprint}
+	}
+	rows, err := o.db.QueryContext(ctx, query, args...)
+	if err != nil {
 		return nil, err
 	}
-	query, args := s.steps.load, []any{key, token}
-	if run, ok := s.runs.Of(key, token); ok {
-		query, args = s.steps.loadClaimed, []any{key, run.fingerprint}
-	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, dialect.StoreError("steps", err)
-	}
-	defer rows.Close()
-	return dialect.Steps(rows, query == s.steps.loadClaimed)
+	return stepRows{rows}, nil
 }
+
+// stepRows are the rows of Steps, closed as the family closes them.
+type stepRows struct{ *sql.Rows }
+
+// Close closes the rows.
+func (r stepRows) Close() { _ = r.Rows.Close() }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction
 // of its own, on a connection of the pool, in which its function's writes
@@ -109,49 +115,35 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // row) just before the step's transaction commits: a run whose claim the
 // server ended journals nothing.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
-	if err := s.core.CheckArgs(key, token); err != nil {
-		return nil, err
-	}
+	return s.core.BeginStep(ctx, key, token, fence)
+}
+
+// BeginStep is [Store.BeginStep]'s transaction: the journal entry is
+// written if the run still owns the record (checked under its row lock),
+// then COMMIT; a refused entry rolls the step back (sqlfamily.StepTx).
+func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx, open bool) (idemstore.StepTx, error) {
+	s := (*Store)(o)
 	tx, end, err := s.begin(ctx)
 	if err != nil {
-		return nil, dialect.StoreError("begin step", err)
+		return nil, err
 	}
-	run, _ := s.runs.Of(key, token)
-	return &stepTx{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: run}, nil
+	return &sqlfamily.StepTx[step, *step]{Dialect: &dialect, Step: step{s: s, tx: tx, end: end, key: key, token: token, fence: fence, run: run}}, nil
 }
 
-// stepTx is one step's transaction.
-type stepTx struct {
+// step is one step's transaction, as the family ends it (sqlfamily.Step).
+type step struct {
 	s          *Store
 	tx         *sql.Tx
-	end        context.CancelFunc
+	end        context.CancelFunc // called when the step commits or rolls back
 	key, token string
 	fence      int64
-	run        *runTx // the open claim the step is of, or nil
+	run        *runTx // the open claim the step is of, or nil (Runs.Of's)
 }
 
-// Context implements [idemstore.StepTx]: [Tx] of the returned context is
-// the step's transaction.
-func (t *stepTx) Context(ctx context.Context) context.Context {
+// Context returns ctx, in which [Tx] is the step's transaction.
+func (t *step) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, &Transaction{tx: t.tx})
 }
-
-// Commit implements [idemstore.StepTx]: the journal entry, written if the
-// run still owns the record (checked under its row lock), then COMMIT; a
-// refused entry rolls the step back.
-func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	defer t.end()
-	return dialect.CommitStep(ctx, (*step)(t), name, result, retention)
-}
-
-// Rollback implements [idemstore.StepTx].
-func (t *stepTx) Rollback(ctx context.Context) error {
-	defer t.end()
-	return dialect.RollbackStep(ctx, (*step)(t))
-}
-
-// step is a stepTx as the family ends it (sqlfamily.Step).
-type step stepTx
 
 // Save journals the step if token and fence own the in-progress record;
 // of an open claim, the entry is written in the step's transaction and
@@ -181,10 +173,14 @@ func (t *step) Save(ctx context.Context, name string, result []byte, ret int64) 
 }
 
 // Commit commits the step.
-func (t *step) Commit(context.Context) error { return t.tx.Commit() }
+func (t *step) Commit(context.Context) error {
+	defer t.end()
+	return t.tx.Commit()
+}
 
 // Rollback rolls the step back, if it has not ended.
 func (t *step) Rollback(context.Context) error {
+	defer t.end()
 	if err := t.tx.Rollback(); !errors.Is(err, sql.ErrTxDone) {
 		return err
 	}

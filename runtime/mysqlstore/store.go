@@ -36,10 +36,13 @@ import (
 // or right, or a server set up so that a commit can be lost, also matches
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
-	db          *sql.DB
-	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
-	abandonedUS int64           // the abandoned TTL in whole ms, as µs
-	maxRecord   int64           // WithMaxRecord
+	db *sql.DB
+	// core runs what the SQL stores share (options, table, the schema's
+	// verdict, the purge, the methods' flows, the open claims of this
+	// process) over ops, this store's statements.
+	core        *sqlfamily.Store[*runTx]
+	abandonedUS int64 // the abandoned TTL in whole ms, as µs
+	maxRecord   int64 // WithMaxRecord
 	// packet is the server's max_allowed_packet as Check last read it (0
 	// before): a record larger is stored without its body (complete).
 	packet atomic.Int64
@@ -49,7 +52,6 @@ type Store struct {
 
 	prep   atomic.Pointer[prepared] // statements(), once prepared
 	prepMu sync.Mutex
-	runs   sqlfamily.Runs[*runTx] // the open claims of this process (steps.go)
 	// sessions: driver connection -> the idle timeout the store set on
 	// its session (tx.go, prepareSession), sessionCount its entries.
 	sessions     sync.Map
@@ -146,7 +148,8 @@ func WithReadLanes(n int) Option {
 // readiness probe. From its first acquire the store purges expired records
 // in the background until [Store.Close].
 func New(db *sql.DB, opts ...Option) *Store {
-	s := &Store{db: db, core: sqlfamily.NewCore(&dialect), maxRecord: DefaultMaxRecord}
+	s := &Store{db: db, core: sqlfamily.NewStore[*runTx](&dialect), maxRecord: DefaultMaxRecord}
+	s.core.Driver = (*ops)(s)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -202,10 +205,16 @@ func (s *Store) Close() {
 // a lapsed one) and answers the fence it took; an attempt that lost the
 // race to a concurrent one reads the row again.
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := s.core.Admit(ctx, req)
-	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
+	return s.core.Acquire(ctx, req)
+}
+
+// ops is the store as its core drives it (sqlfamily.Driver): what its
+// methods send to the database.
+type ops Store
+
+// Acquire is [Store.Acquire]'s read and claim.
+func (o *ops) Acquire(ctx context.Context, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
+	s := (*Store)(o)
 	for attempt := 0; ; attempt++ {
 		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
 		if err != nil || how == answered {
@@ -338,20 +347,22 @@ func (r *record) answer(fingerprint string) (acq idemstore.Acquisition, how clai
 // an [idemstore.TxStore]; mysqlstore's runs complete through
 // [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	return s.complete(ctx, func(ctx context.Context, args ...any) (sql.Result, error) {
-		return s.db.ExecContext(ctx, s.sql.complete, args...)
-	}, key, token, 0, rec, retention)
+	return s.core.Complete(ctx, key, token, rec, retention)
 }
 
-// complete writes rec through exec (the completion's statement, on the pool
-// or in a transaction) if token (and fence, unless 0) own key's in-progress
-// record. A record too large for the server's max_allowed_packet is written
-// without its body, its replays marked as such (BodyOmitted).
-func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, retention time.Duration) error {
-	us, err := s.core.CheckComplete(key, token, rec, retention)
-	if err != nil {
-		return err
-	}
+// Complete is [Store.Complete]'s statement, on the pool.
+func (o *ops) Complete(ctx context.Context, key, token string, rec *idemstore.Record, us int64) (int64, error) {
+	return (*Store)(o).complete(ctx, func(ctx context.Context, args ...any) (sql.Result, error) {
+		return o.db.ExecContext(ctx, o.sql.complete, args...)
+	}, key, token, 0, rec, us)
+}
+
+// complete writes rec, kept for us, through exec (the completion's
+// statement, on the pool or in a transaction) if token (and fence, unless
+// 0) own key's in-progress record, and returns how many rows it changed. A
+// record too large for the server's max_allowed_packet is written without
+// its body, its replays marked as such (BodyOmitted).
+func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, args ...any) (sql.Result, error), key, token string, fence int64, rec *idemstore.Record, us int64) (int64, error) {
 	hb := headerjson.Encode(rec.Header)
 	body, omitted := rec.Body, rec.BodyOmitted
 	if packet := s.packet.Load(); packet > 0 && int64(len(hb)+len(body))+packetOverhead > packet {
@@ -363,47 +374,47 @@ func (s *Store) complete(ctx context.Context, exec func(ctx context.Context, arg
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := exec(ctx, us, us, us, rec.Status, hb, body, omitted, key, token, fence, fence)
-	return s.changed("complete", res, err)
+	return affected(exec(ctx, us, us, us, rec.Status, hb, body, omitted, key, token, fence, fence))
+}
+
+// affected is how many rows a statement that returned res changed, or its
+// failure err.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := s.core.CheckArgs(key, token); err != nil {
-		return err
-	}
-	res, err := s.db.ExecContext(ctx, s.sql.release, key, token)
-	return s.changed("release", res, err)
+	return s.core.Release(ctx, key, token)
 }
 
-// changed is the answer of op, a statement that changes the row token
-// owns, which returned res or failed with err (sqlfamily.Core.Changed).
-func (s *Store) changed(op string, res sql.Result, err error) error {
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
-	return s.core.Changed(op, n, err)
+// Release is [Store.Release]'s statement.
+func (o *ops) Release(ctx context.Context, key, token string) (int64, error) {
+	return affected(o.db.ExecContext(ctx, o.sql.release, key, token))
 }
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	us, err := s.core.CheckExtend(key, token, lease)
-	if err != nil {
-		return err
+	return s.core.Extend(ctx, key, token, lease)
+}
+
+// Extend is [Store.Extend]'s statement. Without CLIENT_FOUND_ROWS a row
+// set to the values it held counts for nothing: where it changed none, it
+// asks whether token owns the record, and answers one row if so.
+func (o *ops) Extend(ctx context.Context, key, token string, us int64) (int64, error) {
+	n, err := affected(o.db.ExecContext(ctx, o.sql.extend, us, us+o.abandonedUS, key, token))
+	if err != nil || n > 0 {
+		return n, err
 	}
-	res, err := s.db.ExecContext(ctx, s.sql.extend, us, us+s.abandonedUS, key, token)
-	if err := s.changed("extend", res, err); !errors.Is(err, idemstore.ErrNotOwner) {
-		return err
-	}
-	// Without CLIENT_FOUND_ROWS a row set to the values it held counts
-	// for nothing: ask whether token owns the record.
 	var one int
-	switch err := s.db.QueryRowContext(ctx, s.sql.owned, key, token).Scan(&one); {
+	switch err := o.db.QueryRowContext(ctx, o.sql.owned, key, token).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
-		return idemstore.ErrNotOwner
+		return 0, nil
 	case err != nil:
-		return dialect.StoreError("extend", err)
+		return 0, err
 	}
-	return nil
+	return 1, nil
 }

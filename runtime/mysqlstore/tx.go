@@ -82,13 +82,12 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end context.CancelFunc, 
 // as the server's clock does not step back by more than the time between
 // two claims.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	lease, err := s.core.Admit(ctx, req)
-	if err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	if s.runs.OtherPayload(req.Key, req.Fingerprint) {
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil, nil
-	}
+	return s.core.AcquireRun(ctx, req)
+}
+
+// AcquireRun is [Store.AcquireRun]'s read and claim.
+func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, idemstore.RunTx, error) {
+	s := (*Store)(o)
 	for attempt := 0; ; attempt++ {
 		acq, how, err := s.read(ctx, req.Key, req.Fingerprint)
 		if err != nil || how == answered {
@@ -165,7 +164,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, leaseUS
 		return nil, 0, nil
 	}
 	run.fence = fence
-	s.runs.Add(req.Key, req.Token, run)
+	s.core.Runs.Add(req.Key, req.Token, run)
 	return run, fence, nil
 }
 
@@ -262,7 +261,7 @@ func (r *runTx) close() {
 	_ = r.tx.Rollback() // nothing after COMMIT
 	r.end()
 	_ = r.conn.Close()
-	r.s.runs.Drop(r.key, r.token, r)
+	r.s.core.Runs.Drop(r.key, r.token, r)
 	r.done = true
 }
 
@@ -310,8 +309,12 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 	if err != nil {
 		return err
 	}
-	err = r.s.complete(ctx, r.tx.StmtContext(ctx, st.completeTx).ExecContext, r.key, r.token, r.fence, rec, retention)
-	switch {
+	us, err := r.s.core.CheckComplete(r.key, r.token, rec, retention)
+	if err != nil {
+		return err
+	}
+	n, err := r.s.complete(ctx, r.tx.StmtContext(ctx, st.completeTx).ExecContext, r.key, r.token, r.fence, rec, us)
+	switch err = r.s.core.Changed("complete", n, err); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return r.unguarded(ctx, st.flavor, err)
 	case err != nil && claimLost(err):

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -93,19 +92,15 @@ AND expires_at <= statement_timestamp()`, t.Steps),
 // claim is held by its open transaction (AcquireRun) it reads the entries
 // journaled for the key and the run's fingerprint.
 func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]byte, error) {
-	if err := s.core.CheckArgs(key, token); err != nil {
-		return nil, err
+	return s.core.LoadSteps(ctx, key, token)
+}
+
+// Steps is [Store.LoadSteps]'s query.
+func (o *ops) Steps(ctx context.Context, key, token string, run *runTx, open bool) (sqlfamily.StepRows, error) {
+	if open {
+		return o.pool.Query(ctx, o.steps.loadClaimed, key, run.fp)
 	}
-	sql, args := s.steps.load, []any{key, token}
-	if r, ok := s.runs.Of(key, token); ok {
-		sql, args = s.steps.loadClaimed, []any{key, r.fp}
-	}
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, dialect.StoreError("steps", err)
-	}
-	defer rows.Close()
-	return dialect.Steps(rows, sql == s.steps.loadClaimed)
+	return o.pool.Query(ctx, o.steps.load, key, token)
 }
 
 // BeginStep implements [idemstore.StepStore]: the step gets a transaction of its
@@ -124,23 +119,26 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 // or the server ends it (a frozen owner's): a run whose claim was lost
 // journals nothing. The step's transaction commits durably, as the run's.
 func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (idemstore.StepTx, error) {
-	if err := s.core.CheckArgs(key, token); err != nil {
+	return s.core.BeginStep(ctx, key, token, fence)
+}
+
+// BeginStep is [Store.BeginStep]'s transaction: the journal entry is
+// written if the run still owns the record (checked under its row lock),
+// then COMMIT; a refused entry rolls the step back (sqlfamily.StepTx).
+func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx, open bool) (idemstore.StepTx, error) {
+	tx, err := o.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
+	if err != nil {
 		return nil, err
 	}
-	st := &stepTx{s: s, key: key, token: token, fence: fence}
-	if r, ok := s.runs.Of(key, token); ok {
-		st.fp, st.pid = r.fp, r.pid
+	st := &sqlfamily.StepTx[step, *step]{Dialect: &dialect, Step: step{s: (*Store)(o), tx: tx, key: key, token: token, fence: fence}}
+	if open {
+		st.Step.fp, st.Step.pid = run.fp, run.pid
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
-	if err != nil {
-		return nil, dialect.StoreError("begin step", err)
-	}
-	st.tx = tx
 	return st, nil
 }
 
-// stepTx is one step's transaction.
-type stepTx struct {
+// step is one step's transaction, as the family ends it (sqlfamily.Step).
+type step struct {
 	s          *Store
 	tx         pgx.Tx
 	key, token string
@@ -149,26 +147,10 @@ type stepTx struct {
 	pid        uint32 // an open run's: its session's backend pid (0: none)
 }
 
-// Context implements [idemstore.StepTx]: [Tx] of the returned context is the
-// step's transaction.
-func (t *stepTx) Context(ctx context.Context) context.Context {
+// Context returns ctx, in which [Tx] is the step's transaction.
+func (t *step) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, txKey{}, t.tx)
 }
-
-// Commit implements [idemstore.StepTx]: the journal entry, written if the run
-// still owns the record (checked under its row lock), then COMMIT; a
-// refused entry rolls the step back.
-func (t *stepTx) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	return dialect.CommitStep(ctx, (*step)(t), name, result, retention)
-}
-
-// Rollback implements [idemstore.StepTx].
-func (t *stepTx) Rollback(ctx context.Context) error {
-	return dialect.RollbackStep(ctx, (*step)(t))
-}
-
-// step is a stepTx as the family ends it (sqlfamily.Step).
-type step stepTx
 
 // Save journals the step: of an open run, while its session holds the
 // key's advisory lock; otherwise if token and fence own the in-progress

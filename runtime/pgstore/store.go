@@ -39,18 +39,18 @@ import (
 // under errors.Is; a missing table, column or right also matches
 // [idemstore.ErrStoreMisconfigured].
 type Store struct {
-	pool        *pgxpool.Pool
-	core        *sqlfamily.Core // options, table, the schema's verdict, the purge
-	abandonedMS int64           // the abandoned TTL in whole ms, rounded up
-	maxClaiming int64           // AcquireRun calls under way at once; one more is refused (busy)
-	claiming    atomic.Int64    // AcquireRun calls under way
+	pool *pgxpool.Pool
+	// core runs what the SQL stores share (options, table, the schema's
+	// verdict, the purge, the methods' flows, the open runs' transactions
+	// by key and owner token) over ops, this store's statements.
+	core        *sqlfamily.Store[*runTx]
+	abandonedMS int64        // the abandoned TTL in whole ms, rounded up
+	maxClaiming int64        // AcquireRun calls under way at once; one more is refused (busy)
+	claiming    atomic.Int64 // AcquireRun calls under way
 
 	sql   statements
 	steps stepStatements // the step journal's (steps.go)
 
-	// runs are the open runs' transactions, by key and owner token, for
-	// the steps they journal (steps.go).
-	runs sqlfamily.Runs[*runTx]
 	// open are the same by key, the latest claim of each (or a marker of
 	// a claim being taken): a duplicate of a key claimed here is answered
 	// a conflict without a round trip.
@@ -145,7 +145,8 @@ func WithPurgeBatch(n int) Option {
 // [Store.Check] for a readiness probe. From its first acquire the store
 // purges expired records in the background until [Store.Close].
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{pool: pool, core: sqlfamily.NewCore(&dialect)}
+	s := &Store{pool: pool, core: sqlfamily.NewStore[*runTx](&dialect)}
+	s.core.Driver = (*ops)(s)
 	if pool != nil {
 		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
 	}
@@ -183,17 +184,21 @@ func (s *Store) Close() { s.core.Close() }
 // SELECT in the same implicit transaction then reads what the row holds
 // (replay, mismatch, or the remaining lease of a conflict).
 func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	lease, err := s.core.Admit(ctx, req)
-	if err != nil {
-		return idemstore.Acquisition{}, err
-	}
-	abandoned := s.abandonedMS
+	return s.core.Acquire(ctx, req)
+}
+
+// ops is the store as its core drives it (sqlfamily.Driver): what its
+// methods send to the database.
+type ops Store
+
+// Acquire is [Store.Acquire]'s batch.
+func (o *ops) Acquire(ctx context.Context, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, error) {
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
-	b.Queue(s.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, abandoned)
-	b.Queue(s.sql.read, req.Key, req.Fingerprint)
-	br := s.pool.SendBatch(ctx, b)
-	_, err = br.Exec()
+	b.Queue(o.sql.acquire, req.Key, req.Fingerprint, req.Token, lease, o.abandonedMS)
+	b.Queue(o.sql.read, req.Key, req.Fingerprint)
+	br := o.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
 	var acq idemstore.Acquisition
 	if err == nil {
 		acq, err = readAcquire(br)
@@ -202,7 +207,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 		err = cerr
 	}
 	if err != nil {
-		return idemstore.Acquisition{}, s.core.Refused("acquire", dialect.StoreError("acquire", err))
+		return idemstore.Acquisition{}, o.core.Refused("acquire", dialect.StoreError("acquire", err))
 	}
 	return acq, nil
 }
@@ -239,16 +244,17 @@ func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 // The engine calls it only for a store that is not an [idemstore.TxStore];
 // pgstore's runs complete through [idemstore.RunTx.Commit].
 func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.Record, retention time.Duration) error {
-	ms, err := s.core.CheckComplete(key, token, rec, retention)
-	if err != nil {
-		return err
-	}
+	return s.core.Complete(ctx, key, token, rec, retention)
+}
+
+// Complete is [Store.Complete]'s batch: the completion, durable.
+func (o *ops) Complete(ctx context.Context, key, token string, rec *idemstore.Record, ms int64) (int64, error) {
 	header := headerjson.Encode(rec.Header)
 	b := &pgx.Batch{}
 	b.Queue("SELECT " + durable) // in the batch's implicit transaction
-	b.Queue(s.sql.complete, key, token, 0, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
-	br := s.pool.SendBatch(ctx, b)
-	_, err = br.Exec()
+	b.Queue(o.sql.complete, key, token, 0, ms, rec.Status, header, rec.Body, rec.BodyOmitted)
+	br := o.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
 	var tag pgconn.CommandTag
 	if err == nil {
 		tag, err = br.Exec()
@@ -256,24 +262,27 @@ func (s *Store) Complete(ctx context.Context, key, token string, rec *idemstore.
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	return s.core.Changed("complete", tag.RowsAffected(), err)
+	return tag.RowsAffected(), err
 }
 
 // Release implements [idemstore.Store].
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := s.core.CheckArgs(key, token); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, s.sql.release, key, token)
-	return s.core.Changed("release", tag.RowsAffected(), err)
+	return s.core.Release(ctx, key, token)
+}
+
+// Release is [Store.Release]'s statement.
+func (o *ops) Release(ctx context.Context, key, token string) (int64, error) {
+	tag, err := o.pool.Exec(ctx, o.sql.release, key, token)
+	return tag.RowsAffected(), err
 }
 
 // Extend implements [idemstore.Store].
 func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	ms, err := s.core.CheckExtend(key, token, lease)
-	if err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, s.sql.extend, key, token, ms, s.abandonedMS)
-	return s.core.Changed("extend", tag.RowsAffected(), err)
+	return s.core.Extend(ctx, key, token, lease)
+}
+
+// Extend is [Store.Extend]'s statement.
+func (o *ops) Extend(ctx context.Context, key, token string, ms int64) (int64, error) {
+	tag, err := o.pool.Exec(ctx, o.sql.extend, key, token, ms, o.abandonedMS)
+	return tag.RowsAffected(), err
 }

@@ -71,13 +71,12 @@ func Tx(ctx context.Context) pgx.Tx {
 // owner; a live one keeps it (KeepAlive) for as long as its handler runs.
 // The claim's fence is the transaction's id.
 func (s *Store) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
-	lease, err := s.core.Admit(ctx, req)
-	if err != nil {
-		return idemstore.Acquisition{}, nil, err
-	}
-	if s.runs.OtherPayload(req.Key, req.Fingerprint) {
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeMismatch}, nil, nil
-	}
+	return s.core.AcquireRun(ctx, req)
+}
+
+// AcquireRun is [Store.AcquireRun]'s read and claim.
+func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, lease int64) (idemstore.Acquisition, idemstore.RunTx, error) {
+	s := (*Store)(o)
 	if s.heldHere(req.Key) {
 		// A run of this store holds (or is taking) the key's claim, less
 		// than its lease ago, so still held whatever its owner does: a
@@ -245,7 +244,7 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 	}
 	if err == nil {
 		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
-		s.runs.Add(req.Key, req.Token, r)
+		s.core.Runs.Add(req.Key, req.Token, r)
 		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
 		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
 		if lapsed {
@@ -455,7 +454,7 @@ func (s *Store) heldHere(key string) bool {
 
 // forget drops run r, which is over, from the store's open runs.
 func (s *Store) forget(r *runTx) {
-	s.runs.Drop(r.key, r.token, r)
+	s.core.Runs.Drop(r.key, r.token, r)
 	s.open.CompareAndDelete(r.key, r)
 }
 

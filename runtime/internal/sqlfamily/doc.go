@@ -3,8 +3,12 @@
 // driver's glue.
 //
 // A store describes its dialect once ([Dialect]: its name, limits, how it
-// quotes a name, how its driver's errors read) and keeps a [Core]: its
-// options and their defaults ([Options]), its table's names ([Table]),
+// quotes a name, how its driver's errors read) and keeps a [Store], which
+// runs the flows of its idemstore methods (the argument checks, the
+// answers, the open runs, the step transaction's end: [StepTx]) over the
+// store's [Driver], what it sends to its database. The Store holds a
+// [Core]: its options and their defaults ([Options]), its table's names
+// ([Table]),
 // the verdict of its Check that refuses acquires while the table or
 // server is misconfigured ([Core.Verified], [Core.Refused]), the checks
 // that admit an acquire and start the background purge ([Core.Admit]),

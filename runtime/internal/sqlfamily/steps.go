@@ -52,6 +52,9 @@ func (d *Dialect) Steps(rows Rows, claimed bool) (map[string][]byte, error) {
 
 // Step is a step's transaction as the driver runs it.
 type Step interface {
+	// Context returns ctx, in which the step's function finds the step's
+	// transaction (the store's Tx).
+	Context(ctx context.Context) context.Context
 	// Save writes the step's journal entry, kept for ret (in the
 	// dialect's unit), if the run still owns its record or claim; saved
 	// is false when it does not.
@@ -59,6 +62,32 @@ type Step interface {
 	Commit(ctx context.Context) error
 	// Rollback rolls the step back; nil when it has ended already.
 	Rollback(ctx context.Context) error
+}
+
+// StepTx is a step's idemstore.StepTx: S, the store's step, whose pointer
+// P runs it (Step), ended as CommitStep and RollbackStep say. S is held
+// by value, so that a step costs one allocation.
+type StepTx[S any, P interface {
+	*S
+	Step
+}] struct {
+	Dialect *Dialect
+	Step    S
+}
+
+// Context implements idemstore.StepTx.
+func (t *StepTx[S, P]) Context(ctx context.Context) context.Context {
+	return P(&t.Step).Context(ctx)
+}
+
+// Commit implements idemstore.StepTx (CommitStep).
+func (t *StepTx[S, P]) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
+	return t.Dialect.CommitStep(ctx, P(&t.Step), name, result, retention)
+}
+
+// Rollback implements idemstore.StepTx (RollbackStep).
+func (t *StepTx[S, P]) Rollback(ctx context.Context) error {
+	return t.Dialect.RollbackStep(ctx, P(&t.Step))
 }
 
 // CommitStep is a StepTx's Commit: the journal entry, written if the run
