@@ -16,13 +16,14 @@ import (
 // exists: run [Store.Check] to verify an existing table. Replicas may call
 // it at once (CREATE TABLE IF NOT EXISTS takes the table's metadata lock).
 func (s *Store) CreateSchema(ctx context.Context) error {
-	if s.core.TableErr != nil {
-		return s.core.TableErr
-	}
-	records, steps := s.core.Table.Create(Schema, StepsSchema)
+	return s.core.CreateSchema(ctx)
+}
+
+// CreateSchema is [Store.CreateSchema]'s statements, one at a time.
+func (o *ops) CreateSchema(ctx context.Context, records, steps string) error {
 	for _, stmt := range []string{records, steps} {
-		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			return dialect.StoreError("create schema", err)
+		if _, err := o.db.ExecContext(ctx, stmt); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -63,27 +64,27 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 // wrong and what to change, or one matching only
 // [idemstore.ErrStoreUnavailable] when the database could not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	return s.core.CheckWith(ctx, s.serverProblems, s.tableProblems)
+	return s.core.Check(ctx)
 }
 
 // packetOverhead is what a completion's statement, or a replay's row, adds
 // to the record's bytes: the other columns, the packet's headers.
 const packetOverhead = 4 << 10
 
-// serverProblems checks the server's settings that the store's promise
+// ServerProblems checks the server's settings that the store's promise
 // rests on, as a connection of the pool sees them.
-func (s *Store) serverProblems(ctx context.Context) ([]string, error) {
+func (o *ops) ServerProblems(ctx context.Context) ([]string, error) {
 	var (
 		flush, logBin, syncBinlog, rollbackOnTimeout sql.NullInt64
 		mode                                         string
 		packet                                       int64
 	)
-	err := s.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet, @@innodb_rollback_on_timeout").
+	err := o.db.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog, @@sql_mode, @@max_allowed_packet, @@innodb_rollback_on_timeout").
 		Scan(&flush, &logBin, &syncBinlog, &mode, &packet, &rollbackOnTimeout)
 	if err != nil {
 		return nil, connectProblem(err)
 	}
-	s.packet.Store(packet)
+	o.packet.Store(packet)
 	var problems []string
 	if flush.Valid && flush.Int64 != 1 {
 		problems = append(problems, fmt.Sprintf("innodb_flush_log_at_trx_commit is %d: a crash of the server loses commits it acknowledged up to a second before (records answered, the handler's writes with them), and their retries run the handler again; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1, and in the server's configuration)", flush.Int64))
@@ -97,7 +98,7 @@ func (s *Store) serverProblems(ctx context.Context) ([]string, error) {
 	if !strictMode(mode) {
 		problems = append(problems, fmt.Sprintf("sql_mode %q is not strict: a value too long for its column is truncated with a warning instead of refused (a stored body cut short, two keys made one); add STRICT_TRANS_TABLES (SET GLOBAL sql_mode = CONCAT(@@sql_mode, ',STRICT_TRANS_TABLES'), in the server's configuration, or sql_mode in the DSN)", mode))
 	}
-	if need := s.maxRecord + packetOverhead; packet < need {
+	if need := o.maxRecord + packetOverhead; packet < need {
 		problems = append(problems, fmt.Sprintf("max_allowed_packet is %d bytes, below the %d the largest stored response needs (mysqlstore.WithMaxRecord: the engine's stored-body limit and headers): such a response could be neither stored nor replayed; raise it (SET GLOBAL max_allowed_packet = %d, and in the server's configuration), or lower idem.WithStoredBodyLimit and WithMaxRecord", packet, need, roundKiB(need)))
 	}
 	return problems, nil
@@ -119,19 +120,19 @@ func strictMode(mode string) bool {
 
 // schemaArg is the table's database for information_schema's queries: its
 // own, or the connection's (DATABASE()).
-func (s *Store) schemaArg() any {
-	if s.core.Table.Schema == "" {
+func (o *ops) schemaArg() any {
+	if o.core.Table.Schema == "" {
 		return nil
 	}
-	return s.core.Table.Schema
+	return o.core.Table.Schema
 }
 
-// tableProblems compares the table with the store's.
-func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
-	t := s.core.Table.Name
+// TableProblems compares the table with the store's.
+func (o *ops) TableProblems(ctx context.Context) ([]string, error) {
+	t := o.core.Table.Name
 	var engine sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(), s.core.Table.Last).Scan(&engine)
+	err := o.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, o.schemaArg(), o.core.Table.Last).Scan(&engine)
 	if errors.Is(err, sql.ErrNoRows) {
 		return []string{dialect.Absent()}, nil
 	}
@@ -142,11 +143,11 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, s.schemaArg(),
 	if !strings.EqualFold(engine.String, "InnoDB") {
 		problems = append(problems, fmt.Sprintf("its engine is %s, which has no transactions or row locks: the handler's writes cannot commit with the record, and two requests can both run (ALTER TABLE %s ENGINE=InnoDB)", engine.String, t))
 	}
-	cols, err := s.columnProblems(ctx)
+	cols, err := o.columnProblems(ctx)
 	if err != nil {
 		return nil, err
 	}
-	more, err := s.objectProblems(ctx)
+	more, err := o.objectProblems(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +166,11 @@ type haveColumn struct {
 }
 
 // columnProblems compares the table's columns with the store's.
-func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION,
+func (o *ops) columnProblems(ctx context.Context) ([]string, error) {
+	rows, err := o.db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION,
 	CHARACTER_SET_NAME, IS_NULLABLE = 'YES', COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL', EXTRA LIKE '%GENERATED%'
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-		s.schemaArg(), s.core.Table.Last)
+		o.schemaArg(), o.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 	if err != nil {
 		return nil, err
 	}
-	t := s.core.Table.Name
+	t := o.core.Table.Name
 	var problems []string
 	for _, c := range columns {
 		h, ok := have.Ours(c.name)
@@ -212,8 +213,8 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 
 // objectProblems finds the key's primary key missing, and things on the
 // table that can refuse the store's statements.
-func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.core.Table.Name
+func (o *ops) objectProblems(ctx context.Context) ([]string, error) {
+	t := o.core.Table.Name
 	var problems []string
 	type index struct {
 		cols   []string
@@ -222,8 +223,8 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	}
 	indexes := map[string]*index{}
 	var order []string
-	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0, SUB_PART FROM information_schema.STATISTICS
-WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, s.schemaArg(), s.core.Table.Last)
+	rows, err := o.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, NON_UNIQUE = 0, SUB_PART FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, o.schemaArg(), o.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +260,7 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_N
 			problems = append(problems, fmt.Sprintf("unique index %s can refuse the store's writes after a handler has run, and makes INSERT ... ON DUPLICATE KEY UPDATE update another key's row: only key is unique (DROP INDEX `%s` ON %s)", name, name, t))
 		}
 	}
-	triggers, err := s.names(ctx, `SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
+	triggers, err := o.names(ctx, `SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
 WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ? ORDER BY TRIGGER_NAME`)
 	if err != nil {
 		return nil, err
@@ -267,7 +268,7 @@ WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ? O
 	for _, tg := range triggers {
 		problems = append(problems, sqlfamily.Trigger(tg, "DROP TRIGGER `"+tg+"`"))
 	}
-	constraints, err := s.names(ctx, `SELECT CONCAT(CONSTRAINT_TYPE, ' ', CONSTRAINT_NAME) FROM information_schema.TABLE_CONSTRAINTS
+	constraints, err := o.names(ctx, `SELECT CONCAT(CONSTRAINT_TYPE, ' ', CONSTRAINT_NAME) FROM information_schema.TABLE_CONSTRAINTS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_TYPE IN ('CHECK', 'FOREIGN KEY') ORDER BY CONSTRAINT_NAME`)
 	if err != nil {
 		return nil, err
@@ -287,8 +288,8 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND CONSTRAINT_T
 
 // names runs query (with the table's database and name as arguments) and
 // returns its one column.
-func (s *Store) names(ctx context.Context, query string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, query, s.schemaArg(), s.core.Table.Last)
+func (o *ops) names(ctx context.Context, query string) ([]string, error) {
+	rows, err := o.db.QueryContext(ctx, query, o.schemaArg(), o.core.Table.Last)
 	if err != nil {
 		return nil, err
 	}

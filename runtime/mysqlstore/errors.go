@@ -41,9 +41,11 @@ const (
 // dialect is what the SQL stores' shared code (sqlfamily) asks of this
 // one.
 var dialect = sqlfamily.Dialect{
-	Name:      "mysqlstore",
-	MaxKey:    MaxKeyLength,
-	Qualifier: "database",
+	Name:        "mysqlstore",
+	Schema:      Schema,
+	StepsSchema: StepsSchema,
+	MaxKey:      MaxKeyLength,
+	Qualifier:   "database",
 	// MySQL's identifiers are at most 64 characters, the journal's
 	// index's name too.
 	MaxIdent:      64 - len("_steps_expires_at"),

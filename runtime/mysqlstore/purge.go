@@ -19,18 +19,24 @@ import (
 // The store runs it in the background every purge interval
 // (WithPurgeInterval) from its first acquire until Close.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
-	return s.core.PurgeAll(ctx, func(ctx context.Context, n int) (int64, error) {
-		return s.purgeBatchOf(ctx, s.sql.purgeSelect, s.sql.purgeDelete, n)
-	}, func(ctx context.Context, n int) (int64, error) {
-		return s.purgeBatchOf(ctx, s.steps.purgeSelect, s.steps.purgeDelete, n)
-	})
+	return s.core.Purge(ctx)
+}
+
+// PurgeRecords deletes one batch of at most n expired records.
+func (o *ops) PurgeRecords(ctx context.Context, n int) (int64, error) {
+	return o.purgeBatchOf(ctx, o.sql.purgeSelect, o.sql.purgeDelete, n)
+}
+
+// PurgeSteps deletes one batch of at most n expired journal entries.
+func (o *ops) PurgeSteps(ctx context.Context, n int) (int64, error) {
+	return o.purgeBatchOf(ctx, o.steps.purgeSelect, o.steps.purgeDelete, n)
 }
 
 // purgeBatchOf deletes one batch: the rows (at most n) sel locks (their
 // primary keys), deleted by del, in one READ COMMITTED transaction (no gap
 // locks).
-func (s *Store) purgeBatchOf(ctx context.Context, sel, del string, n int) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+func (o *ops) purgeBatchOf(ctx context.Context, sel, del string, n int) (int64, error) {
+	tx, err := o.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return 0, err
 	}

@@ -148,16 +148,13 @@ func WithReadLanes(n int) Option {
 // readiness probe. From its first acquire the store purges expired records
 // in the background until [Store.Close].
 func New(db *sql.DB, opts ...Option) *Store {
-	s := &Store{db: db, core: sqlfamily.NewStore[*runTx](&dialect), maxRecord: DefaultMaxRecord}
-	s.core.Driver = (*ops)(s)
-	for _, opt := range opts {
-		opt(s)
-	}
-	s.core.Check, s.core.Purge = s.Check, s.Purge
+	s := &Store{db: db, maxRecord: DefaultMaxRecord}
+	s.core = sqlfamily.NewStore[*runTx](&dialect, (*ops)(s))
+	sqlfamily.Apply(s, opts)
 	if n := s.core.ReadLanes(); n > 0 {
 		s.lanes = s.newReadLanes(n)
 	}
-	s.abandonedUS, _ = sqlfamily.DurationUS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.abandonedUS = s.core.Abandoned()
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)
 	return s

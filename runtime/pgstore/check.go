@@ -16,21 +16,20 @@ import (
 // run [Store.Check] to verify an existing table. Replicas may call it at
 // once: they take turns (an advisory lock of the table's name).
 func (s *Store) CreateSchema(ctx context.Context) error {
-	if s.core.TableErr != nil {
-		return s.core.TableErr
-	}
+	return s.core.CreateSchema(ctx)
+}
+
+// CreateSchema is [Store.CreateSchema]'s statements.
+func (o *ops) CreateSchema(ctx context.Context, records, steps string) error {
 	// The statements run in one implicit transaction (simple protocol),
 	// behind a transaction-scoped advisory lock of the table's name: two
 	// CREATE TABLE IF NOT EXISTS that start together both find no table,
 	// and the second fails on the catalog's unique index of type names
 	// (23505 on pg_type). Under the lock the second waits for the first to
 	// commit and then finds the table.
-	records, steps := s.core.Table.Create(Schema, StepsSchema)
-	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+s.core.Table.Quoted) + "));\n"
-	if _, err := s.pool.Exec(ctx, lock+records+steps, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return dialect.StoreError("create schema", err)
-	}
-	return nil
+	lock := "SELECT pg_advisory_xact_lock(hashtext(" + quoteLiteral("idemgen.pgstore.schema "+o.core.Table.Quoted) + "));\n"
+	_, err := o.pool.Exec(ctx, lock+records+steps, pgx.QueryExecModeSimpleProtocol)
+	return err
 }
 
 // quoteLiteral quotes s as an SQL string literal.
@@ -50,23 +49,27 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // or one matching only [idemstore.ErrStoreUnavailable] when the database could
 // not be asked.
 func (s *Store) Check(ctx context.Context) error {
-	return s.core.CheckWith(ctx, nil, s.tableProblems)
+	return s.core.Check(ctx)
 }
 
-// tableProblems compares the table with the store's.
-func (s *Store) tableProblems(ctx context.Context) ([]string, error) {
+// ServerProblems finds nothing: what the store needs of the server's
+// settings, it sets for its own transactions.
+func (o *ops) ServerProblems(context.Context) ([]string, error) { return nil, nil }
+
+// TableProblems compares the table with the store's.
+func (o *ops) TableProblems(ctx context.Context) ([]string, error) {
 	var found bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.core.Table.Quoted).Scan(&found); err != nil {
+	if err := o.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, o.core.Table.Quoted).Scan(&found); err != nil {
 		return nil, err
 	}
 	if !found {
 		return []string{dialect.Absent()}, nil
 	}
-	problems, err := s.columnProblems(ctx)
+	problems, err := o.columnProblems(ctx)
 	if err != nil {
 		return nil, err
 	}
-	more, err := s.objectProblems(ctx)
+	more, err := o.objectProblems(ctx)
 	return append(problems, more...), err
 }
 
@@ -79,9 +82,9 @@ type column struct {
 }
 
 // columnProblems compares the table's columns with the store's.
-func (s *Store) columnProblems(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull, atthasdef, attnum FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, s.core.Table.Quoted)
+func (o *ops) columnProblems(ctx context.Context) ([]string, error) {
+	rows, err := o.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull, atthasdef, attnum FROM pg_attribute
+WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, o.core.Table.Quoted)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +95,7 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	if err != nil {
 		return nil, err
 	}
-	t := s.core.Table.Name
+	t := o.core.Table.Name
 	var problems []string
 	for _, c := range columns {
 		name, typ := c[0], c[1]
@@ -117,12 +120,12 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 
 // objectProblems finds the key's unique index missing, things on the table
 // that can refuse the store's statements, and missing rights.
-func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
-	t := s.core.Table.Name
+func (o *ops) objectProblems(ctx context.Context) ([]string, error) {
+	t := o.core.Table.Name
 	var problems []string
 	var unique, sel, ins, upd, del, unlogged, stepsUnlogged bool
 	var triggers, constraints, indexes, rules []string
-	err := s.pool.QueryRow(ctx, `SELECT
+	err := o.pool.QueryRow(ctx, `SELECT
 	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND a.attname = 'key'),
 	has_table_privilege($1, 'SELECT'), has_table_privilege($1, 'INSERT'),
@@ -136,7 +139,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 	ARRAY(SELECT rulename::text FROM pg_rewrite WHERE ev_class = $1::regclass AND rulename <> '_RETURN' ORDER BY rulename),
 	EXISTS (SELECT 1 FROM pg_class WHERE oid = $1::regclass AND relpersistence = 'u'),
 	EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass($2) AND relpersistence = 'u')`,
-		s.core.Table.Quoted, s.core.Table.Steps).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules, &unlogged, &stepsUnlogged)
+		o.core.Table.Quoted, o.core.Table.Steps).Scan(&unique, &sel, &ins, &upd, &del, &triggers, &constraints, &indexes, &rules, &unlogged, &stepsUnlogged)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +152,7 @@ func (s *Store) objectProblems(ctx context.Context) ([]string, error) {
 		problems = append(problems, "it is UNLOGGED: a crash or an immediate stop of the server empties it, and every answered request runs again (ALTER TABLE "+t+" SET LOGGED)")
 	}
 	if stepsUnlogged {
-		problems = append(problems, "its step journal "+s.core.Table.Steps+" is UNLOGGED: a crash or an immediate stop of the server empties it, and journaled steps run again (ALTER TABLE "+s.core.Table.Steps+" SET LOGGED)")
+		problems = append(problems, "its step journal "+o.core.Table.Steps+" is UNLOGGED: a crash or an immediate stop of the server empties it, and journaled steps run again (ALTER TABLE "+o.core.Table.Steps+" SET LOGGED)")
 	}
 	for _, tg := range triggers {
 		problems = append(problems, sqlfamily.Trigger(tg, fmt.Sprintf("DROP TRIGGER %s ON %s", tg, t)))

@@ -13,8 +13,10 @@ import (
 // dialect is what the SQL stores' shared code (sqlfamily) asks of this
 // one.
 var dialect = sqlfamily.Dialect{
-	Name:      "pgstore",
-	Qualifier: "schema",
+	Name:        "pgstore",
+	Schema:      Schema,
+	StepsSchema: StepsSchema,
+	Qualifier:   "schema",
 	// PostgreSQL's identifiers are at most 63 bytes, an index's name too.
 	MaxIdent:      63 - len("_expires_at"),
 	Duration:      sqlfamily.DurationMS,

@@ -13,17 +13,17 @@ import "context"
 // The store runs it in the background every purge interval
 // (WithPurgeInterval) from its first acquire until Close.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
-	return s.core.PurgeAll(ctx, s.purgeRecords, s.purgeSteps)
+	return s.core.Purge(ctx)
 }
 
-// purgeRecords deletes one batch of at most n expired records.
-func (s *Store) purgeRecords(ctx context.Context, n int) (int64, error) {
-	tag, err := s.pool.Exec(ctx, s.sql.purge, n)
+// PurgeRecords deletes one batch of at most n expired records.
+func (o *ops) PurgeRecords(ctx context.Context, n int) (int64, error) {
+	tag, err := o.pool.Exec(ctx, o.sql.purge, n)
 	return tag.RowsAffected(), err
 }
 
-// purgeSteps deletes one batch of at most n expired journal entries.
-func (s *Store) purgeSteps(ctx context.Context, n int) (int64, error) {
-	tag, err := s.pool.Exec(ctx, s.steps.purge, n)
+// PurgeSteps deletes one batch of at most n expired journal entries.
+func (o *ops) PurgeSteps(ctx context.Context, n int) (int64, error) {
+	tag, err := o.pool.Exec(ctx, o.steps.purge, n)
 	return tag.RowsAffected(), err
 }

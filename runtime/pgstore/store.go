@@ -145,19 +145,16 @@ func WithPurgeBatch(n int) Option {
 // [Store.Check] for a readiness probe. From its first acquire the store
 // purges expired records in the background until [Store.Close].
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{pool: pool, core: sqlfamily.NewStore[*runTx](&dialect)}
-	s.core.Driver = (*ops)(s)
+	s := &Store{pool: pool}
+	s.core = sqlfamily.NewStore[*runTx](&dialect, (*ops)(s))
 	if pool != nil {
 		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
 	}
-	for _, opt := range opts {
-		opt(s)
-	}
-	s.core.Check, s.core.Purge = s.Check, s.Purge
+	sqlfamily.Apply(s, opts)
 	if n := s.core.ReadLanes(); n > 0 {
 		s.lanes = s.newReadLanes(n)
 	}
-	s.abandonedMS, _ = sqlfamily.DurationMS("abandoned TTL", s.core.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	s.abandonedMS = s.core.Abandoned()
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)
 	return s

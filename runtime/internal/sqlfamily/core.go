@@ -12,8 +12,8 @@ import (
 
 // Core is what every SQL store keeps beside its driver's state: its
 // options, the error of its table's name, its verdict on the schema
-// (verify.go) and its background purge (purge.go). A store holds one from
-// [NewCore], applies its options to it, then sets Check and Purge.
+// (verify.go) and its background purge (purge.go). A [Store] holds one
+// from [NewCore], and sets Check and Purge.
 type Core struct {
 	Dialect *Dialect
 	Options
@@ -110,6 +110,12 @@ func (c *Core) CheckExtend(key, token string, lease time.Duration) (int64, error
 		return 0, err
 	}
 	return l, c.CheckArgs(key, token)
+}
+
+// Abandoned is AbandonedTTL in the dialect's unit.
+func (c *Core) Abandoned() int64 {
+	n, _ := c.Dialect.Duration("abandoned TTL", c.AbandonedTTL, idemstore.DefaultRetention) // > 0: no error
+	return n
 }
 
 // Owned is the answer of a statement that changes the row token owns:

@@ -12,6 +12,11 @@ type Dialect struct {
 	Name   string // the store's package, as log lines and messages name it
 	MaxKey int    // the longest key the store keeps, in bytes; 0 for no limit
 
+	// Schema and StepsSchema are the SQL that creates the records' table
+	// and the step journal's under their default names (the store's
+	// constants of these names).
+	Schema, StepsSchema string
+
 	// Duration converts a duration argument (named name; 0 means def) to
 	// the integer its SQL takes: DurationMS or DurationUS.
 	Duration func(name string, d, def time.Duration) (int64, error)

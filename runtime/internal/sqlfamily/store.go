@@ -39,6 +39,18 @@ type Driver[R Run] interface {
 	Steps(ctx context.Context, key, token string, run R, open bool) (StepRows, error)
 	// BeginStep begins a step's transaction, of run when open, as Steps.
 	BeginStep(ctx context.Context, key, token string, fence int64, run R, open bool) (idemstore.StepTx, error)
+
+	// CreateSchema runs records and steps, the dialect's Schema and
+	// StepsSchema for the store's tables (Table.Create).
+	CreateSchema(ctx context.Context, records, steps string) error
+	// ServerProblems and TableProblems are what Check finds wrong with the
+	// server's settings and the table (CheckWith).
+	ServerProblems(ctx context.Context) ([]string, error)
+	TableProblems(ctx context.Context) ([]string, error)
+	// PurgeRecords and PurgeSteps delete one batch of at most n expired
+	// records, or journal entries (PurgeAll).
+	PurgeRecords(ctx context.Context, n int) (int64, error)
+	PurgeSteps(ctx context.Context, n int) (int64, error)
 }
 
 // StepRows are the rows of a read of the step journal, which the reader
@@ -48,10 +60,44 @@ type StepRows interface {
 	Close()
 }
 
-// NewStore returns a store of dialect d, with the options' defaults; its
-// store sets Driver.
-func NewStore[R Run](d *Dialect) *Store[R] {
-	return &Store[R]{Core: NewCore(d)}
+// NewStore returns a store of dialect d over driver, with the options'
+// defaults.
+func NewStore[R Run](d *Dialect, driver Driver[R]) *Store[R] {
+	s := &Store[R]{Core: NewCore(d), Driver: driver}
+	s.Core.Check, s.Core.Purge = s.Check, s.Purge
+	return s
+}
+
+// Apply applies opts, a store's options, to s, in order.
+func Apply[S any, O ~func(S)](s S, opts []O) {
+	for _, opt := range opts {
+		opt(s)
+	}
+}
+
+// CreateSchema is a store's CreateSchema: the dialect's Schema and
+// StepsSchema, for the store's tables.
+func (s *Store[R]) CreateSchema(ctx context.Context) error {
+	if s.TableErr != nil {
+		return s.TableErr
+	}
+	records, steps := s.Table.Create(s.Dialect.Schema, s.Dialect.StepsSchema)
+	if err := s.Driver.CreateSchema(ctx, records, steps); err != nil {
+		return s.Dialect.StoreError("create schema", err)
+	}
+	return nil
+}
+
+// Check is a store's Check (CheckWith): the problems of the server's
+// settings, then the table's.
+func (s *Store[R]) Check(ctx context.Context) error {
+	return s.CheckWith(ctx, s.Driver.ServerProblems, s.Driver.TableProblems)
+}
+
+// Purge is a store's Purge (PurgeAll): the expired records, then the
+// journal's expired entries.
+func (s *Store[R]) Purge(ctx context.Context) (int64, error) {
+	return s.PurgeAll(ctx, s.Driver.PurgeRecords, s.Driver.PurgeSteps)
 }
 
 // Acquire is idemstore.Store's.
