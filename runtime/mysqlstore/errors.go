@@ -3,6 +3,7 @@ package mysqlstore
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -50,6 +51,7 @@ var dialect = sqlfamily.Dialect{
 	// index's name too.
 	MaxIdent:      64 - len("_steps_expires_at"),
 	Duration:      sqlfamily.DurationUS,
+	Unit:          time.Microsecond,
 	Quote:         quoteName,
 	Misconfigured: misconfigured,
 	Refused:       refusedByTable,

@@ -225,7 +225,7 @@ func (o *ops) Acquire(ctx context.Context, req idemstore.AcquireRequest, lease i
 			req.Key, req.Fingerprint, req.Token, lease, lease+s.abandonedUS)
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWait || me.Number == errLockNoWait) {
 			// An open claim (AcquireRun) holds the row.
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil
+			return dialect.Held(lease), nil
 		}
 		if err != nil {
 			return idemstore.Acquisition{}, s.core.Refused("acquire", dialect.StoreError("acquire", err))
@@ -234,14 +234,11 @@ func (o *ops) Acquire(ctx context.Context, req idemstore.AcquireRequest, lease i
 		switch {
 		case err != nil:
 			return idemstore.Acquisition{}, dialect.StoreError("acquire", err)
-		case fence == 1:
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
-		case fence > 1:
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: fence}, nil
+		case fence > 0:
+			return sqlfamily.Claimed(fence, fence > 1), nil
 		case attempt > 0:
-			// Claimed by another attempt between two reads twice: answer
-			// a conflict of a moment, which the engine's wait retries.
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
+			// Claimed by another attempt between two reads twice.
+			return sqlfamily.Moment(), nil
 		}
 		// Another attempt claimed the key between the read and the claim:
 		// read what it holds now.

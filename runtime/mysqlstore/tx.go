@@ -12,11 +12,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
-
-// claimConflict is the Remaining a duplicate of an open claim is answered:
-// how long the claim lasts is the handler's, which the store cannot tell.
-const claimConflict = time.Second
 
 // txKey is the context key of a run's (or a step's) transaction.
 type txKey struct{}
@@ -93,20 +90,16 @@ func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, leas
 		if err != nil || how == answered {
 			return acq, nil, err
 		}
-		outcome := idemstore.OutcomeFirstRun
-		if acq.Outcome == idemstore.OutcomeRecovered {
-			outcome = idemstore.OutcomeRecovered
-		}
 		run, fence, err := s.claim(ctx, req, lease, how)
 		switch {
 		case err != nil:
 			return idemstore.Acquisition{}, nil, err
 		case run != nil:
-			return idemstore.Acquisition{Outcome: outcome, Fence: fence}, run, nil
+			return sqlfamily.Claimed(fence, acq.Outcome == idemstore.OutcomeRecovered), run, nil
 		case fence < 0 || attempt > 0:
 			// Held by another open claim, or claimed twice between two
 			// reads: a conflict, which the engine's wait retries.
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(claimConflict, time.Duration(lease)*time.Microsecond)}, nil, nil
+			return dialect.Held(lease), nil, nil
 		}
 		// Committed by another claim between the read and ours: read
 		// what it holds now.

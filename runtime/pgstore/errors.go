@@ -3,6 +3,7 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,6 +21,7 @@ var dialect = sqlfamily.Dialect{
 	// PostgreSQL's identifiers are at most 63 bytes, an index's name too.
 	MaxIdent:      63 - len("_expires_at"),
 	Duration:      sqlfamily.DurationMS,
+	Unit:          time.Millisecond,
 	Quote:         quoteName,
 	Misconfigured: misconfigured,
 	Refused:       refusedByTable,

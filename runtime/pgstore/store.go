@@ -219,10 +219,7 @@ func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 		if _, err := br.Exec(); err != nil { // the read, not needed
 			return idemstore.Acquisition{}, err
 		}
-		if fence == 1 {
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: 1}, nil
-		}
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: fence}, nil
+		return sqlfamily.Claimed(fence, fence > 1), nil
 	case !errors.Is(err, pgx.ErrNoRows):
 		return idemstore.Acquisition{}, err
 	}
@@ -230,7 +227,7 @@ func readAcquire(br pgx.BatchResults) (idemstore.Acquisition, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Expired between the two statements (the retry will create it),
 		// or claimed by a run whose transaction is open.
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}, nil
+		return sqlfamily.Moment(), nil
 	}
 	return acq, err
 }

@@ -18,11 +18,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily"
 )
 
-// conflictHint is the Remaining of a conflict with a claim held by an open
-// transaction, whose end the store cannot foresee: the duplicate's
-// Retry-After.
-const conflictHint = time.Second
-
 // claimTries bounds the read-then-claim rounds of one AcquireRun: a claim
 // finds a live record only when one committed between its read and its
 // claim, and the next read answers from it.
@@ -82,7 +77,7 @@ func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, leas
 		// than its lease ago, so still held whatever its owner does: a
 		// conflict, without a round trip. (An older one may have been
 		// ended by the server: ask it.)
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
+		return dialect.Held(lease), nil, nil
 	}
 	if n := s.claiming.Add(1); s.maxClaiming > 0 && n > s.maxClaiming {
 		s.claiming.Add(-1)
@@ -94,7 +89,7 @@ func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, leas
 		switch {
 		case shared && err == nil && (!found || lapsed):
 			// Another acquire of the key read with this one and claims it.
-			return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
+			return dialect.Held(lease), nil, nil
 		case err != nil:
 			return idemstore.Acquisition{}, nil, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 		case found && !lapsed:
@@ -106,7 +101,7 @@ func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, leas
 		taking := &runTx{key: req.Key, claimed: time.Now(), lease: time.Duration(lease) * time.Millisecond}
 		if prev, loaded := s.open.LoadOrStore(req.Key, taking); loaded {
 			if p := prev.(*runTx); time.Since(p.claimed) < p.lease {
-				return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, taking.lease)}, nil, nil
+				return dialect.Held(lease), nil, nil
 			}
 			s.open.Store(req.Key, taking) // an old claim the server may have ended: try
 		}
@@ -116,7 +111,7 @@ func (o *ops) AcquireRun(ctx context.Context, req idemstore.AcquireRequest, leas
 		}
 		if err != nil || tx != nil || acq.Outcome == idemstore.OutcomeConflict || try == claimTries {
 			if err == nil && tx == nil && acq.Outcome != idemstore.OutcomeConflict {
-				acq = idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: conflictHint}
+				acq = idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: sqlfamily.OpenClaimWait}
 			}
 			return acq, tx, err
 		}
@@ -246,18 +241,14 @@ func (s *Store) claim(ctx context.Context, req idemstore.AcquireRequest, lease i
 		r := &runTx{s: s, c: c, tx: connTx{conn: c.Conn()}, key: req.Key, fp: req.Fingerprint, token: req.Token, fence: fence, xid: xid, pid: c.Conn().PgConn().PID(), claimed: sent, lease: time.Duration(lease) * time.Millisecond}
 		s.core.Runs.Add(req.Key, req.Token, r)
 		s.open.Store(req.Key, r) // in place of the marker AcquireRun stored
-		acq := idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
-		if lapsed {
-			acq.Outcome = idemstore.OutcomeRecovered
-		}
-		return acq, r, nil
+		return sqlfamily.Claimed(fence, lapsed), r, nil
 	}
 	endConn(ctx, c)
 	switch {
 	case !errors.Is(err, pgx.ErrNoRows):
 		return idemstore.Acquisition{}, nil, s.core.Refused("acquire", dialect.StoreError("acquire", err))
 	case !locked:
-		return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(conflictHint, time.Duration(lease)*time.Millisecond)}, nil, nil
+		return dialect.Held(lease), nil, nil
 	}
 	return idemstore.Acquisition{}, nil, nil
 }

@@ -49,3 +49,32 @@ func (r *Row) Answer() (acq idemstore.Acquisition, lapsed bool, err error) {
 	}
 	return idemstore.Acquisition{Outcome: idemstore.OutcomeReplay, Record: rec}, false, nil
 }
+
+// OpenClaimWait is the Remaining of a conflict with a claim that a run's
+// open transaction holds, whose end the store cannot foresee (it is the
+// handler's): the duplicate's Retry-After.
+const OpenClaimWait = time.Second
+
+// Held is the answer to a request whose key an open claim holds, whose
+// lease is lease (in the dialect's unit): a conflict of OpenClaimWait, or
+// of the lease if shorter.
+func (d *Dialect) Held(lease int64) idemstore.Acquisition {
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: min(OpenClaimWait, time.Duration(lease)*d.Unit)}
+}
+
+// Moment is the answer to a request whose key changed hands between two
+// of the store's statements: a conflict of a moment, which the engine's
+// wait retries.
+func Moment() idemstore.Acquisition {
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeConflict, Remaining: time.Millisecond}
+}
+
+// Claimed is the answer of a claim that took fence: a first run, or a
+// recovered one when it took over an in-progress record whose lease
+// lapsed.
+func Claimed(fence int64, recovered bool) idemstore.Acquisition {
+	if recovered {
+		return idemstore.Acquisition{Outcome: idemstore.OutcomeRecovered, Fence: fence}
+	}
+	return idemstore.Acquisition{Outcome: idemstore.OutcomeFirstRun, Fence: fence}
+}
