@@ -56,8 +56,8 @@ type Store struct {
 	// its session (tx.go, prepareSession), sessionCount its entries.
 	sessions     sync.Map
 	sessionCount atomic.Int64
-	// lanes batch the reads of concurrent acquires (readbatch.go); nil
-	// when WithReadLanes turned them off.
+	// lanes batch the reads of concurrent acquires (readbatch.go); none
+	// when WithReadLanes turned them off (each read is sent alone).
 	lanes     *lanes.Lanes[readReq, readReply]
 	batchMu   sync.Mutex
 	batchRead [len(batchSizes)]atomic.Pointer[sql.Stmt] // the batched reads, prepared once each (readbatch.go)
@@ -151,9 +151,7 @@ func New(db *sql.DB, opts ...Option) *Store {
 	s := &Store{db: db, maxRecord: DefaultMaxRecord}
 	s.core = sqlfamily.NewStore[*runTx](&dialect, (*ops)(s))
 	sqlfamily.Apply(s, opts)
-	if n := s.core.ReadLanes(); n > 0 {
-		s.lanes = s.newReadLanes(n)
-	}
+	s.lanes = s.newReadLanes(s.core.ReadLanes())
 	s.abandonedUS = s.core.Abandoned()
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)
@@ -276,14 +274,19 @@ func claimRow(ctx context.Context, insert, claim *sql.Stmt, how claimHow, exec f
 // with acq.Outcome OutcomeRecovered, in progress with this fingerprint past
 // its lease).
 func (s *Store) read(ctx context.Context, key, fingerprint string) (acq idemstore.Acquisition, how claimHow, err error) {
-	if s.lanes != nil {
-		r, err := s.lanes.Do(ctx, readReq{key, fingerprint})
-		if se := (*idemstore.StoreError)(nil); err != nil && !errors.As(err, &se) {
-			err = dialect.StoreError("acquire", err) // its context ended while it waited
-		}
-		return r.acq, r.how, err
+	r, err := s.lanes.Do(ctx, readReq{key, fingerprint})
+	if err != nil && !isStoreError(err) {
+		err = dialect.StoreError("acquire", err) // its context ended while it waited
 	}
-	return s.readOne(ctx, key, fingerprint)
+	return r.acq, r.how, err
+}
+
+// isStoreError reports whether err is a *idemstore.StoreError. (Its
+// target, which escapes, is allocated only when it is called: for an
+// error.)
+func isStoreError(err error) bool {
+	var se *idemstore.StoreError
+	return errors.As(err, &se)
 }
 
 // readOne is read in a round trip of its own.

@@ -58,8 +58,8 @@ type Store struct {
 	// reads are the reads of keys under way, shared by the acquires of a
 	// key that come meanwhile (tx.go, readShared).
 	reads sync.Map // string -> *reading
-	// lanes batch the reads of concurrent acquires (readbatch.go); nil
-	// when WithReadLanes turned them off.
+	// lanes batch the reads of concurrent acquires (readbatch.go); none
+	// when WithReadLanes turned them off (each read is sent alone).
 	lanes *lanes.Lanes[idemstore.AcquireRequest, readReply]
 }
 
@@ -151,9 +151,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 		s.maxClaiming = 32 * int64(pool.Config().MaxConns)
 	}
 	sqlfamily.Apply(s, opts)
-	if n := s.core.ReadLanes(); n > 0 {
-		s.lanes = s.newReadLanes(n)
-	}
+	s.lanes = s.newReadLanes(s.core.ReadLanes())
 	s.abandonedMS = s.core.Abandoned()
 	s.sql = newStatements(s.core.Table.Quoted)
 	s.steps = newStepStatements(s.core.Table)

@@ -172,11 +172,8 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // answer. It goes through the read lanes (readbatch.go) unless
 // WithReadLanes turned them off.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
-	if s.lanes != nil {
-		r, err := s.lanes.Do(ctx, req)
-		return r.acq, r.lapsed, r.found, err
-	}
-	return s.readOne(ctx, req)
+	r, err := s.lanes.Do(ctx, req)
+	return r.acq, r.lapsed, r.found, err
 }
 
 // readOne is read in a round trip of its own.

@@ -36,16 +36,20 @@ type Lanes[Q, R any] struct {
 	queued []*Call[Q, R] // non-empty only while every lane is busy
 }
 
-// New returns n lanes (n > 0) that send up to max calls at once: a lone
-// call through alone, with its own context, and two or more through
-// batch, which sets each call's Reply and Err, with a context that ends at
-// the latest of their deadlines (none if one of them has none).
+// New returns n lanes that send up to max calls at once: a lone call
+// through alone, with its own context, and two or more through batch,
+// which sets each call's Reply and Err, with a context that ends at the
+// latest of their deadlines (none if one of them has none). With n <= 0
+// there are none: Do sends every call alone, at once.
 func New[Q, R any](n, max int, alone func(context.Context, Q) (R, error), batch func(context.Context, []*Call[Q, R])) *Lanes[Q, R] {
 	return &Lanes[Q, R]{n: n, max: max, alone: alone, batch: batch}
 }
 
 // Do sends q and returns its reply, or ctx's error once ctx ends first.
 func (l *Lanes[Q, R]) Do(ctx context.Context, q Q) (R, error) {
+	if l.n <= 0 {
+		return l.alone(ctx, q)
+	}
 	l.mu.Lock()
 	if l.busy < l.n { // then nothing is queued
 		l.busy++

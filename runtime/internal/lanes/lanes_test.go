@@ -168,3 +168,26 @@ func TestLanesFree(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// TestNoLanes: with no lanes (n 0), every call is sent alone, at once,
+// whatever is in flight: none waits for another, and none is batched.
+func TestNoLanes(t *testing.T) {
+	l := New(0, 8, double, func(context.Context, []*Call[int, int]) {
+		t.Error("a batch, with no lanes")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				q := g*1000 + i
+				if r, err := l.Do(ctx, q); err != nil || r != 2*q {
+					t.Errorf("Do(%d) = %d, %v; want %d", q, r, err, 2*q)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
