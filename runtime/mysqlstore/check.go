@@ -183,24 +183,25 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND
 	}
 	t := o.core.Table.Name
 	var problems []string
-	for _, c := range columns {
-		h, ok := have.Ours(c.name)
-		fix := fmt.Sprintf("ALTER TABLE %s MODIFY `%s` %s", t, c.name, c.decl)
+	for _, c := range sqlfamily.RecordColumns {
+		want := columnTypes[c.Name]
+		h, ok := have.Ours(c.Name)
+		fix := fmt.Sprintf("ALTER TABLE %s MODIFY `%s` %s", t, c.Name, want.decl)
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("add column %s (ALTER TABLE %s ADD `%s` %s)", c.name, t, c.name, c.decl))
-		case c.name == "key" && h.charset.Valid:
+			problems = append(problems, fmt.Sprintf("add column %s (ALTER TABLE %s ADD `%s` %s)", c.Name, t, c.Name, want.decl))
+		case c.Name == "key" && h.charset.Valid:
 			problems = append(problems, fmt.Sprintf("column key is %s CHARACTER SET %s: a text column compares keys by its collation (case and trailing spaces ignored; utf8mb3 holds no 4-byte character), so two different keys can share one record and one client be answered another's response; it must be VARBINARY, compared byte for byte (%s)", h.columnType, h.charset.String, fix))
-		case !strings.EqualFold(h.typ, c.typ):
-			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (%s)", c.name, h.columnType, c.decl, fix))
-		case c.length > 0 && h.length.Int64 < c.length:
-			problems = append(problems, fmt.Sprintf("column %s is %s, shorter than the store's values (%s)", c.name, h.columnType, fix))
-		case c.typ == "datetime" && h.precision.Int64 != 6:
-			problems = append(problems, fmt.Sprintf("column %s is %s: leases are timed to the microsecond (%s)", c.name, h.columnType, fix))
-		case c.nullable && !h.nullable:
-			problems = append(problems, sqlfamily.LeftNull(c.name, fix))
-		case c.defaulted && !h.hasDefault:
-			problems = append(problems, sqlfamily.NoDefault(c.name, fix))
+		case !strings.EqualFold(h.typ, want.typ):
+			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (%s)", c.Name, h.columnType, want.decl, fix))
+		case want.length > 0 && h.length.Int64 < want.length:
+			problems = append(problems, fmt.Sprintf("column %s is %s, shorter than the store's values (%s)", c.Name, h.columnType, fix))
+		case want.typ == "datetime" && h.precision.Int64 != 6:
+			problems = append(problems, fmt.Sprintf("column %s is %s: leases are timed to the microsecond (%s)", c.Name, h.columnType, fix))
+		case c.Nullable && !h.nullable:
+			problems = append(problems, sqlfamily.LeftNull(c.Name, fix))
+		case c.Defaulted && !h.hasDefault:
+			problems = append(problems, sqlfamily.NoDefault(c.Name, fix))
 		}
 	}
 	for name, h := range have.Others() {

@@ -44,30 +44,27 @@ const Schema = "CREATE TABLE IF NOT EXISTS idem_records (\n" +
 	"\tKEY idem_records_expires_at (expires_at)\n" +
 	") ENGINE=InnoDB;\n"
 
-// column is what Check expects of one of the table's columns:
-// information_schema's DATA_TYPE, the least length of a VARBINARY
-// (CHARACTER_MAXIMUM_LENGTH), and whether an in-progress record leaves it
-// NULL or the acquire leaves it to its DEFAULT.
-type column struct {
-	name, typ string
-	length    int64  // VARBINARY: at least this many bytes
-	decl      string // the column's definition in Schema, for ALTER TABLE
-	nullable  bool
-	defaulted bool
+// columnType is what Check expects of one of the table's columns
+// (sqlfamily.RecordColumns): information_schema's DATA_TYPE, the least
+// length of a VARBINARY (CHARACTER_MAXIMUM_LENGTH), and its definition.
+type columnType struct {
+	typ    string
+	length int64  // VARBINARY: at least this many bytes
+	decl   string // the column's definition in Schema, for ALTER TABLE
 }
 
-var columns = []column{
-	{name: "key", typ: "varbinary", length: MaxKeyLength, decl: "VARBINARY(2048) NOT NULL"},
-	{name: "fingerprint", typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
-	{name: "completed", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
-	{name: "token", typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
-	{name: "fence", typ: "bigint", decl: "BIGINT NOT NULL"},
-	{name: "lease_until", typ: "datetime", decl: "DATETIME(6) NOT NULL"},
-	{name: "expires_at", typ: "datetime", decl: "DATETIME(6) NOT NULL"},
-	{name: "status", typ: "int", decl: "INT NULL", nullable: true},
-	{name: "header", typ: "longblob", decl: "LONGBLOB NULL", nullable: true},
-	{name: "body", typ: "longblob", decl: "LONGBLOB NULL", nullable: true},
-	{name: "body_omitted", typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0", defaulted: true},
+var columnTypes = map[string]columnType{
+	"key":          {typ: "varbinary", length: MaxKeyLength, decl: "VARBINARY(2048) NOT NULL"},
+	"fingerprint":  {typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
+	"completed":    {typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0"},
+	"token":        {typ: "varbinary", length: 128, decl: "VARBINARY(128) NOT NULL"},
+	"fence":        {typ: "bigint", decl: "BIGINT NOT NULL"},
+	"lease_until":  {typ: "datetime", decl: "DATETIME(6) NOT NULL"},
+	"expires_at":   {typ: "datetime", decl: "DATETIME(6) NOT NULL"},
+	"status":       {typ: "int", decl: "INT NULL"},
+	"header":       {typ: "longblob", decl: "LONGBLOB NULL"},
+	"body":         {typ: "longblob", decl: "LONGBLOB NULL"},
+	"body_omitted": {typ: "tinyint", decl: "BOOLEAN NOT NULL DEFAULT 0"},
 }
 
 // quoteName quotes schema.name (schema "" for none) with backquotes; both

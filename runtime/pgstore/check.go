@@ -97,16 +97,16 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnu
 	}
 	t := o.core.Table.Name
 	var problems []string
-	for _, c := range columns {
-		name, typ := c[0], c[1]
+	for _, c := range sqlfamily.RecordColumns {
+		name, typ := c.Name, columnTypes[c.Name]
 		switch h, ok := have.Ours(name); {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("add column %s %s", name, typ))
 		case h.typ != typ:
 			problems = append(problems, fmt.Sprintf("column %s is %s, want %s (ALTER TABLE %s ALTER COLUMN %s TYPE %s)", name, h.typ, typ, t, name, typ))
-		case nullable[name] && h.notNull:
+		case c.Nullable && h.notNull:
 			problems = append(problems, sqlfamily.LeftNull(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", t, name)))
-		case defaulted[name] && !h.hasDef:
+		case c.Defaulted && !h.hasDef:
 			problems = append(problems, sqlfamily.NoDefault(name, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT false", t, name)))
 		}
 	}

@@ -33,28 +33,21 @@ const Schema = `CREATE TABLE IF NOT EXISTS idem_records (
 CREATE INDEX IF NOT EXISTS idem_records_expires_at ON idem_records (expires_at);
 `
 
-// columns are the table's columns and their types (format_type), which
-// Check expects.
-var columns = [][2]string{
-	{"key", "text"},
-	{"fingerprint", "text"},
-	{"completed", "boolean"},
-	{"token", "text"},
-	{"fence", "bigint"},
-	{"lease_until", "timestamp with time zone"},
-	{"expires_at", "timestamp with time zone"},
-	{"status", "integer"},
-	{"header", "jsonb"},
-	{"body", "bytea"},
-	{"body_omitted", "boolean"},
+// columnTypes are the types (format_type) that Check expects of the
+// table's columns (sqlfamily.RecordColumns).
+var columnTypes = map[string]string{
+	"key":          "text",
+	"fingerprint":  "text",
+	"completed":    "boolean",
+	"token":        "text",
+	"fence":        "bigint",
+	"lease_until":  "timestamp with time zone",
+	"expires_at":   "timestamp with time zone",
+	"status":       "integer",
+	"header":       "jsonb",
+	"body":         "bytea",
+	"body_omitted": "boolean",
 }
-
-// nullable are the columns an in-progress record leaves NULL, and
-// defaulted those the acquire's INSERT leaves to their DEFAULT.
-var (
-	nullable  = map[string]bool{"status": true, "header": true, "body": true}
-	defaulted = map[string]bool{"completed": true, "body_omitted": true}
-)
 
 // quoteName quotes schema.name (schema "" for none) as an identifier.
 func quoteName(schema, name string) string {

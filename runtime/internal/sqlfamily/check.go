@@ -37,6 +37,30 @@ func (c *Core) CheckWith(ctx context.Context, server, table func(context.Context
 	return nil
 }
 
+// Column is one of the records' table's columns, as every store's Check
+// expects it whatever its type (each dialect's own).
+type Column struct {
+	Name      string
+	Nullable  bool // an in-progress record leaves it NULL
+	Defaulted bool // the acquire's INSERT leaves it to its DEFAULT
+}
+
+// RecordColumns are the columns of the records' table that the stores
+// write and read, in the order of their Schema.
+var RecordColumns = [...]Column{
+	{Name: "key"},
+	{Name: "fingerprint"},
+	{Name: "completed", Defaulted: true},
+	{Name: "token"},
+	{Name: "fence"},
+	{Name: "lease_until"},
+	{Name: "expires_at"},
+	{Name: "status", Nullable: true},
+	{Name: "header", Nullable: true},
+	{Name: "body", Nullable: true},
+	{Name: "body_omitted", Defaulted: true},
+}
+
 // TableColumns are the table's columns as Check reads them ([Columns]):
 // what the store's own are, and the others.
 type TableColumns[C any] struct {
