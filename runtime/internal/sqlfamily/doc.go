@@ -17,12 +17,14 @@
 // What the stores' protocol does with a statement's outcome is written
 // here too, the store only running the statement: the answer of a
 // statement on the owner's row ([Core.Changed]), of a read's record
-// ([Row.Answer]), of a run's keep-alive ([Dialect.KeptAlive]), the lookup
+// ([Row.Answer]), of a claim ([Claimed], [Dialect.Held], [Moment]), of a
+// run's keep-alive ([Dialect.KeptAlive]), the lookup
 // of a COMMIT whose answer was lost ([Dialect.LostCommit]), a step's
 // commit and rollback ([Dialect.CommitStep], over the store's [Step]),
 // and the journal's reading ([Dialect.Steps]). [Runs] are a store's open
-// runs by key and token; Check's structure ([Core.CheckWith]), its reading
-// of columns ([Columns]) and the sentences of its problems, and the
+// runs by key and token; Check's structure ([Core.CheckWith]), the
+// table's columns it expects ([RecordColumns]), its reading of them
+// ([Columns]) and the sentences of its problems, and the
 // duration conversions are functions of their own. [Turn] shares a run's
 // connection between its handler and its keep-alive.
 package sqlfamily
