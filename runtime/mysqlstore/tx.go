@@ -353,10 +353,7 @@ func (r *runTx) Rollback(context.Context) error {
 	}
 	err := r.tx.Rollback()
 	r.close()
-	if err == nil || errors.Is(err, sql.ErrTxDone) || claimLost(err) {
-		return nil // a transaction whose connection is gone is rolled back
-	}
-	return dialect.StoreError("rollback", err)
+	return dialect.RolledBack(err, err != nil && (errors.Is(err, sql.ErrTxDone) || claimLost(err)))
 }
 
 // lookup tells whether token's completion of key is committed.

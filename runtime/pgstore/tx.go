@@ -426,11 +426,9 @@ func (r *runTx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	_, err := conn.Exec(ctx, "ROLLBACK")
+	broke := err != nil && conn.IsClosed() // read before c goes back to the pool
 	r.c.Release()
-	if err == nil || conn.IsClosed() {
-		return nil // a connection that broke: the server rolls back
-	}
-	return dialect.StoreError("rollback", err)
+	return dialect.RolledBack(err, broke)
 }
 
 // heldHere reports whether a run of this store holds or is taking key's

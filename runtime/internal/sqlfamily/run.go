@@ -47,6 +47,16 @@ func (d *Dialect) LostCommit(ctx context.Context, err error, lookup func(context
 	return d.StoreError("commit", err)
 }
 
+// RolledBack is the answer of a run's ROLLBACK that failed with err (nil
+// for none): a transaction that had ended, or whose connection is gone
+// (the server rolls it back with the connection), is rolled back (ended).
+func (d *Dialect) RolledBack(err error, ended bool) error {
+	if err == nil || ended {
+		return nil
+	}
+	return d.StoreError("rollback", err)
+}
+
 // KeptAlive is the answer of a run's keep-alive that failed with err (nil
 // for none): a connection that is gone (lost: the server ended the
 // transaction) is a lost claim, [idemstore.ErrNotOwner].
