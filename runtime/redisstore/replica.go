@@ -24,14 +24,23 @@ import (
 // result marked Idempotency-Degraded. A step's journal entry (steps.go) is
 // acknowledged the same way, in the same batches.
 //
-// The scripts and the WAIT of a batch share one connection rather than the
+// What a WAIT costs is mostly wake-ups: it answers only once the replica
+// has read the stream and acknowledged, so each one wakes the master, the
+// replica and this process once more than an unacknowledged write does.
+// Fewer WAITs per completion is what makes it cheaper, and the lane's batch
+// is what keeps them few (one per 12-15 completions at 32 senders). The
+// scripts and the WAIT of a batch share one connection rather than the
 // scripts going out with the plain calls and a dedicated connection
 // writing a marker and WAITing after it (a WAIT after any write covers
 // every earlier write of the master): measured, that marker path sent more
 // WAITs per completion (its rounds are shorter, so more of them), added a
 // round trip per completion and doubled the master's and the replica's CPU
-// per first request (BENCHMARKS.md, "Replica acknowledgements: a dropped
-// replica, and WAIT grouped across connections").
+// per first request. The acknowledged batches have a lane of their own
+// rather than joining the acquires' batches, which would hold every
+// acquire until the replica answers (and, measured, sent more WAITs for the
+// same CPU); and one such batch is on the wire at a time, as a second sent
+// more WAITs and was no faster (BENCHMARKS.md, "Redis with a replica
+// acknowledging").
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
