@@ -206,7 +206,7 @@ func (s *Store) verifyShared(ctx context.Context) error {
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
 	var problems []string
-	dur := newDurabilityCheck()
+	dur := newDurabilityCheck(s.rdb)
 	err := s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
 		p, err := s.checkNode(ctx, n, addr)
 		if p != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,10 +51,14 @@ type durabilityCheck struct {
 	// remind it): one the store saw with replicas is still waited for.
 	unrecorded map[string]bool
 	volatile   []string // addresses of masters that keep records in memory only
+	cluster    bool     // the masters are a Cluster's, which lists each master's replicas
 }
 
-func newDurabilityCheck() *durabilityCheck {
-	return &durabilityCheck{replicas: map[string]int{}, unrecorded: map[string]bool{}}
+// newDurabilityCheck returns the check of the masters of rdb, the store's
+// client.
+func newDurabilityCheck(rdb redis.Scripter) *durabilityCheck {
+	_, cluster := rdb.(*redis.ClusterClient)
+	return &durabilityCheck{replicas: map[string]int{}, unrecorded: map[string]bool{}, cluster: cluster}
 }
 
 // node reads one master's replicas and persistence. A server that does not
@@ -69,6 +74,11 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	}
 	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
 	wait := replicasToWaitFor(repl, replicas)
+	if wait == 0 && d.cluster && err == nil && infoField(repl, "role") == "master" {
+		if wait, err = listedReplicas(ctx, n); err != nil {
+			return err
+		}
+	}
 	d.mu.Lock()
 	d.replicas[addr] = wait
 	if err == nil && wait == 0 && infoField(repl, "role") == "master" && infoField(repl, "master_repl_offset") == "0" {
@@ -108,6 +118,40 @@ func replicasToWaitFor(repl string, connected int) int {
 		return 1
 	}
 	return connected
+}
+
+// listedReplicas is 1 when the Cluster lists a replica of the master n
+// (CLUSTER NODES), connected or not, else 0. A master that restarted while
+// its replica's link was down has neither the replica connected nor a
+// backlog, but the Cluster still counts the replica as the master's, and
+// promotes it if the master fails: a store that starts then, and never saw
+// the replica, waits for it all the same. The Cluster lists the replica
+// until every node forgets it (CLUSTER FORGET).
+func listedReplicas(ctx context.Context, n node) (int, error) {
+	c, ok := n.(interface {
+		ClusterNodes(ctx context.Context) *redis.StringCmd
+	})
+	if !ok {
+		return 0, nil
+	}
+	nodes, err := c.ClusterNodes(ctx).Result()
+	if err != nil {
+		return 0, answered(err)
+	}
+	// A line is: id addr flags master-id ...; myself's flags say "myself".
+	var me string
+	lines := strings.Split(nodes, "\n")
+	for _, line := range lines {
+		if f := strings.Fields(line); len(f) > 3 && slices.Contains(strings.Split(f[2], ","), "myself") {
+			me = f[0]
+		}
+	}
+	for _, line := range lines {
+		if f := strings.Fields(line); me != "" && len(f) > 3 && f[3] == me {
+			return 1, nil
+		}
+	}
+	return 0, nil
 }
 
 // answered is nil for an error Redis answered (an unknown command, a

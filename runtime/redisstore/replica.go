@@ -24,14 +24,23 @@ import (
 // result marked Idempotency-Degraded. A step's journal entry (steps.go) is
 // acknowledged the same way, in the same batches.
 //
-// The scripts and the WAIT of a batch share one connection rather than the
+// What a WAIT costs is mostly wake-ups: it answers only once the replica
+// has read the stream and acknowledged, so each one wakes the master, the
+// replica and this process once more than an unacknowledged write does.
+// Fewer WAITs per completion is what makes it cheaper, and the lane's batch
+// is what keeps them few (one per 12-15 completions at 32 senders). The
+// scripts and the WAIT of a batch share one connection rather than the
 // scripts going out with the plain calls and a dedicated connection
 // writing a marker and WAITing after it (a WAIT after any write covers
 // every earlier write of the master): measured, that marker path sent more
 // WAITs per completion (its rounds are shorter, so more of them), added a
 // round trip per completion and doubled the master's and the replica's CPU
-// per first request (BENCHMARKS.md, "Replica acknowledgements: a dropped
-// replica, and WAIT grouped across connections").
+// per first request. The acknowledged batches have a lane of their own
+// rather than joining the acquires' batches, which would hold every
+// acquire until the replica answers (and, measured, sent more WAITs for the
+// same CPU); and one such batch is on the wire at a time, as a second sent
+// more WAITs and was no faster (BENCHMARKS.md, "Redis with a replica
+// acknowledging").
 
 // DefaultReplicaAckTimeout is how long a completion waits for its replicas'
 // acknowledgement by default (WithReplicaAcks).
@@ -48,21 +57,24 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // error matching ErrUnreplicated.
 //
 // The default waits for one replica whenever the master holding the key has
-// replicas or has had them (INFO replication, read at each check, see
-// [WithCheckInterval]: connected replicas, or a replication backlog, which
-// the master keeps for repl-backlog-ttl after its last replica left), and
-// for none on a master that never had one. A replica whose link dropped is
-// thus still waited for, and the completions are answered degraded until it,
-// or another replica, acknowledges again: it is the one a failover would
-// promote. A master that restarts meanwhile forgets its backlog; the store
-// that saw its replicas goes on waiting for it (until a replica
-// acknowledges, or the process restarts). Once the replicas are gone for
-// good, the operator ends the wait on the server (CONFIG SET
-// repl-backlog-ttl 1: the master frees its backlog within seconds) or with
-// WithReplicaAcks(0, 0). With a Cluster the wait goes to the master of the
-// key's slot; a client that is not a go-redis Client, ClusterClient or Ring
-// (a wrapper that only runs scripts) cannot wait, and its completions are
-// not acknowledged.
+// replicas or has had them (read at each check, see [WithCheckInterval]:
+// connected replicas, or a replication backlog, which the master keeps for
+// repl-backlog-ttl after its last replica left, or, in a Cluster, a replica
+// the Cluster lists as the master's, connected or not), and for none on a
+// master that never had one. A replica whose link dropped is thus still
+// waited for, and the completions are answered degraded until it, or
+// another replica, acknowledges again: it is the one a failover would
+// promote. A standalone master that restarts meanwhile forgets its backlog;
+// the store that saw its replicas goes on waiting for it (until a replica
+// acknowledges, or the process restarts), and a Cluster's master is still
+// waited for by a store started since, as long as the Cluster lists the
+// replica. Once the replicas are gone for good, the operator ends the wait
+// on the server (CONFIG SET repl-backlog-ttl 1: the master frees its backlog
+// within seconds; in a Cluster, also CLUSTER FORGET of the replica on every
+// node, as redis-cli --cluster del-node does) or with WithReplicaAcks(0, 0).
+// With a Cluster the wait goes to the master of the key's slot; a client
+// that is not a go-redis Client, ClusterClient or Ring (a wrapper that only
+// runs scripts) cannot wait, and its completions are not acknowledged.
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(s *Store) {
 		s.acks.fixed = max(n, 0)

@@ -260,3 +260,73 @@ func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
 		t.Errorf("complete once the replica is back: %v", err)
 	}
 }
+
+// TestClusterListedReplicaAtStart: a Cluster master restarted while its
+// replica is down keeps no record of that replica in INFO (no backlog, no
+// replication offset, none connected), but the Cluster still lists it as
+// the master's replica, and it is the one a failover would promote: a
+// store started afterwards, which never saw the replica, waits for it and
+// answers completions on that master degraded.
+func TestClusterListedReplicaAtStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Cluster with a replica")
+	}
+	ctx := context.Background()
+	startServer(t, redisproc.Options{}).Stop() // skips (or fails under CI=true) without redis-server
+	cluster, err := redisproc.StartCluster(ctx, 1, time.Second, redisproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	if err := cluster.AddReplicas(ctx); err != nil {
+		t.Fatal(err)
+	}
+	master := cluster.Nodes[0]
+	cluster.Replicas[0].Kill()
+	master.Kill()
+	if err := master.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.WaitOK(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	admin := client(t, master.Addr())
+	if info, _ := admin.Info(ctx, "replication").Result(); !strings.Contains(info, "repl_backlog_active:0") || !strings.Contains(info, "connected_slaves:0") {
+		t.Fatalf("the restarted master keeps a record of its replica, the test proves nothing: %s", info)
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s := New(rdb)
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeOne(t, s, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete on a master whose listed replica is down, by a store started since: %v; want ErrUnreplicated", err)
+	}
+}
+
+// TestClusterNoReplicaNoWait: on a Cluster whose masters never had a
+// replica (the shared test Cluster), the default store waits for none on
+// any master, and every completion is plain.
+func TestClusterNoReplicaNoWait(t *testing.T) {
+	rdb, prefix := redistest.Cluster(t)
+	ctx := context.Background()
+	s := New(rdb, WithPrefix(prefix))
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		if n := s.want(m.Options().Addr); n != 0 {
+			t.Errorf("master %s, which never had a replica: waits for %d; want 0", m.Options().Addr, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 { // keys on every master
+		if err := completeOne(t, s, "alone-"+strconv.Itoa(i)); err != nil {
+			t.Errorf("complete alone-%d: %v; want nil", i, err)
+		}
+	}
+}
