@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
@@ -78,6 +79,14 @@ func (dialect) IsCommit(b []byte) bool { return bytes.Contains(b, commitPacket) 
 
 // CommitSent: IsCommit saw the whole COMMIT packet.
 func (dialect) CommitSent([]byte) bool { return true }
+
+func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	return s.(*mysqlstore.Store).ReadBatch(ctx, reqs)
+}
+
+// IsMissingTable: the store answers any statement the server refuses with
+// ErrStoreUnavailable.
+func (dialect) IsMissingTable(err error) bool { return errors.Is(err, idemstore.ErrStoreUnavailable) }
 
 func (dialect) Quote(name string) string { return "`" + name + "`" }
 func (dialect) Arg(int) string           { return "?" }

@@ -5,14 +5,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -89,6 +92,16 @@ func (dialect) IsCommit(b []byte) bool {
 
 // CommitSent: pgx sends the COMMIT in a batch that ends with a Sync.
 func (dialect) CommitSent(b []byte) bool { return bytes.HasSuffix(b, []byte{'S', 0, 0, 0, 4}) }
+
+func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	return s.(*pgstore.Store).ReadBatch(ctx, reqs)
+}
+
+// IsMissingTable: the server's undefined_table, as the store passes it on.
+func (dialect) IsMissingTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
 
 func (dialect) Quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 func (dialect) Arg(n int) string         { return "$" + strconv.Itoa(n) }

@@ -44,6 +44,14 @@ type Dialect interface {
 	// before the connection closes commits nothing).
 	CommitSent(b []byte) bool
 
+	// ReadBatch sends reqs to s's server as one batch of its read lanes,
+	// as a lane does with the reads that queued while it was busy, and
+	// returns their replies in order.
+	ReadBatch(ctx context.Context, s Store, reqs []idemstore.AcquireRequest) []Read
+	// IsMissingTable reports whether err is the store's answer to a
+	// statement on a table that does not exist.
+	IsMissingTable(err error) bool
+
 	// Quote quotes an identifier.
 	Quote(name string) string
 	// Arg is the placeholder of the n-th argument of a statement (from 1).

@@ -19,6 +19,8 @@ var scenarios = []struct {
 	{"SchemaUnderAnotherName", testSchemaUnderAnotherName},
 	{"Unreachable", testUnreachable},
 	{"ReadLanesUnderLoad", testReadLanesUnderLoad},
+	{"ReadBatchReplies", testReadBatchReplies},
+	{"ReadBatchServerError", testReadBatchServerError},
 	// Step journals (steps.go).
 	{"StepJournal", testStepJournal},
 	{"StepCommitsItsWritesWithItsEntry", testStepCommitsItsWritesWithItsEntry},
