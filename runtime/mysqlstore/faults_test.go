@@ -113,6 +113,38 @@ func (dialect) QueryRows(ctx context.Context, query string) (sqlfamilytest.Rows,
 	return rows, nil
 }
 
+// TxEnds: the store sends what the handler sends, and finds a
+// transaction the handler ended before it writes the completion. What the
+// handler's statements did stays as that end made them: a COMMIT (or a
+// statement that commits implicitly) commits the claim, as an in-progress
+// record that keeps its lease, and the payment before it; the payment
+// after it commits on its own. SET autocommit = 1 ends nothing while
+// autocommit is already 1 (a transaction the store began), and BEGIN
+// commits and opens another transaction, which the completion then
+// commits: both runs commit as any other.
+func (dialect) TxEnds() []sqlfamilytest.TxEnd {
+	end := func(name string, ends bool, stmts ...string) sqlfamilytest.TxEnd {
+		return sqlfamilytest.TxEnd{Name: name, Ends: ends, Payments: 2, End: func(ctx context.Context, pay string) error {
+			for _, q := range stmts {
+				if _, err := mysqlstore.Tx(ctx).ExecContext(ctx, strings.ReplaceAll(q, "$P", pay)); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			return nil
+		}}
+	}
+	rollback := end("ROLLBACK", true, "ROLLBACK")
+	rollback.Released, rollback.ReleasedHere, rollback.Payments = true, true, 1 // the payment after it only
+	return []sqlfamilytest.TxEnd{
+		end("COMMIT", true, "COMMIT"),
+		rollback,
+		end("DDL", true, "CREATE TEMPORARY TABLE IF NOT EXISTS scratch (n INT) ENGINE=InnoDB", "CREATE TABLE IF NOT EXISTS `$P_ddl` (n INT) ENGINE=InnoDB"),
+		end("autocommit off then on", true, "SET autocommit = 0", "SET autocommit = 1"),
+		end("autocommit on", false, "SET autocommit = 1"),
+		end("BEGIN", false, "BEGIN"),
+	}
+}
+
 // Locked tries a locking read of every row of table, without waiting:
 // InnoDB locks the rows an open transaction inserted, invisible as they
 // are.

@@ -117,6 +117,33 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 	return id, err
 }
 
+// TxEnds: the store refuses a statement that ends the transaction before
+// it is sent, and every statement after it, so the claim holds until the
+// handler returns. A ROLLBACK the refusal cannot see (behind another
+// statement of a multi-statement string) ends the transaction on the
+// server: the store sees it in the connection's transaction status, but
+// the claim ended with it.
+func (dialect) TxEnds() []sqlfamilytest.TxEnd {
+	end := func(name, sql string, args ...any) sqlfamilytest.TxEnd {
+		return sqlfamilytest.TxEnd{Name: name, Refused: true, Ends: true, LaterRefused: true,
+			End: func(ctx context.Context, _ string) error {
+				_, err := pgstore.Tx(ctx).Exec(ctx, sql, args...)
+				return err
+			}}
+	}
+	sent := end("ROLLBACK behind another statement", "SELECT 1; ROLLBACK", pgx.QueryExecModeSimpleProtocol)
+	sent.Refused, sent.Released = false, true
+	return []sqlfamilytest.TxEnd{
+		end("COMMIT", "COMMIT"),
+		end("ROLLBACK", "rollback"),
+		end("END", " \n\tEnd;"),
+		end("ABORT after a comment", "/* undo */ -- all\nABORT"),
+		end("COMMIT AND CHAIN", "COMMIT AND CHAIN"),
+		end("PREPARE TRANSACTION", "PREPARE TRANSACTION 'p'"),
+		sent,
+	}
+}
+
 // Locked asks pg_locks.
 func (dialect) Locked(t testing.TB, d sqlfamilytest.DB, table string) bool {
 	t.Helper()

@@ -31,6 +31,7 @@ var scenarios = []struct {
 	{"SlowLiveOwnerKeepsTheKey", testSlowLiveOwnerKeepsTheKey},
 	{"ClientThatLeavesGetsAReplay", testClientThatLeavesGetsAReplay},
 	{"AnotherPayloadInFlight", testAnotherPayloadInFlight},
+	{"HandlerEndsTheTransaction", testHandlerEndsTheTransaction}, // txend.go
 	// Tables the store cannot keep its promise on (misconfig.go).
 	{"MisconfiguredTable", testMisconfiguredTable},
 	{"TriggerAddedUnderARunningStore", testTriggerAddedUnderARunningStore},
