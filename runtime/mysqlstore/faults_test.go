@@ -113,6 +113,11 @@ func (dialect) QueryRows(ctx context.Context, query string) (sqlfamilytest.Rows,
 	return rows, nil
 }
 
+func (dialect) TxExec(ctx context.Context, query string, args ...any) error {
+	_, err := mysqlstore.Tx(ctx).ExecContext(ctx, query, args...)
+	return err
+}
+
 // TxEnds: the store sends what the handler sends, and finds a
 // transaction the handler ended before it writes the completion. What the
 // handler's statements did stays as that end made them: a COMMIT (or a
@@ -126,7 +131,7 @@ func (dialect) TxEnds() []sqlfamilytest.TxEnd {
 	end := func(name string, ends bool, stmts ...string) sqlfamilytest.TxEnd {
 		return sqlfamilytest.TxEnd{Name: name, Ends: ends, Payments: 2, End: func(ctx context.Context, pay string) error {
 			for _, q := range stmts {
-				if _, err := mysqlstore.Tx(ctx).ExecContext(ctx, strings.ReplaceAll(q, "$P", pay)); err != nil {
+				if err := (dialect{}).TxExec(ctx, strings.ReplaceAll(q, "$P", pay)); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
 			}

@@ -117,6 +117,11 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 	return id, err
 }
 
+func (dialect) TxExec(ctx context.Context, sql string, args ...any) error {
+	_, err := pgstore.Tx(ctx).Exec(ctx, sql, args...)
+	return err
+}
+
 // TxEnds: the store refuses a statement that ends the transaction before
 // it is sent, and every statement after it, so the claim holds until the
 // handler returns. A ROLLBACK the refusal cannot see (behind another
@@ -126,10 +131,7 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 func (dialect) TxEnds() []sqlfamilytest.TxEnd {
 	end := func(name, sql string, args ...any) sqlfamilytest.TxEnd {
 		return sqlfamilytest.TxEnd{Name: name, Refused: true, Ends: true, LaterRefused: true,
-			End: func(ctx context.Context, _ string) error {
-				_, err := pgstore.Tx(ctx).Exec(ctx, sql, args...)
-				return err
-			}}
+			End: func(ctx context.Context, _ string) error { return dialect{}.TxExec(ctx, sql, args...) }}
 	}
 	sent := end("ROLLBACK behind another statement", "SELECT 1; ROLLBACK", pgx.QueryExecModeSimpleProtocol)
 	sent.Refused, sent.Released = false, true

@@ -62,6 +62,9 @@ type Dialect interface {
 	// InsertPayment inserts a row (key, fence) into the business table in
 	// the transaction ctx carries (a run's or a step's) and returns its id.
 	InsertPayment(ctx context.Context, table, key string, fence int64) (int64, error)
+	// TxExec runs query in the transaction ctx carries (a run's),
+	// through the store's Tx.
+	TxExec(ctx context.Context, query string, args ...any) error
 	// TxEnds are statements a handler may send through the store's Tx
 	// that end the run's transaction, or look as if they did.
 	TxEnds() []TxEnd

@@ -32,6 +32,14 @@ var scenarios = []struct {
 	{"ClientThatLeavesGetsAReplay", testClientThatLeavesGetsAReplay},
 	{"AnotherPayloadInFlight", testAnotherPayloadInFlight},
 	{"HandlerEndsTheTransaction", testHandlerEndsTheTransaction}, // txend.go
+	// Runs that end without a stored result, or with one (rollback.go).
+	{"TxRollsBack", testTxRollsBack},
+	{"TxCancelledRollsBack", testTxCancelledRollsBack},
+	{"TxHandlersFailedStatement", testTxHandlersFailedStatement},
+	{"TxCommitsARecordThatExpiredUnderItsLock", testTxCommitsARecordThatExpiredUnderItsLock},
+	// Takeovers of a lapsed lease, and fingerprints (takeover.go).
+	{"FingerprintBeforeTheAPIRefused", testFingerprintBeforeTheAPIRefused},
+	{"TakeoverWinsOverALateOwner", testTakeoverWinsOverALateOwner},
 	// Tables the store cannot keep its promise on (misconfig.go).
 	{"MisconfiguredTable", testMisconfiguredTable},
 	{"TriggerAddedUnderARunningStore", testTriggerAddedUnderARunningStore},
