@@ -2,6 +2,7 @@ package sqlfamilytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -187,5 +188,43 @@ func testReadBatchServerError(t *testing.T, d Dialect) {
 		if !d.IsMissingTable(r.Err) {
 			t.Errorf("read %d of a missing table: %v, want the store's error of a table that does not exist", i, r.Err)
 		}
+	}
+}
+
+// testReadLanesContextEnds: a read waiting for a busy lane returns its
+// context's error when the context ends, and the lane goes on with the
+// others. The two reads are of one key, so one may share the other's: a
+// read that shares one ended by its reader's context reads again.
+func testReadLanesContextEnds(t *testing.T, d Dialect) {
+	db := d.Open(t, d.DSN(t), 1)
+	s, _ := db.Store(t, StoreConfig{ReadLanes: 1})
+	Complete(t, s, "k", "the answer")
+	replay := func(ctx context.Context) (idemstore.Acquisition, error) {
+		acq, _, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Fingerprint: "fp", Token: "t", Lease: time.Minute})
+		return acq, err
+	}
+	if _, err := replay(context.Background()); err != nil { // verified, warm
+		t.Fatal(err)
+	}
+
+	release := db.Hold(t, "SELECT 1") // the pool's one connection: the lane's round trip waits for it
+	first := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		acq, err := replay(ctx)
+		if err == nil && string(acq.Record.Body) != "the answer" {
+			err = fmt.Errorf("replayed %q", acq.Record.Body)
+		}
+		first <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := replay(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a read whose context ended while the lane waited: %v, want its context's deadline", err)
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Errorf("the read the lane sent once the connection was free: %v", err)
 	}
 }

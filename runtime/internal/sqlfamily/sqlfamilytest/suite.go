@@ -21,10 +21,12 @@ var scenarios = []struct {
 	{"ReadLanesUnderLoad", testReadLanesUnderLoad},
 	{"ReadBatchReplies", testReadBatchReplies},
 	{"ReadBatchServerError", testReadBatchServerError},
+	{"ReadLanesContextEnds", testReadLanesContextEnds},
 	// Step journals (steps.go).
 	{"StepJournal", testStepJournal},
 	{"StepCommitsItsWritesWithItsEntry", testStepCommitsItsWritesWithItsEntry},
 	{"StepsPurged", testStepsPurged},
+	{"StepsOfAClaimedRun", testStepsOfAClaimedRun},
 	// Runs whose writes commit with their result (tx.go).
 	{"TxCommitsWithTheResult", testTxCommitsWithTheResult},
 	{"ConcurrentOneKey", testConcurrentOneKey},
