@@ -21,11 +21,14 @@ func testTxRollsBack(t *testing.T, d Dialect) {
 	db := d.Open(t, d.DSN(t), 0)
 	s, records := db.Store(t, StoreConfig{})
 	pay := db.Payments(t)
-	fails := map[string]func(w http.ResponseWriter){
-		"status-500": func(w http.ResponseWriter) { http.Error(w, "downstream failed", http.StatusInternalServerError) },
-		"panic":      func(http.ResponseWriter) { panic(http.ErrAbortHandler) },
+	fails := map[string]struct {
+		fail func(w http.ResponseWriter)
+		want int // the client's answer (0: none, the connection cut)
+	}{
+		"status-500": {func(w http.ResponseWriter) { http.Error(w, "downstream failed", http.StatusInternalServerError) }, http.StatusInternalServerError},
+		"panic":      {func(http.ResponseWriter) { panic(http.ErrAbortHandler) }, 0},
 	}
-	for name, fail := range fails {
+	for name, c := range fails {
 		t.Run(name, func(t *testing.T) {
 			var failing atomic.Bool
 			failing.Store(true)
@@ -35,7 +38,7 @@ func testTxRollsBack(t *testing.T, d Dialect) {
 					return
 				}
 				if failing.Load() {
-					fail(w)
+					c.fail(w)
 					return
 				}
 				w.WriteHeader(http.StatusCreated)
@@ -43,8 +46,8 @@ func testTxRollsBack(t *testing.T, d Dialect) {
 			srv := httptest.NewServer(ServePayments(idem.NewEngine(s), h))
 			defer srv.Close()
 			key := "k-" + name
-			if st, body := Post(t, srv.Client(), srv.URL, key); st != http.StatusInternalServerError && st != 0 {
-				t.Fatalf("%s = %d %s, want 500 or no answer", name, st, body)
+			if st, body := Post(t, srv.Client(), srv.URL, key); st != c.want {
+				t.Fatalf("%s = %d %s, want %d", name, st, body, c.want)
 			}
 			if n := db.Count(t, pay, KeyIs(d), key); n != 0 {
 				t.Fatalf("%d payment rows after %s, want 0 (rolled back)", n, name)
