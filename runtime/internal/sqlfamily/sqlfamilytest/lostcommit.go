@@ -19,7 +19,8 @@ import (
 // reaches the client; with DropCommit, it cuts the connection instead of
 // forwarding the next COMMIT. With a First, it reads each connection's
 // first bytes from the client before it dials the server (a protocol whose
-// client speaks first) and closes the connections First refuses.
+// client speaks first) and closes the connections First refuses. Stall
+// holds the next bytes a client sends until the test releases them.
 type CutProxy struct {
 	Addr       string      // where it listens
 	Armed      atomic.Bool // cut the connection after forwarding the next COMMIT
@@ -31,7 +32,25 @@ type CutProxy struct {
 	commitSent func([]byte) bool
 	first      *First
 	target     string
+	stall      atomic.Pointer[stall]
 	wg         sync.WaitGroup
+}
+
+// stall is a Stall under way.
+type stall struct {
+	held    chan struct{} // closed once the bytes are held
+	release chan struct{} // closed to forward them
+}
+
+// Stall holds the next bytes any client sends (a statement: its connection
+// waits for the server's answer) until release, or until the test ends;
+// held is closed once they are held.
+func (p *CutProxy) Stall(t testing.TB) (held <-chan struct{}, release func()) {
+	st := &stall{held: make(chan struct{}), release: make(chan struct{})}
+	p.stall.Store(st)
+	release = sync.OnceFunc(func() { close(st.release) })
+	t.Cleanup(release)
+	return st.held, release
 }
 
 // First is a check of each connection's first message, client to server.
@@ -93,6 +112,10 @@ func (p *CutProxy) serve(client net.Conn) {
 			break // the COMMIT never reaches the server
 		}
 		if n > 0 {
+			if st := p.stall.Swap(nil); st != nil {
+				close(st.held)
+				<-st.release
+			}
 			if _, werr := server.Write(buf[:n]); werr != nil {
 				break
 			}

@@ -191,12 +191,13 @@ func testReadBatchServerError(t *testing.T, d Dialect) {
 	}
 }
 
-// testReadLanesContextEnds: a read waiting for a busy lane returns its
-// context's error when the context ends, and the lane goes on with the
-// others. The two reads are of one key, so one may share the other's: a
-// read that shares one ended by its reader's context reads again.
+// testReadLanesContextEnds: a read waiting behind another, in flight on
+// the one lane and the pool's one connection, returns its context's error
+// when the context ends, and the lane goes on with the others. The two
+// reads are of one key, so one may share the other's: a read that shares
+// one ended by its reader's context reads again.
 func testReadLanesContextEnds(t *testing.T, d Dialect) {
-	db := d.Open(t, d.DSN(t), 1)
+	db, proxy := ProxiedDB(t, d, 1, nil)
 	s, _ := db.Store(t, StoreConfig{ReadLanes: 1})
 	Complete(t, s, "k", "the answer")
 	replay := func(ctx context.Context) (idemstore.Acquisition, error) {
@@ -207,7 +208,7 @@ func testReadLanesContextEnds(t *testing.T, d Dialect) {
 		t.Fatal(err)
 	}
 
-	release := db.Hold(t, "SELECT 1") // the pool's one connection: the lane's round trip waits for it
+	held, release := proxy.Stall(t) // the first read's statement waits in the proxy
 	first := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -218,13 +219,27 @@ func testReadLanesContextEnds(t *testing.T, d Dialect) {
 		}
 		first <- err
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, err := replay(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("a read whose context ended while the lane waited: %v, want its context's deadline", err)
+	<-held
+	second := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := replay(ctx)
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a read whose context ended while it waited behind another: %v, want its context's deadline", err)
+		}
+	case <-time.After(10 * time.Second): // a bound on the failure, not a wait for success
+		t.Errorf("a read whose context ended while it waited behind another is still waiting 10 s on")
 	}
 	release()
 	if err := <-first; err != nil {
-		t.Errorf("the read the lane sent once the connection was free: %v", err)
+		t.Errorf("the read in flight, once its statement went on: %v", err)
+	}
+	if acq, err := replay(context.Background()); err != nil || string(acq.Record.Body) != "the answer" {
+		t.Errorf("a replay afterwards: %+v, %v", acq, err)
 	}
 }
