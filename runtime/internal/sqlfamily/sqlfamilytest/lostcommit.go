@@ -182,3 +182,33 @@ func testLostCommitIsLookedUp(t *testing.T, d Dialect) {
 		t.Fatalf("replay %d %s after %d runs, %d rows", st2, body2, runs.Load(), db.Count(t, pay, "true"))
 	}
 }
+
+// testLostCommitThatDidNotCommit: the connection is cut with the COMMIT
+// unsent (the proxy drops it): the server rolls the transaction back, the
+// lookup finds no committed record, and the client gets 503; the retry
+// runs once and commits.
+func testLostCommitThatDidNotCommit(t *testing.T, d Dialect) {
+	db, proxy := ProxiedDB(t, d, 4, nil)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t)
+	var runs atomic.Int64
+	srv := httptest.NewServer(ServePayments(idem.NewEngine(s), PaymentHandler(d, pay, func(ctx context.Context) {
+		if runs.Add(1) == 1 {
+			proxy.DropCommit.Store(true)
+		}
+	})))
+	defer srv.Close()
+
+	if st, body := Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusServiceUnavailable {
+		t.Fatalf("answer after a COMMIT that never arrived = %d %s, want 503", st, body)
+	}
+	if n := db.Count(t, pay, "true"); n != 0 {
+		t.Fatalf("%d payment rows after the dropped COMMIT, want 0", n)
+	}
+	if st, body := Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusCreated || runs.Load() != 2 {
+		t.Fatalf("retry = %d %s after %d runs; want 201 from the second run", st, body, runs.Load())
+	}
+	if n := db.Count(t, pay, "true"); n != 1 {
+		t.Fatalf("%d payment rows, want 1", n)
+	}
+}

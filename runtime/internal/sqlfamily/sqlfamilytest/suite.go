@@ -46,10 +46,11 @@ var scenarios = []struct {
 	{"MisconfiguredTable", testMisconfiguredTable},
 	{"TriggerAddedUnderARunningStore", testTriggerAddedUnderARunningStore},
 	// Faults of connections, processes and servers.
-	{"LostCommitIsLookedUp", testLostCommitIsLookedUp}, // lostcommit.go
-	{"CrashBeforeAnswer", testCrashBeforeAnswer},       // process.go
-	{"StaleOwnerFrozen", testStaleOwnerFrozen},         // process.go
-	{"RestartUnderLoad", testRestartUnderLoad},         // restart.go
+	{"LostCommitIsLookedUp", testLostCommitIsLookedUp},             // lostcommit.go
+	{"LostCommitThatDidNotCommit", testLostCommitThatDidNotCommit}, // lostcommit.go
+	{"CrashBeforeAnswer", testCrashBeforeAnswer},                   // process.go
+	{"StaleOwnerFrozen", testStaleOwnerFrozen},                     // process.go
+	{"RestartUnderLoad", testRestartUnderLoad},                     // restart.go
 }
 
 // Run runs the suite against d, each scenario as a subtest. In the server
