@@ -4,31 +4,19 @@ import (
 	"context"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
-	"github.com/idemgen/idemgen/runtime/internal/lanes"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 )
 
-// ReadReply is one reply of ReadBatch.
-type ReadReply struct {
-	Acq   idemstore.Acquisition
-	Claim bool
-	Err   error
-}
-
-// ReadBatch reads keys[i] with fingerprints[i] as one batch of the read
-// lanes, as a lane does with the reads that queued while it was busy, and
-// returns their replies in order.
-func (s *Store) ReadBatch(ctx context.Context, keys, fingerprints []string) []ReadReply {
-	calls := make([]*readCall, len(keys))
-	for i := range keys {
-		calls[i] = lanes.NewCall[readReq, readReply](ctx, readReq{keys[i], fingerprints[i]})
-	}
-	s.newReadLanes(1).Send(calls)
-	replies := make([]ReadReply, len(keys))
-	for i, c := range calls {
-		c.Wait()
-		replies[i] = ReadReply{c.Reply.acq, c.Reply.how != answered, c.Err}
-	}
-	return replies
+// ReadBatch sends reqs as one batch of the read lanes, as a lane does with
+// the reads that queued while it was busy, and returns their replies in
+// order: a read that found no record, an expired one, or one whose lease
+// lapsed (a recovery), goes on to claim the key.
+func (s *Store) ReadBatch(ctx context.Context, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	read := func(req idemstore.AcquireRequest) readReq { return readReq{req.Key, req.Fingerprint} }
+	return sqlfamilytest.SendReads(ctx, s.newReadLanes(1), reqs, read, func(r readReply, err error) sqlfamilytest.Read {
+		claim := r.how != answered
+		return sqlfamilytest.Read{Acq: r.acq, Claim: claim, Lapsed: claim && r.acq.Outcome == idemstore.OutcomeRecovered, Err: err}
+	})
 }
 
 // OpenStatements counts the statements the store holds prepared: its

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
@@ -79,6 +80,14 @@ func (dialect) IsCommit(b []byte) bool { return bytes.Contains(b, commitPacket) 
 // CommitSent: IsCommit saw the whole COMMIT packet.
 func (dialect) CommitSent([]byte) bool { return true }
 
+func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	return s.(*mysqlstore.Store).ReadBatch(ctx, reqs)
+}
+
+// IsMissingTable: the store answers any statement the server refuses with
+// ErrStoreUnavailable.
+func (dialect) IsMissingTable(err error) bool { return errors.Is(err, idemstore.ErrStoreUnavailable) }
+
 func (dialect) Quote(name string) string { return "`" + name + "`" }
 func (dialect) Arg(int) string           { return "?" }
 func (dialect) Ago() string              { return "UTC_TIMESTAMP(6) - INTERVAL 1000 MICROSECOND" }
@@ -102,6 +111,43 @@ func (dialect) QueryRows(ctx context.Context, query string) (sqlfamilytest.Rows,
 		return nil, err
 	}
 	return rows, nil
+}
+
+func (dialect) TxExec(ctx context.Context, query string, args ...any) error {
+	_, err := mysqlstore.Tx(ctx).ExecContext(ctx, query, args...)
+	return err
+}
+
+// TxEnds: the store sends what the handler sends, and finds a
+// transaction the handler ended before it writes the completion. What the
+// handler's statements did stays as that end made them: a COMMIT (or a
+// statement that commits implicitly) commits the claim, as an in-progress
+// record that keeps its lease, and the payment before it; the payment
+// after it commits on its own. SET autocommit = 1 ends nothing while
+// autocommit is already 1 (a transaction the store began), and BEGIN
+// commits and opens another transaction, which the completion then
+// commits: both runs commit as any other.
+func (dialect) TxEnds() []sqlfamilytest.TxEnd {
+	end := func(name string, ends bool, stmts ...string) sqlfamilytest.TxEnd {
+		return sqlfamilytest.TxEnd{Name: name, Ends: ends, Payments: 2, End: func(ctx context.Context, pay string) error {
+			for _, q := range stmts {
+				if err := (dialect{}).TxExec(ctx, strings.ReplaceAll(q, "$P", pay)); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			return nil
+		}}
+	}
+	rollback := end("ROLLBACK", true, "ROLLBACK")
+	rollback.Released, rollback.ReleasedHere, rollback.Payments = true, true, 1 // the payment after it only
+	return []sqlfamilytest.TxEnd{
+		end("COMMIT", true, "COMMIT"),
+		rollback,
+		end("DDL", true, "CREATE TEMPORARY TABLE IF NOT EXISTS scratch (n INT) ENGINE=InnoDB", "CREATE TABLE IF NOT EXISTS `$P_ddl` (n INT) ENGINE=InnoDB"),
+		end("autocommit off then on", true, "SET autocommit = 0", "SET autocommit = 1"),
+		end("autocommit on", false, "SET autocommit = 1"),
+		end("BEGIN", false, "BEGIN"),
+	}
 }
 
 // Locked tries a locking read of every row of table, without waiting:

@@ -24,7 +24,7 @@ func TestClosed(t *testing.T) {
 	s, _ := mysqltest.Store(t, db, mysqlstore.WithPurgeInterval(-1))
 	ctx := context.Background()
 	sqlfamilytest.Acquire(t, s, "before", "t", "fp")
-	s.ReadBatch(ctx, []string{"before", "other"}, []string{"fp", "fp"})
+	s.ReadBatch(ctx, []idemstore.AcquireRequest{{Key: "before", Fingerprint: "fp"}, {Key: "other", Fingerprint: "fp"}})
 	if n := s.OpenStatements(); n != 2 {
 		t.Fatalf("%d sets of statements prepared before Close, want 2 (the common path's and a batch's)", n)
 	}
@@ -39,7 +39,7 @@ func TestClosed(t *testing.T) {
 	if run != nil {
 		_ = run.Rollback(ctx)
 	}
-	batch := s.ReadBatch(ctx, []string{"after", "other"}, []string{"fp", "fp"})
+	batch := s.ReadBatch(ctx, []idemstore.AcquireRequest{{Key: "after", Fingerprint: "fp"}, {Key: "other", Fingerprint: "fp"}})
 	for name, err := range map[string]error{"acquire": aerr, "acquire run": rerr, "batched read": batch[0].Err, "commit of a run open at Close": cerr} {
 		if !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), "store is closed") {
 			t.Errorf("%s after Close = %v, want ErrStoreUnavailable saying the store is closed", name, err)

@@ -21,43 +21,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
 
-// TestTxHandlerErrorRollsBack: a handler that wrote and then answered a
-// status that is not stored (500) leaves no row and no record: the retry
-// runs again, and commits once.
-func TestTxHandlerErrorRollsBack(t *testing.T) {
-	db := mysqltest.DB(t, 0)
-	s, _ := mysqltest.Store(t, db)
-	pay := mysqlDB{db}.Payments(t)
-	var fail atomic.Bool
-	fail.Store(true)
-	h := func(w http.ResponseWriter, r *http.Request) {
-		if _, err := sqlfamilytest.InsertPayment(r.Context(), dialect{}, pay); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		if fail.Load() {
-			http.Error(w, "downstream failed", http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusCreated)
-	}
-	srv := httptest.NewServer(sqlfamilytest.ServePayments(idem.NewEngine(s), h))
-	defer srv.Close()
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusInternalServerError {
-		t.Fatalf("first = %d %s, want 500", st, body)
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 0 {
-		t.Fatalf("%d payment rows after a 500, want 0", n)
-	}
-	fail.Store(false)
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k"); st != http.StatusCreated {
-		t.Fatalf("retry = %d %s, want 201", st, body)
-	}
-	if n := mysqltest.Count(t, db, pay, "true"); n != 1 {
-		t.Fatalf("%d payment rows, want 1", n)
-	}
-}
-
 // TestLongKeyRefused: a storage key longer than the key column is refused
 // with an error that says so, never truncated into another key.
 func TestLongKeyRefused(t *testing.T) {
@@ -181,33 +144,6 @@ func TestCompletionExpiry(t *testing.T) {
 	}
 	if got := expiry(db, "lapsed"); got > day || got < day-lease.Seconds() {
 		t.Errorf("lapsed: expires in %.6f s, want %v from its completion", got, day)
-	}
-}
-
-// TestTxCommitsARecordThatExpiredUnderItsLock: the run's transaction holds
-// its record's row from the claim to the commit, so no other attempt can
-// take the record over meanwhile, even once it has expired (a run longer
-// than its lease and the abandoned TTL, simulated here by the handler's own
-// UPDATE in the transaction): the commit stores the answer with a retention
-// from now, not ErrNotOwner, and the answer is replayed.
-func TestTxCommitsARecordThatExpiredUnderItsLock(t *testing.T) {
-	db := mysqltest.DB(t, 0)
-	s, table := mysqltest.Store(t, db)
-	ctx := context.Background()
-	acq, run, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Token: "t1", Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || run == nil {
-		t.Fatalf("acquire run = %+v, %v", acq, err)
-	}
-	tx := mysqlstore.Tx(run.Context(ctx))
-	if _, err := tx.ExecContext(ctx, "UPDATE `"+table+"` SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE `key` = 'k'"); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Commit(ctx, &idemstore.Record{Status: http.StatusCreated, Body: []byte("done")}, time.Hour); err != nil {
-		t.Fatalf("commit of a record that expired under its lock = %v, want nil", err)
-	}
-	acq, err = s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || acq.Outcome != idemstore.OutcomeReplay || string(acq.Record.Body) != "done" {
-		t.Fatalf("after the commit: %+v, %v; want the replay of done", acq, err)
 	}
 }
 

@@ -4,29 +4,16 @@ import (
 	"context"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
-	"github.com/idemgen/idemgen/runtime/internal/lanes"
+	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 )
-
-// ReadReply is one reply of ReadBatch.
-type ReadReply struct {
-	Acq           idemstore.Acquisition
-	Lapsed, Found bool
-	Err           error
-}
 
 // ReadBatch sends reqs as one batch of the read lanes, as a lane does with
 // the reads that queued while it was busy, and returns their replies in
-// order.
-func (s *Store) ReadBatch(ctx context.Context, reqs []idemstore.AcquireRequest) []ReadReply {
-	calls := make([]*readCall, len(reqs))
-	for i, req := range reqs {
-		calls[i] = lanes.NewCall[idemstore.AcquireRequest, readReply](ctx, req)
-	}
-	s.newReadLanes(1).Send(calls)
-	replies := make([]ReadReply, len(reqs))
-	for i, c := range calls {
-		c.Wait()
-		replies[i] = ReadReply{c.Reply.acq, c.Reply.lapsed, c.Reply.found, c.Err}
-	}
-	return replies
+// order: a read that found no record, or one whose lease lapsed, goes on
+// to claim the key.
+func (s *Store) ReadBatch(ctx context.Context, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	same := func(req idemstore.AcquireRequest) idemstore.AcquireRequest { return req }
+	return sqlfamilytest.SendReads(ctx, s.newReadLanes(1), reqs, same, func(r readReply, err error) sqlfamilytest.Read {
+		return sqlfamilytest.Read{Acq: r.acq, Claim: !r.found || r.lapsed, Lapsed: r.lapsed, Err: err}
+	})
 }

@@ -5,14 +5,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -90,6 +93,16 @@ func (dialect) IsCommit(b []byte) bool {
 // CommitSent: pgx sends the COMMIT in a batch that ends with a Sync.
 func (dialect) CommitSent(b []byte) bool { return bytes.HasSuffix(b, []byte{'S', 0, 0, 0, 4}) }
 
+func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
+	return s.(*pgstore.Store).ReadBatch(ctx, reqs)
+}
+
+// IsMissingTable: the server's undefined_table, as the store passes it on.
+func (dialect) IsMissingTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
+
 func (dialect) Quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 func (dialect) Arg(n int) string         { return "$" + strconv.Itoa(n) }
 func (dialect) Ago() string              { return "statement_timestamp() - interval '1 millisecond'" }
@@ -102,6 +115,35 @@ func (dialect) InsertPayment(ctx context.Context, table, key string, fence int64
 	var id int64
 	err := tx.QueryRow(ctx, "INSERT INTO "+pgx.Identifier{table}.Sanitize()+" (key, fence) VALUES ($1, $2) RETURNING id", key, fence).Scan(&id)
 	return id, err
+}
+
+func (dialect) TxExec(ctx context.Context, sql string, args ...any) error {
+	_, err := pgstore.Tx(ctx).Exec(ctx, sql, args...)
+	return err
+}
+
+// TxEnds: the store refuses a statement that ends the transaction before
+// it is sent, and every statement after it, so the claim holds until the
+// handler returns. A ROLLBACK the refusal cannot see (behind another
+// statement of a multi-statement string) ends the transaction on the
+// server: the store sees it in the connection's transaction status, but
+// the claim ended with it.
+func (dialect) TxEnds() []sqlfamilytest.TxEnd {
+	end := func(name, sql string, args ...any) sqlfamilytest.TxEnd {
+		return sqlfamilytest.TxEnd{Name: name, Refused: true, Ends: true, LaterRefused: true,
+			End: func(ctx context.Context, _ string) error { return dialect{}.TxExec(ctx, sql, args...) }}
+	}
+	sent := end("ROLLBACK behind another statement", "SELECT 1; ROLLBACK", pgx.QueryExecModeSimpleProtocol)
+	sent.Refused, sent.Released = false, true
+	return []sqlfamilytest.TxEnd{
+		end("COMMIT", "COMMIT"),
+		end("ROLLBACK", "rollback"),
+		end("END", " \n\tEnd;"),
+		end("ABORT after a comment", "/* undo */ -- all\nABORT"),
+		end("COMMIT AND CHAIN", "COMMIT AND CHAIN"),
+		end("PREPARE TRANSACTION", "PREPARE TRANSACTION 'p'"),
+		sent,
+	}
 }
 
 // Locked asks pg_locks.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -38,48 +37,6 @@ func TestCheckRights(t *testing.T) {
 	}
 }
 
-// TestFingerprintBeforeTheAPIRefused: a row holding the request's
-// fingerprint as it was before fingerprints covered the API identity is
-// another request's (as a colliding API's is): refused while completed,
-// and answered a conflict, not taken over, while in progress; the store has
-// no other fingerprint to accept.
-func TestFingerprintBeforeTheAPIRefused(t *testing.T) {
-	pool := pgtest.Pool(t, 0)
-	s, table := pgtest.Store(t, pool)
-	ctx := context.Background()
-	req := func(key, token string) idemstore.AcquireRequest {
-		return idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: "new", Lease: time.Minute}
-	}
-	for _, k := range []string{"done", "lapsed"} {
-		if a := sqlfamilytest.Acquire(t, s, k, "old", "old"); a.Outcome != idemstore.OutcomeFirstRun {
-			t.Fatalf("%s: %+v", k, a)
-		}
-	}
-	if err := s.Complete(ctx, "done", "old", &idemstore.Record{Status: 201, Body: []byte("paid")}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if a, err := s.Acquire(ctx, req("done", "t")); err != nil || a.Outcome != idemstore.OutcomeMismatch {
-		t.Errorf("completed with the fingerprint before the API: %+v, %v; want mismatch", a, err)
-	}
-	sqlfamilytest.Lapse(t, dialect{}, pgPool{pool}, table, "lapsed", false)
-	if a, err := s.Acquire(ctx, req("lapsed", "t")); err != nil || a.Outcome != idemstore.OutcomeMismatch {
-		t.Errorf("lapsed with the fingerprint before the API: %+v, %v; want mismatch", a, err)
-	}
-}
-
-// takeOver has t1 acquire k through Store.Acquire, lets its lease lapse,
-// and returns the run of t2 that takes k over (Recovered).
-func takeOver(t *testing.T, s *pgstore.Store, table string, pool *pgxpool.Pool) (idemstore.Acquisition, idemstore.RunTx) {
-	t.Helper()
-	sqlfamilytest.Acquire(t, s, "k", "t1", "fp")
-	sqlfamilytest.Lapse(t, dialect{}, pgPool{pool}, table, "k", false)
-	acq, run, err := s.AcquireRun(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t2", Fingerprint: "fp", Lease: time.Minute})
-	if err != nil || run == nil || acq.Outcome != idemstore.OutcomeRecovered {
-		t.Fatalf("takeover: %+v, %v, %v; want a Recovered run", acq, run, err)
-	}
-	return acq, run
-}
-
 // TestTakeoverLosesToTheOwnerThatCompletes: a run that takes over a
 // record Acquire committed, whose lease lapsed, holds nothing of that
 // record until it commits (its claim writes nothing). If the old owner
@@ -91,7 +48,7 @@ func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
 	s, table := pgtest.Store(t, pool)
 	pay := pgPool{pool}.Payments(t)
 	ctx := context.Background()
-	acq, run := takeOver(t, s, table, pool)
+	acq, run := sqlfamilytest.TakeOver(t, dialect{}, pgPool{pool}, s, table)
 	if _, err := pgstore.Tx(run.Context(ctx)).Exec(ctx, "INSERT INTO "+pgx.Identifier{pay}.Sanitize()+" (key, fence) VALUES ('k', $1)", acq.Fence); err != nil {
 		t.Fatal(err)
 	}
@@ -109,23 +66,5 @@ func TestTakeoverLosesToTheOwnerThatCompletes(t *testing.T) {
 	replay := sqlfamilytest.Acquire(t, s, "k", "t3", "fp")
 	if replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t1" {
 		t.Errorf("afterwards: %+v; want the old owner's answer replayed", replay)
-	}
-}
-
-// TestTakeoverWinsOverALateOwner: the same takeover, committed first; the
-// old owner's completion after it is refused.
-func TestTakeoverWinsOverALateOwner(t *testing.T) {
-	pool := pgtest.Pool(t, 0)
-	s, table := pgtest.Store(t, pool)
-	ctx := context.Background()
-	_, run := takeOver(t, s, table, pool)
-	if err := run.Commit(ctx, &idemstore.Record{Status: http.StatusCreated, Body: []byte("t2")}, time.Hour); err != nil {
-		t.Fatalf("the run's commit: %v", err)
-	}
-	if err := s.Complete(ctx, "k", "t1", &idemstore.Record{Status: http.StatusCreated, Body: []byte("t1")}, time.Hour); !errors.Is(err, idemstore.ErrNotOwner) {
-		t.Errorf("the old owner's late completion: %v, want ErrNotOwner", err)
-	}
-	if replay := sqlfamilytest.Acquire(t, s, "k", "t3", "fp"); replay.Outcome != idemstore.OutcomeReplay || string(replay.Record.Body) != "t2" {
-		t.Errorf("afterwards: %+v; want the run's answer replayed", replay)
 	}
 }

@@ -44,6 +44,14 @@ type Dialect interface {
 	// before the connection closes commits nothing).
 	CommitSent(b []byte) bool
 
+	// ReadBatch sends reqs to s's server as one batch of its read lanes,
+	// as a lane does with the reads that queued while it was busy, and
+	// returns their replies in order.
+	ReadBatch(ctx context.Context, s Store, reqs []idemstore.AcquireRequest) []Read
+	// IsMissingTable reports whether err is the store's answer to a
+	// statement on a table that does not exist.
+	IsMissingTable(err error) bool
+
 	// Quote quotes an identifier.
 	Quote(name string) string
 	// Arg is the placeholder of the n-th argument of a statement (from 1).
@@ -54,6 +62,12 @@ type Dialect interface {
 	// InsertPayment inserts a row (key, fence) into the business table in
 	// the transaction ctx carries (a run's or a step's) and returns its id.
 	InsertPayment(ctx context.Context, table, key string, fence int64) (int64, error)
+	// TxExec runs query in the transaction ctx carries (a run's),
+	// through the store's Tx.
+	TxExec(ctx context.Context, query string, args ...any) error
+	// TxEnds are statements a handler may send through the store's Tx
+	// that end the run's transaction, or look as if they did.
+	TxEnds() []TxEnd
 	// Locked reports whether another session holds a lock on table (an
 	// open transaction wrote to it).
 	Locked(t testing.TB, db DB, table string) bool

@@ -1,8 +1,10 @@
 // Package sqlfamilytest is the fault suite of the SQL stores (pgstore,
 // mysqlstore), written once and run by each store's tests against real
 // servers through [Dialect]: the store's state machine on its table
-// (transitions, purge, Check), step journals, runs whose writes commit
-// with their result, and faults of processes and servers: a server
+// (transitions, purge, Check, takeovers), its read lanes, step journals,
+// runs whose writes commit with their result or roll back without one, a
+// handler that ends its run's transaction itself (each dialect's own
+// statements, [TxEnd]), and faults of processes and servers: a server
 // process killed (SIGKILL) before it answers, an owner frozen (SIGSTOP)
 // past its lock, a live owner slower than its lock, the database
 // restarted under load, a COMMIT whose answer is lost, tables the store

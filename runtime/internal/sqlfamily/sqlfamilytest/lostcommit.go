@@ -19,7 +19,8 @@ import (
 // reaches the client; with DropCommit, it cuts the connection instead of
 // forwarding the next COMMIT. With a First, it reads each connection's
 // first bytes from the client before it dials the server (a protocol whose
-// client speaks first) and closes the connections First refuses.
+// client speaks first) and closes the connections First refuses. Stall
+// holds the next bytes a client sends until the test releases them.
 type CutProxy struct {
 	Addr       string      // where it listens
 	Armed      atomic.Bool // cut the connection after forwarding the next COMMIT
@@ -31,7 +32,25 @@ type CutProxy struct {
 	commitSent func([]byte) bool
 	first      *First
 	target     string
+	stall      atomic.Pointer[stall]
 	wg         sync.WaitGroup
+}
+
+// stall is a Stall under way.
+type stall struct {
+	held    chan struct{} // closed once the bytes are held
+	release chan struct{} // closed to forward them
+}
+
+// Stall holds the next bytes any client sends (a statement: its connection
+// waits for the server's answer) until release, or until the test ends;
+// held is closed once they are held.
+func (p *CutProxy) Stall(t testing.TB) (held <-chan struct{}, release func()) {
+	st := &stall{held: make(chan struct{}), release: make(chan struct{})}
+	p.stall.Store(st)
+	release = sync.OnceFunc(func() { close(st.release) })
+	t.Cleanup(release)
+	return st.held, release
 }
 
 // First is a check of each connection's first message, client to server.
@@ -93,6 +112,10 @@ func (p *CutProxy) serve(client net.Conn) {
 			break // the COMMIT never reaches the server
 		}
 		if n > 0 {
+			if st := p.stall.Swap(nil); st != nil {
+				close(st.held)
+				<-st.release
+			}
 			if _, werr := server.Write(buf[:n]); werr != nil {
 				break
 			}
@@ -157,5 +180,35 @@ func testLostCommitIsLookedUp(t *testing.T, d Dialect) {
 	st2, body2 := Post(t, srv.Client(), srv.URL, "lost")
 	if st2 != st || body2 != body || runs.Load() != 1 || db.Count(t, pay, "true") != 1 {
 		t.Fatalf("replay %d %s after %d runs, %d rows", st2, body2, runs.Load(), db.Count(t, pay, "true"))
+	}
+}
+
+// testLostCommitThatDidNotCommit: the connection is cut with the COMMIT
+// unsent (the proxy drops it): the server rolls the transaction back, the
+// lookup finds no committed record, and the client gets 503; the retry
+// runs once and commits.
+func testLostCommitThatDidNotCommit(t *testing.T, d Dialect) {
+	db, proxy := ProxiedDB(t, d, 4, nil)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t)
+	var runs atomic.Int64
+	srv := httptest.NewServer(ServePayments(idem.NewEngine(s), PaymentHandler(d, pay, func(ctx context.Context) {
+		if runs.Add(1) == 1 {
+			proxy.DropCommit.Store(true)
+		}
+	})))
+	defer srv.Close()
+
+	if st, body := Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusServiceUnavailable {
+		t.Fatalf("answer after a COMMIT that never arrived = %d %s, want 503", st, body)
+	}
+	if n := db.Count(t, pay, "true"); n != 0 {
+		t.Fatalf("%d payment rows after the dropped COMMIT, want 0", n)
+	}
+	if st, body := Post(t, srv.Client(), srv.URL, "dropped"); st != http.StatusCreated || runs.Load() != 2 {
+		t.Fatalf("retry = %d %s after %d runs; want 201 from the second run", st, body, runs.Load())
+	}
+	if n := db.Count(t, pay, "true"); n != 1 {
+		t.Fatalf("%d payment rows, want 1", n)
 	}
 }

@@ -3,10 +3,14 @@ package sqlfamilytest
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -121,5 +125,62 @@ func testStepsPurged(t *testing.T, d Dialect) {
 	}
 	if n := db.Count(t, table+"_steps", "true"); n != 0 {
 		t.Errorf("%d journal entries after the purge", n)
+	}
+}
+
+// testStepsOfAClaimedRun: through the engine, a run (its key claimed in
+// its transaction) journals a step whose row commits with its entry in the
+// step's own transaction, then fails (500, not stored): the run rolls
+// back, the step's row and entry stay. The retry loads the journal (by the
+// key and the request's fingerprint, the claim's row being uncommitted)
+// and does not run the step again; its second step runs once. One row per
+// step, and the key replays.
+func testStepsOfAClaimedRun(t *testing.T, d Dialect) {
+	db := d.Open(t, d.DSN(t), 0)
+	s, _ := db.Store(t, StoreConfig{})
+	pay := db.Payments(t) // a row per step, keyed by the step's name
+	var ran [2]atomic.Int64
+	var attempts atomic.Int64
+	step := func(i int, name string) func(ctx context.Context) (string, error) {
+		return func(ctx context.Context) (string, error) {
+			ran[i].Add(1)
+			_, err := d.InsertPayment(ctx, pay, name, 0)
+			return name + "-done", err
+		}
+	}
+	h := func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if _, err := idem.Step(ctx, "reserve", step(0, "reserve")); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if attempts.Add(1) == 1 {
+			http.Error(w, "downstream failed", http.StatusInternalServerError)
+			return
+		}
+		if _, err := idem.Step(ctx, "charge", step(1, "charge")); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	srv := httptest.NewServer(ServePayments(idem.NewEngine(s), h))
+	defer srv.Close()
+	if st, body := Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusInternalServerError {
+		t.Fatalf("first attempt = %d %s, want 500", st, body)
+	}
+	if st, body := Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated {
+		t.Fatalf("retry = %d %s, want 201", st, body)
+	}
+	if st, _ := Post(t, srv.Client(), srv.URL, "steps"); st != http.StatusCreated || attempts.Load() != 2 {
+		t.Fatalf("replay = %d after %d attempts, want the 201 of two", st, attempts.Load())
+	}
+	for i, name := range []string{"reserve", "charge"} {
+		if n := ran[i].Load(); n != 1 {
+			t.Errorf("step %s ran %d times, want 1", name, n)
+		}
+		if n := db.Count(t, pay, KeyIs(d), name); n != 1 {
+			t.Errorf("step %s: %d rows, want 1", name, n)
+		}
 	}
 }

@@ -19,24 +19,38 @@ var scenarios = []struct {
 	{"SchemaUnderAnotherName", testSchemaUnderAnotherName},
 	{"Unreachable", testUnreachable},
 	{"ReadLanesUnderLoad", testReadLanesUnderLoad},
+	{"ReadBatchReplies", testReadBatchReplies},
+	{"ReadBatchServerError", testReadBatchServerError},
+	{"ReadLanesContextEnds", testReadLanesContextEnds},
 	// Step journals (steps.go).
 	{"StepJournal", testStepJournal},
 	{"StepCommitsItsWritesWithItsEntry", testStepCommitsItsWritesWithItsEntry},
 	{"StepsPurged", testStepsPurged},
+	{"StepsOfAClaimedRun", testStepsOfAClaimedRun},
 	// Runs whose writes commit with their result (tx.go).
 	{"TxCommitsWithTheResult", testTxCommitsWithTheResult},
 	{"ConcurrentOneKey", testConcurrentOneKey},
 	{"SlowLiveOwnerKeepsTheKey", testSlowLiveOwnerKeepsTheKey},
 	{"ClientThatLeavesGetsAReplay", testClientThatLeavesGetsAReplay},
 	{"AnotherPayloadInFlight", testAnotherPayloadInFlight},
+	{"HandlerEndsTheTransaction", testHandlerEndsTheTransaction}, // txend.go
+	// Runs that end without a stored result, or with one (rollback.go).
+	{"TxRollsBack", testTxRollsBack},
+	{"TxCancelledRollsBack", testTxCancelledRollsBack},
+	{"TxHandlersFailedStatement", testTxHandlersFailedStatement},
+	{"TxCommitsARecordThatExpiredUnderItsLock", testTxCommitsARecordThatExpiredUnderItsLock},
+	// Takeovers of a lapsed lease, and fingerprints (takeover.go).
+	{"FingerprintBeforeTheAPIRefused", testFingerprintBeforeTheAPIRefused},
+	{"TakeoverWinsOverALateOwner", testTakeoverWinsOverALateOwner},
 	// Tables the store cannot keep its promise on (misconfig.go).
 	{"MisconfiguredTable", testMisconfiguredTable},
 	{"TriggerAddedUnderARunningStore", testTriggerAddedUnderARunningStore},
 	// Faults of connections, processes and servers.
-	{"LostCommitIsLookedUp", testLostCommitIsLookedUp}, // lostcommit.go
-	{"CrashBeforeAnswer", testCrashBeforeAnswer},       // process.go
-	{"StaleOwnerFrozen", testStaleOwnerFrozen},         // process.go
-	{"RestartUnderLoad", testRestartUnderLoad},         // restart.go
+	{"LostCommitIsLookedUp", testLostCommitIsLookedUp},             // lostcommit.go
+	{"LostCommitThatDidNotCommit", testLostCommitThatDidNotCommit}, // lostcommit.go
+	{"CrashBeforeAnswer", testCrashBeforeAnswer},                   // process.go
+	{"StaleOwnerFrozen", testStaleOwnerFrozen},                     // process.go
+	{"RestartUnderLoad", testRestartUnderLoad},                     // restart.go
 }
 
 // Run runs the suite against d, each scenario as a subtest. In the server
