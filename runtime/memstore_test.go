@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
@@ -142,6 +141,6 @@ func (s *memStore) Extend(ctx context.Context, key, token string, lease time.Dur
 // forEachStore runs test on the store of the engine's tests, the reference
 // store, in a subtest (runtime/redisstore/e2e runs the same tests on
 // miniredis and real Redis).
-func forEachStore(t *testing.T, test func(t *testing.T, store idem.Store)) {
+func forEachStore(t *testing.T, test func(t *testing.T, store idemstore.Store)) {
 	t.Run("memstore", func(t *testing.T) { test(t, memstore.New()) })
 }

@@ -172,7 +172,7 @@ func (s stored) explain(w io.Writer, o options, secretSet bool) {
 			apis = append(apis, a)
 		}
 		sort.Strings(apis)
-		fmt.Fprintf(w, "  records under other API identities in %s (pass -api with one: a server generated with an API identity keeps its records under the API field of its idem.Operation values):\n", what)
+		fmt.Fprintf(w, "  records under other API identities in %s (pass -api with one: a server generated with an API identity keeps its records under the API field of its idemop.Operation values):\n", what)
 		for _, a := range apis {
 			fmt.Fprintf(w, "    -api %q (%d records)\n", a, s.apis[a])
 		}

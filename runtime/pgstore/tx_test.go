@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
@@ -59,7 +60,7 @@ func TestTxRollsBack(t *testing.T) {
 	}
 
 	// Do: fn's error rolls back; its success commits with the result.
-	op := &idem.Operation{ID: "consume"}
+	op := &idemop.Operation{ID: "consume"}
 	e := idem.NewEngine(s)
 	fail := errors.New("downstream refused")
 	_, _, err := e.Do(context.Background(), op, "msg-1", []byte("m"), func(ctx context.Context) ([]byte, error) {
@@ -95,7 +96,7 @@ func TestTxCancelledRollsBack(t *testing.T) {
 	pay := pgPool{pool}.Payments(t)
 	e := idem.NewEngine(s)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, _, err := e.Do(ctx, &idem.Operation{ID: "consume"}, "c1", nil, func(ctx context.Context) ([]byte, error) {
+	_, _, err := e.Do(ctx, &idemop.Operation{ID: "consume"}, "c1", nil, func(ctx context.Context) ([]byte, error) {
 		if _, err := sqlfamilytest.InsertPayment(ctx, dialect{}, pay); err != nil {
 			return nil, err
 		}
@@ -110,7 +111,7 @@ func TestTxCancelledRollsBack(t *testing.T) {
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
-	got, _, err := e.Do(ctx, &idem.Operation{ID: "consume"}, "c2", nil, func(ctx context.Context) ([]byte, error) {
+	got, _, err := e.Do(ctx, &idemop.Operation{ID: "consume"}, "c2", nil, func(ctx context.Context) ([]byte, error) {
 		_, err := sqlfamilytest.InsertPayment(ctx, dialect{}, pay)
 		cancel() // the caller gives up after the handler's work is done
 		return []byte("done"), err
@@ -118,7 +119,7 @@ func TestTxCancelledRollsBack(t *testing.T) {
 	if err != nil || string(got) != "done" {
 		t.Fatalf("Do whose caller gave up after the work = %q, %v; want done", got, err)
 	}
-	replayed, _, err := e.Do(context.Background(), &idem.Operation{ID: "consume"}, "c2", nil, func(context.Context) ([]byte, error) {
+	replayed, _, err := e.Do(context.Background(), &idemop.Operation{ID: "consume"}, "c2", nil, func(context.Context) ([]byte, error) {
 		t.Error("the redelivery ran the handler again")
 		return nil, nil
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
@@ -85,8 +86,8 @@ func TestHandlerEndsTransactionAsSQL(t *testing.T) {
 			}
 			close(resume)
 			got := <-first
-			if got[0] != http.StatusInternalServerError || sqlfamilytest.ProblemCode(got[1].(string)) != idem.CodeTransactionEnded {
-				t.Fatalf("the run = %d %s; want 500 %s", got[0], got[1], idem.CodeTransactionEnded)
+			if got[0] != http.StatusInternalServerError || sqlfamilytest.ProblemCode(got[1].(string)) != idemop.CodeTransactionEnded {
+				t.Fatalf("the run = %d %s; want 500 %s", got[0], got[1], idemop.CodeTransactionEnded)
 			}
 			if err := <-later; !errors.Is(err, idemstore.ErrTxEnded) {
 				t.Errorf("a statement after the end = %v; want it refused (ErrTxEnded)", err)
