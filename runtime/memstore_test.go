@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // memStore is the engine tests' store: the reference in-memory store
@@ -78,7 +79,7 @@ func (s *memStore) count(method string) int {
 
 // get returns what the store holds under key.
 func (s *memStore) get(key string) (memRec, bool) {
-	e, ok := s.s.Lookup(key)
+	e, ok := memhooks.Lookup(s.s, key)
 	if !ok {
 		return memRec{}, false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // counted returns a step function that counts its runs and returns v.
@@ -301,7 +302,7 @@ func TestStepTypeOfOldEntries(t *testing.T) {
 		// As the version before wrote it: the JSON alone, journaled over
 		// the entry by this run, which owns the key's lease.
 		for _, k := range store.Keys() {
-			e, _ := store.Lookup(k)
+			e, _ := memhooks.Lookup(store, k)
 			steps, err := store.LoadSteps(ctx, k, e.Token)
 			if err != nil {
 				return nil, err
