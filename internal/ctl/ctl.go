@@ -21,6 +21,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
@@ -226,7 +227,7 @@ func (c command) at(ctx context.Context, op string) error {
 	// copy of every record during the rollout: forget forgets both.
 	var err error
 	forgot := false
-	for _, key := range []string{idemstore.RecordKeyIn(o.api, op, c.scope, o.key), idemstore.PreviousRecordKey(o.api, op, c.scope, o.key)} {
+	for _, key := range []string{idemstore.RecordKeyIn(o.api, op, c.scope, o.key), previouslayout.PreviousRecordKey(o.api, op, c.scope, o.key)} {
 		if c.name == "inspect" {
 			err = inspect(ctx, c.store, key, o, c.stdout)
 		} else if err = forget(ctx, c.store, key, o, c.stdout, c.stderr); err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // The records are stored under the Go name of their operation
@@ -140,7 +141,7 @@ func splitKey(k string, names map[string][2]string) (api, op, key string, ok boo
 		}
 		return "?" + token, token, key, true
 	}
-	api, op, _, key, ok = idemstore.SplitPreviousRecordKey(k)
+	api, op, _, key, ok = previouslayout.SplitPreviousRecordKey(k)
 	return api, op, key, ok
 }
 

@@ -109,7 +109,7 @@ func clusterFailover(t *testing.T, cut bool) {
 	var keys []string
 	for i := 0; len(keys) < 8; i++ {
 		k := fmt.Sprintf("k-%d", i)
-		prev := prefix + ":" + idemstore.PreviousRecordKey(op.API, op.ID, "", k)
+		prev := prefix + ":" + previouslayout.PreviousRecordKey(op.API, op.ID, "", k)
 		cur := prefix + ":" + idemstore.RecordKeyIn(op.API, op.ID, "", k)
 		if masterOf(prev) == a && masterOf(cur) == b {
 			keys = append(keys, k)

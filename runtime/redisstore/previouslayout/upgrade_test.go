@@ -43,7 +43,7 @@ func (p previousLayout) key(k string) string {
 	if !ok {
 		panic("not a record key: " + k)
 	}
-	return idemstore.PreviousRecordKey(p.api, p.op, scope, key)
+	return previouslayout.PreviousRecordKey(p.api, p.op, scope, key)
 }
 
 func (p previousLayout) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
@@ -263,7 +263,7 @@ func TestNewDeploymentWritesOneLayout(t *testing.T) {
 					t.Errorf("the handler ran %d times, want 1", runs)
 				}
 				cur := prefix + ":" + idemstore.RecordKeyIn("shop", "CreateOrder", "", "k-1")
-				prev := prefix + ":" + idemstore.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
+				prev := prefix + ":" + previouslayout.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
 				marker := prefix + ":" + previouslayout.KeyLayoutMarker
 				for _, k := range []struct {
 					key  string
