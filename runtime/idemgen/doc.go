@@ -3,8 +3,11 @@
 // front of its decoder and the capture of its response objects, the answers
 // of a generated error handler, and a client call's body and request
 // editor. The framework adapters (idemecho, idemgin, idemfiber, ...) call
-// it too. Hand-written code does not need it: a route of its own takes
-// idem.Engine.Middleware or idem.Engine.Serve, and a client idem.Caller.
+// it too. Hand-written servers do not need it: a route of their own takes
+// idem.Engine.Middleware or idem.Engine.Serve, and a queue consumer
+// idem.Do. A hand-written client call through an idem.Caller takes its
+// body and request editor from here, as a generated client helper does
+// (idem's example of Caller.Begin).
 //
 // Like protobuf-go's runtime/protoimpl and ogen's small runtime packages,
 // its API follows the generated code, within the version range that
