@@ -34,7 +34,7 @@ func (e *Engine) acquire(ctx context.Context, k *keyedRequest) (*lease, idemstor
 		if err != nil {
 			ev.Err = err
 			switch {
-			case errors.Is(err, ErrStoreMisconfigured):
+			case errors.Is(err, idemstore.ErrStoreMisconfigured):
 				e.report(ctx, k, e.cfg.hooks.StoreError, ev, 0, "")
 				e.logMisconfigured(ctx, err)
 			case ctx.Err() == nil:
@@ -131,11 +131,11 @@ func checkRun(ctx context.Context, acq idemstore.Acquisition, tx idemstore.RunTx
 	claimed := err == nil && (acq.Outcome == idemstore.OutcomeFirstRun || acq.Outcome == idemstore.OutcomeRecovered)
 	switch {
 	case claimed && tx == nil:
-		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: acquire: malformed answer (outcome %d without its transaction)", ErrStoreUnavailable, acq.Outcome)
+		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: acquire: malformed answer (outcome %d without its transaction)", idemstore.ErrStoreUnavailable, acq.Outcome)
 	case !claimed && tx != nil:
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		if err == nil {
-			err = fmt.Errorf("%w: acquire: malformed answer (outcome %d with a transaction)", ErrStoreUnavailable, acq.Outcome)
+			err = fmt.Errorf("%w: acquire: malformed answer (outcome %d with a transaction)", idemstore.ErrStoreUnavailable, acq.Outcome)
 		}
 		return idemstore.Acquisition{}, nil, err
 	}
@@ -146,10 +146,10 @@ func checkRun(ctx context.Context, acq idemstore.Acquisition, tx idemstore.RunTx
 // and turns an answer of the wrong shape into such an error.
 func checkAcquisition(acq idemstore.Acquisition, err error) (idemstore.Acquisition, error) {
 	if err != nil {
-		if errors.Is(err, ErrStoreUnavailable) {
+		if errors.Is(err, idemstore.ErrStoreUnavailable) {
 			return idemstore.Acquisition{}, err
 		}
-		return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: %w", ErrStoreUnavailable, err)
+		return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: %w", idemstore.ErrStoreUnavailable, err)
 	}
 	switch acq.Outcome {
 	case idemstore.OutcomeFirstRun, idemstore.OutcomeRecovered, idemstore.OutcomeConflict, idemstore.OutcomeMismatch:
@@ -159,7 +159,7 @@ func checkAcquisition(acq idemstore.Acquisition, err error) (idemstore.Acquisiti
 			return acq, nil
 		}
 	}
-	return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", ErrStoreUnavailable, acq.Outcome)
+	return idemstore.Acquisition{}, fmt.Errorf("%w: acquire: malformed answer (outcome %d)", idemstore.ErrStoreUnavailable, acq.Outcome)
 }
 
 // waitFor waits d with a timer; it reports false if ctx ended first.

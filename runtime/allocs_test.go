@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -93,7 +94,7 @@ func strictAllocHandler(e *idem.Engine) http.Handler {
 		_, err := w.Write(benchRespBody)
 		return err
 	}
-	run := func(ctx context.Context) (*idem.Response, error) { return idem.CaptureContext(ctx, visit) }
+	run := func(ctx context.Context) (*idem.Response, error) { return idemgen.CaptureContext(ctx, visit) }
 	strict := func(w http.ResponseWriter, r *http.Request) {
 		resp, err := e.ServeStrict(r.Context(), r, &op, run)
 		if err != nil {
@@ -101,7 +102,7 @@ func strictAllocHandler(e *idem.Engine) http.Handler {
 		}
 		_ = resp.Write(w)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.ServeBody(w, r, &op, strict) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { idemgen.ServeBody(e, w, r, &op, strict) })
 }
 
 // oneKeyStore is a Store of one record that allocates nothing once it

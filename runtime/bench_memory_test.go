@@ -11,6 +11,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -34,7 +35,7 @@ func newBenchStore() *benchStore { return &benchStore{recs: map[string]*benchRec
 
 func newForgetfulStore() *benchStore { return &benchStore{forget: true, recs: map[string]*benchRec{}} }
 
-// Acquire implements idem.Store.
+// Acquire implements idemstore.Store.
 func (s *benchStore) Acquire(_ context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,7 +53,7 @@ func (s *benchStore) Acquire(_ context.Context, req idemstore.AcquireRequest) (i
 	}
 }
 
-// Complete implements idem.Store.
+// Complete implements idemstore.Store.
 func (s *benchStore) Complete(_ context.Context, key, token string, rec *idemstore.Record, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,7 +71,7 @@ func (s *benchStore) Complete(_ context.Context, key, token string, rec *idemsto
 	return nil
 }
 
-// Release implements idem.Store.
+// Release implements idemstore.Store.
 func (s *benchStore) Release(_ context.Context, key, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,7 +82,7 @@ func (s *benchStore) Release(_ context.Context, key, token string) error {
 	return nil
 }
 
-// Extend implements idem.Store.
+// Extend implements idemstore.Store.
 func (s *benchStore) Extend(_ context.Context, key, token string, lease time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -100,7 +101,7 @@ var benchReqBody = []byte(`{"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042"
 var benchRespBody = []byte(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","name":"steel kettle","quantity":2,"price_cents":4599,"currency":"EUR"}],"note":"leave at the door     "}`)
 
 // benchOp is the operation of every benchmark.
-var benchOp = idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
+var benchOp = idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
 
 // benchHandler answers 201 with benchRespBody after reading the request.
 var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

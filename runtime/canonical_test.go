@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
 // legacyCanonicalJSON is the canonicalisation the fingerprint used before
@@ -16,7 +18,7 @@ import (
 // It is kept as the reference the fuzz test compares against. Its one
 // known flaw, which canonjson.AppendCanonical fixes, is that a removed array
 // element encodes like the string "\u0000removed".
-func legacyCanonicalJSON(doc any, op *Operation) []byte {
+func legacyCanonicalJSON(doc any, op *idemop.Operation) []byte {
 	ptrs := op.FingerprintIgnore
 	if opKeyHeader(op) == "" {
 		ptrs = append(ptrs[:len(ptrs):len(ptrs)], op.KeyPointer)
@@ -85,13 +87,13 @@ func (removed) MarshalJSON() ([]byte, error) { return []byte(`"\u0000removed"`),
 
 // canonical returns the canonical form of raw under op, and whether raw is
 // JSON.
-func canonical(op *Operation, raw string) (string, bool) {
+func canonical(op *idemop.Operation, raw string) (string, bool) {
 	p := jsonPayload(op, []byte(raw))
 	return string(p.canon), p.isJSON
 }
 
 func TestCanonicalJSON(t *testing.T) {
-	plain := &Operation{ID: "A"}
+	plain := &idemop.Operation{ID: "A"}
 	for _, tc := range []struct {
 		in, want string
 	}{
@@ -166,7 +168,7 @@ func TestCanonicalJSONDrop(t *testing.T) {
 		{[]string{""}, `{"t":[1,2,3]}`, `null`},
 		{[]string{"/t", "/t/0"}, `{"t":[1],"u":[1]}`, `{"u":[1]}`},
 	} {
-		op := &Operation{ID: "A", FingerprintIgnore: tc.ptrs}
+		op := &idemop.Operation{ID: "A", FingerprintIgnore: tc.ptrs}
 		if got, ok := canonical(op, tc.in); !ok || got != tc.want {
 			t.Errorf("ignoring %q: canonical(%s) = %q, %v; want %q", tc.ptrs, tc.in, got, ok, tc.want)
 		}
@@ -178,8 +180,8 @@ func TestCanonicalJSONDrop(t *testing.T) {
 // a body holding that string in its place with nothing removed (the ignore
 // list itself is not hashed).
 func TestRemovedElementCollision(t *testing.T) {
-	op := &Operation{ID: "A", FingerprintIgnore: []string{"/t/0"}}
-	plain := &Operation{ID: "A"}
+	op := &idemop.Operation{ID: "A", FingerprintIgnore: []string{"/t/0"}}
+	plain := &idemop.Operation{ID: "A"}
 	a := fingerprint(op, nil, jsonPayload(op, []byte(`{"t":["x",1]}`)))
 	b := fingerprint(plain, nil, jsonPayload(plain, []byte(`{"t":["\u0000removed",1]}`)))
 	c := fingerprint(op, nil, jsonPayload(op, []byte(`{"t":["y",1]}`)))
@@ -201,7 +203,7 @@ func TestRemovedElementCollision(t *testing.T) {
 	}
 }
 
-func mustCanonical(t *testing.T, op *Operation, raw string) string {
+func mustCanonical(t *testing.T, op *idemop.Operation, raw string) string {
 	t.Helper()
 	got, ok := canonical(op, raw)
 	if !ok {
@@ -213,7 +215,7 @@ func mustCanonical(t *testing.T, op *Operation, raw string) string {
 // TestCanonicalJSONBodyKey: the body key's member is not part of the
 // fingerprint, and the key is still found.
 func TestCanonicalJSONBodyKey(t *testing.T) {
-	op := &Operation{ID: "A", KeyPointer: "/idempotency_key"}
+	op := &idemop.Operation{ID: "A", KeyPointer: "/idempotency_key"}
 	p := jsonPayload(op, []byte(`{"idempotency_key":"k1","amount":5}`))
 	if !p.isJSON || string(p.canon) != `{"amount":5}` {
 		t.Fatalf("canonical = %s, %v", p.canon, p.isJSON)
@@ -224,8 +226,8 @@ func TestCanonicalJSONBodyKey(t *testing.T) {
 
 	// A key pointer that does not parse is a bug of the operation: bodyKey
 	// panics once the body is JSON.
-	bad := &Operation{ID: "A", KeyPointer: "key"}
-	if _, ok, prob := bodyKey(bad, jsonPayload(bad, []byte("not json"))); ok || prob == nil || prob.Code != CodeMissingKey {
+	bad := &idemop.Operation{ID: "A", KeyPointer: "key"}
+	if _, ok, prob := bodyKey(bad, jsonPayload(bad, []byte("not json"))); ok || prob == nil || prob.Code != idemop.CodeMissingKey {
 		t.Errorf("bad pointer, raw body: %v, %v", ok, prob)
 	}
 	defer func() {
@@ -238,7 +240,7 @@ func TestCanonicalJSONBodyKey(t *testing.T) {
 
 func BenchmarkCanonicalJSON(b *testing.B) {
 	body := []byte(`{"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"}`)
-	op := &Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	b.Run("bytes", func(b *testing.B) {
 		b.ReportAllocs()
 		var dst []byte
@@ -261,7 +263,7 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 	})
 	// An operation whose key is in the body: the fingerprint's canonical
 	// form and the key, as identify needs them.
-	keyOp := &Operation{ID: "CreateOrder", KeyPointer: "/idempotency_key"}
+	keyOp := &idemop.Operation{ID: "CreateOrder", KeyPointer: "/idempotency_key"}
 	keyed := []byte(`{"idempotency_key":"0199c6d2-7b1e-7cc4-9a43-3f2a9c1e5b7d","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR","note":"leave at the door"}`)
 	b.Run("body-key", func(b *testing.B) {
 		b.ReportAllocs()

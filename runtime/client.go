@@ -5,34 +5,31 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/idemop"
-	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // clientKeyHeader is the header that carries op's key: KeyHeader, or
 // DefaultKeyHeader when the operation names neither a header nor a pointer.
-func clientKeyHeader(op *ClientOperation) string {
+func clientKeyHeader(op *idemop.ClientOperation) string {
 	if op.KeyHeader == "" && op.KeyPointer == "" {
-		return DefaultKeyHeader
+		return idemop.DefaultKeyHeader
 	}
 	return op.KeyHeader
 }
-
-// ClientOperation is the per-operation client configuration that generated
-// code declares once; see [idemop.ClientOperation], of which it is an alias.
-type ClientOperation = idemop.ClientOperation
 
 // Caller holds client-wide settings (policy overrides, attempt hook, clock,
 // randomness). Each generated IdempotentClient holds one. A Caller is
 // immutable once built and safe for concurrent use; its zero value (and a
 // nil *Caller) uses the defaults.
 type Caller struct {
-	policy    func(op string, p RetryPolicy) RetryPolicy
+	policy    func(op string, p idemop.RetryPolicy) idemop.RetryPolicy
 	hook      func(AttemptInfo)
 	now       func() time.Time
 	sleep     func(ctx context.Context, d time.Duration) error
@@ -57,7 +54,7 @@ func NewCaller(opts ...ClientOption) *Caller {
 // WithPolicy lets fn adjust the policy of every call: it receives the
 // operation ID and the operation's policy with defaults applied, and returns
 // the policy to use (zero fields again mean the defaults).
-func WithPolicy(fn func(op string, p RetryPolicy) RetryPolicy) ClientOption {
+func WithPolicy(fn func(op string, p idemop.RetryPolicy) idemop.RetryPolicy) ClientOption {
 	return func(c *Caller) { c.policy = fn }
 }
 
@@ -134,7 +131,7 @@ type CallOption func(*callConfig)
 
 type callConfig struct {
 	key     string
-	policy  *RetryPolicy
+	policy  *idemop.RetryPolicy
 	result  *CallResult
 	editors []func(ctx context.Context, req *http.Request) error
 }
@@ -149,7 +146,7 @@ func WithKey(key string) CallOption {
 
 // WithCallPolicy makes the call use p (zero fields meaning the defaults),
 // instead of the operation's policy adjusted by [WithPolicy].
-func WithCallPolicy(p RetryPolicy) CallOption {
+func WithCallPolicy(p idemop.RetryPolicy) CallOption {
 	return func(c *callConfig) { c.policy = &p }
 }
 
@@ -219,12 +216,12 @@ type AttemptInfo struct {
 // WithKey, or a fresh 128-bit random one, which Run replaces with a key
 // derived from a protected run's context) and the policy. An invalid key or
 // policy is reported by Run, before any attempt.
-func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
+func (c *Caller) Begin(op *idemop.ClientOperation, opts ...CallOption) *Call {
 	if c == nil {
 		c = &Caller{}
 	}
 	if op == nil {
-		op = &ClientOperation{}
+		op = &idemop.ClientOperation{}
 	}
 	var cfg callConfig
 	for _, o := range opts {
@@ -259,8 +256,8 @@ func (c *Caller) Begin(op *ClientOperation, opts ...CallOption) *Call {
 // goroutine that began it.
 type Call struct {
 	caller   *Caller
-	op       *ClientOperation
-	policy   RetryPolicy // defaults applied
+	op       *idemop.ClientOperation
+	policy   idemop.RetryPolicy // defaults applied
 	key      string
 	keyGiven bool  // key came from WithKey
 	err      error // invalid key or policy, returned by Run
@@ -345,12 +342,12 @@ func (c *Call) report() {
 	}
 }
 
-// MarshalBody marshals body to JSON once. For a body-key operation it fills
+// marshalBody is idemgen.MarshalBody: it marshals body to JSON once. For a body-key operation it fills
 // the member at op.KeyPointer with the call's key when it is missing or
 // empty, and adopts the body's key as the call's key when it is set.
 // Call it before Run and send the returned bytes on every attempt, each time
 // through a fresh reader (bytes.NewReader).
-func (c *Call) MarshalBody(body any) ([]byte, error) {
+func (c *Call) marshalBody(body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("idem: %s: marshal body: %w", c.op.ID, err)
@@ -387,12 +384,12 @@ func (c *Call) adoptKey(existing, where, at string) error {
 	return nil
 }
 
-// Editor returns a request editor (oapi-codegen's RequestEditorFn shape) that
+// editor is idemgen.Editor: it returns a request editor (oapi-codegen's RequestEditorFn shape) that
 // runs the call's [WithRequestEditors], then sets the key header on an
 // attempt: as a bare token, or as an RFC 8941 sf-string with
 // [WithQuotedKeyHeader] (for a body-key operation, no header). The key is set
 // last, so that every attempt carries the call's key.
-func (c *Call) Editor() func(ctx context.Context, req *http.Request) error {
+func (c *Call) editor() func(ctx context.Context, req *http.Request) error {
 	return func(ctx context.Context, req *http.Request) error {
 		for _, edit := range c.editors {
 			if err := edit(ctx, req); err != nil {

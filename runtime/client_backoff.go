@@ -4,12 +4,14 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // backoffCap is the upper bound of the wait before retry number retry (0 for
 // the wait after the first attempt): min(MaxInterval, InitialInterval *
 // Multiplier^retry). p must have its defaults applied.
-func backoffCap(p RetryPolicy, retry int) time.Duration {
+func backoffCap(p idemop.RetryPolicy, retry int) time.Duration {
 	c := float64(p.InitialInterval) * math.Pow(p.Multiplier, float64(retry))
 	if math.IsNaN(c) || c >= float64(p.MaxInterval) {
 		return p.MaxInterval

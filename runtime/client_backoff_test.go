@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestBackoffCap(t *testing.T) {
-	p := DefaultRetryPolicy()
+	p := idemop.DefaultRetryPolicy()
 	want := []time.Duration{
 		200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
 		1600 * time.Millisecond, 3200 * time.Millisecond, 5 * time.Second, 5 * time.Second,
@@ -41,7 +43,7 @@ func TestBackoffCap(t *testing.T) {
 // checks.
 func TestBackoffFullJitter(t *testing.T) {
 	const n = 100_000
-	p := DefaultRetryPolicy()
+	p := idemop.DefaultRetryPolicy()
 	c := NewCaller(WithRand(rand.New(rand.NewPCG(1, 2))))
 	for _, retry := range []int{0, 2, 5, 20} {
 		limit := backoffCap(p, retry)

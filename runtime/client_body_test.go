@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
-	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"net/http"
 	"regexp"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 func TestClientNewCallKey(t *testing.T) {
@@ -109,11 +111,11 @@ type payment struct {
 }
 
 func TestClientMarshalBody(t *testing.T) {
-	op := &ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
+	op := &idemop.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
 	var c *Caller // a nil Caller uses the defaults
 
 	call := c.Begin(op)
-	b, err := call.MarshalBody(payment{Amount: 5})
+	b, err := call.marshalBody(payment{Amount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestClientMarshalBody(t *testing.T) {
 
 	var res CallResult
 	call = c.Begin(op, WithResult(&res))
-	if b, err = call.MarshalBody(&payment{Amount: 5, Key: "from-body"}); err != nil {
+	if b, err = call.marshalBody(&payment{Amount: 5, Key: "from-body"}); err != nil {
 		t.Fatal(err)
 	}
 	if call.Key() != "from-body" || res.Key != "from-body" || string(b) != `{"amount":5,"idempotency_key":"from-body"}` {
@@ -131,27 +133,27 @@ func TestClientMarshalBody(t *testing.T) {
 	}
 
 	call = c.Begin(op, WithKey("given"))
-	if b, err = call.MarshalBody(payment{Amount: 5}); err != nil || string(b) != `{"amount":5,"idempotency_key":"given"}` {
+	if b, err = call.marshalBody(payment{Amount: 5}); err != nil || string(b) != `{"amount":5,"idempotency_key":"given"}` {
 		t.Fatalf("WithKey fill: %s, %v", b, err)
 	}
-	if _, err = call.MarshalBody(payment{Amount: 5, Key: "given"}); err != nil {
+	if _, err = call.marshalBody(payment{Amount: 5, Key: "given"}); err != nil {
 		t.Fatalf("WithKey equal to the body's key: %v", err)
 	}
-	if _, err = call.MarshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrBodyKeyDiffers) {
+	if _, err = call.marshalBody(payment{Amount: 5, Key: "other"}); !errors.Is(err, ErrBodyKeyDiffers) {
 		t.Fatalf("WithKey differing from the body's key: %v, want ErrBodyKeyDiffers", err)
 	}
-	if _, err = c.Begin(op).MarshalBody(payment{Key: "bad\nkey"}); !errors.Is(err, ErrInvalidKey) {
+	if _, err = c.Begin(op).marshalBody(payment{Key: "bad\nkey"}); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("invalid key in body: %v, want ErrInvalidKey", err)
 	}
-	if _, err = c.Begin(op).MarshalBody([]int{1}); !errors.Is(err, ErrBodyKey) {
+	if _, err = c.Begin(op).marshalBody([]int{1}); !errors.Is(err, ErrBodyKey) {
 		t.Fatalf("array body: %v, want ErrBodyKey", err)
 	}
-	if _, err = c.Begin(op).MarshalBody(make(chan int)); err == nil || errors.Is(err, ErrBodyKey) {
+	if _, err = c.Begin(op).marshalBody(make(chan int)); err == nil || errors.Is(err, ErrBodyKey) {
 		t.Fatalf("unmarshalable body: %v", err)
 	}
 
-	header := &ClientOperation{ID: "CreatePet", KeyHeader: "Idempotency-Key"}
-	if b, err = c.Begin(header).MarshalBody(payment{Amount: 1}); err != nil || string(b) != `{"amount":1}` {
+	header := &idemop.ClientOperation{ID: "CreatePet", KeyHeader: "Idempotency-Key"}
+	if b, err = c.Begin(header).marshalBody(payment{Amount: 1}); err != nil || string(b) != `{"amount":1}` {
 		t.Fatalf("header-key operation body: %s, %v", b, err)
 	}
 }
@@ -161,20 +163,20 @@ func TestClientEditor(t *testing.T) {
 	tests := []struct {
 		name   string
 		caller *Caller
-		op     ClientOperation
+		op     idemop.ClientOperation
 		key    string
 		header string
 		want   string
 	}{
-		{"sf-string", NewCaller(WithQuotedKeyHeader(true)), ClientOperation{KeyHeader: "Idempotency-Key"}, `a"b\c`, "Idempotency-Key", `"a\"b\\c"`},
-		{"bare by default", NewCaller(), ClientOperation{KeyHeader: "X-Key"}, "abc", "X-Key", "abc"},
-		{"default header", NewCaller(), ClientOperation{}, "abc", DefaultKeyHeader, "abc"},
-		{"body key", NewCaller(), ClientOperation{KeyPointer: "/k"}, "abc", DefaultKeyHeader, ""},
+		{"sf-string", NewCaller(WithQuotedKeyHeader(true)), idemop.ClientOperation{KeyHeader: "Idempotency-Key"}, `a"b\c`, "Idempotency-Key", `"a\"b\\c"`},
+		{"bare by default", NewCaller(), idemop.ClientOperation{KeyHeader: "X-Key"}, "abc", "X-Key", "abc"},
+		{"default header", NewCaller(), idemop.ClientOperation{}, "abc", idemop.DefaultKeyHeader, "abc"},
+		{"body key", NewCaller(), idemop.ClientOperation{KeyPointer: "/k"}, "abc", idemop.DefaultKeyHeader, ""},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(http.MethodPost, "http://example.test/", nil)
 		call := tt.caller.Begin(&tt.op, WithKey(tt.key))
-		if err := call.Editor()(ctx, req); err != nil {
+		if err := call.editor()(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 		if got := req.Header.Get(tt.header); got != tt.want {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestCallCancelledDuringWait uses the real clock and an hour-long
@@ -24,7 +26,7 @@ func TestCallCancelledDuringWait(t *testing.T) {
 		}
 	}
 	call := idem.NewCaller(idem.WithAttemptHook(hook)).
-		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxInterval: 2 * time.Hour, MaxElapsed: 3 * time.Hour}))
+		Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxInterval: 2 * time.Hour, MaxElapsed: 3 * time.Hour}))
 	err := call.Run(ctx, sender(srv.client(), srv.URL, call, nil))
 	var re *idem.RetryError
 	if !errors.As(err, &re) || !errors.Is(err, context.Canceled) || re.Attempts != 1 || re.LastStatus != 503 {
@@ -67,7 +69,7 @@ func TestCallCallerContextEndsDuringAttempt(t *testing.T) {
 				cancel()
 			}()
 		}
-		call := idem.NewCaller().Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{AttemptTimeout: time.Hour}))
+		call := idem.NewCaller().Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{AttemptTimeout: time.Hour}))
 		err := call.Run(ctx, sender(srv.client(), srv.URL, call, nil))
 		cancel()
 		var re *idem.RetryError
@@ -80,15 +82,15 @@ func TestCallCallerContextEndsDuringAttempt(t *testing.T) {
 func TestCallInvalidSetup(t *testing.T) {
 	srv := newScriptServer(t)
 	hc := srv.client()
-	call := idem.NewCaller().Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{Multiplier: 0.5}))
-	if err := call.Run(context.Background(), sender(hc, srv.URL, call, nil)); !errors.Is(err, idem.ErrInvalidPolicy) {
+	call := idem.NewCaller().Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{Multiplier: 0.5}))
+	if err := call.Run(context.Background(), sender(hc, srv.URL, call, nil)); !errors.Is(err, idemop.ErrInvalidPolicy) {
 		t.Errorf("invalid call policy: Run = %v, want ErrInvalidPolicy", err)
 	}
-	bad := idem.NewCaller(idem.WithPolicy(func(string, idem.RetryPolicy) idem.RetryPolicy {
-		return idem.RetryPolicy{RetryOn: []int{400}}
+	bad := idem.NewCaller(idem.WithPolicy(func(string, idemop.RetryPolicy) idemop.RetryPolicy {
+		return idemop.RetryPolicy{RetryOn: []int{400}}
 	}))
 	call = bad.Begin(createPet)
-	if err := call.Run(context.Background(), sender(hc, srv.URL, call, nil)); !errors.Is(err, idem.ErrInvalidPolicy) {
+	if err := call.Run(context.Background(), sender(hc, srv.URL, call, nil)); !errors.Is(err, idemop.ErrInvalidPolicy) {
 		t.Errorf("invalid policy from WithPolicy: Run = %v, want ErrInvalidPolicy", err)
 	}
 	call = idem.NewCaller().Begin(createPet, idem.WithKey("bad\nkey"))
@@ -102,10 +104,10 @@ func TestCallInvalidSetup(t *testing.T) {
 
 func TestCallOptions(t *testing.T) {
 	clock := newFakeClock()
-	srv := newScriptServer(t, answer(409, "Retry-After", "1"), answer(201, idem.HeaderReplayed, "true"))
+	srv := newScriptServer(t, answer(409, "Retry-After", "1"), answer(201, idemop.HeaderReplayed, "true"))
 	var gotOp string
 	c := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithQuotedKeyHeader(false),
-		idem.WithPolicy(func(op string, p idem.RetryPolicy) idem.RetryPolicy {
+		idem.WithPolicy(func(op string, p idemop.RetryPolicy) idemop.RetryPolicy {
 			gotOp = op
 			if p.MaxAttempts != 5 || len(p.RetryOn) != 5 {
 				t.Errorf("WithPolicy saw %+v, want the defaults applied", p)
@@ -133,12 +135,12 @@ func TestCallBodyKey(t *testing.T) {
 		Amount int    `json:"amount"`
 		Key    string `json:"idempotency_key,omitempty"`
 	}
-	op := &idem.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
+	op := &idemop.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
 	for _, preset := range []string{"", "caller-chosen-1"} {
 		clock := newFakeClock()
 		srv := newScriptServer(t, answer(503), answer(502))
 		call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(op)
-		body, err := call.MarshalBody(&payment{Amount: 100, Key: preset})
+		body, err := idemgen.MarshalBody(call, &payment{Amount: 100, Key: preset})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // This is what a generated client helper does for one logical call: begin
@@ -29,7 +31,7 @@ func ExampleCaller_Begin() {
 	}))
 	defer srv.Close()
 
-	op := &idem.ClientOperation{ID: "CreatePet", KeyHeader: "Idempotency-Key"}
+	op := &idemop.ClientOperation{ID: "CreatePet", KeyHeader: "Idempotency-Key"}
 	caller := idem.NewCaller(
 		// Skip the real waits in this example; production code keeps the defaults.
 		idem.WithClock(nil, func(context.Context, time.Duration) error { return nil }),
@@ -40,13 +42,13 @@ func ExampleCaller_Begin() {
 
 	var res idem.CallResult
 	call := caller.Begin(op, idem.WithKey("order-42"), idem.WithResult(&res))
-	body, _ := call.MarshalBody(map[string]string{"name": "Rex"})
+	body, _ := idemgen.MarshalBody(call, map[string]string{"name": "Rex"})
 	err := call.Run(context.Background(), func(ctx context.Context) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/pets", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
-		if err := call.Editor()(ctx, req); err != nil {
+		if err := idemgen.Editor(call)(ctx, req); err != nil {
 			return nil, err
 		}
 		resp, err := http.DefaultClient.Do(req)

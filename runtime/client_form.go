@@ -8,7 +8,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/form"
 )
 
-// MarshalForm encodes body, a typed application/x-www-form-urlencoded body
+// marshalForm is idemgen.MarshalForm: it encodes body, a typed application/x-www-form-urlencoded body
 // as oapi-codegen declares it (a struct with form or json tags), once, for
 // every attempt to send: the call's form counterpart of MarshalBody. It
 // writes what oapi-codegen's runtime.MarshalForm writes (top-level
@@ -20,7 +20,7 @@ import (
 // For a body-key operation, whose KeyPointer then names a form field
 // (/field), it sets that field to the call's key when it is missing or
 // empty, and adopts the form's key as the call's key when it is set.
-func (c *Call) MarshalForm(body any) ([]byte, error) {
+func (c *Call) marshalForm(body any) ([]byte, error) {
 	vals, ok := form.Values(body)
 	if !ok {
 		return nil, fmt.Errorf("idem: %s: a form body must be a struct, not %T", c.op.ID, body)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestCallFinalAnswers checks that answers outside RetryOn end the call after
@@ -23,8 +25,8 @@ func TestCallFinalAnswers(t *testing.T) {
 		replayed bool
 	}{
 		{status: 400}, {status: 401}, {status: 404}, {status: 422}, {status: 500},
-		{status: 200, header: []string{idem.HeaderReplayed, "true"}, replayed: true},
-		{status: 201, header: []string{idem.HeaderReplayed, "false"}},
+		{status: 200, header: []string{idemop.HeaderReplayed, "true"}, replayed: true},
+		{status: 201, header: []string{idemop.HeaderReplayed, "false"}},
 		{status: 400, header: []string{"Retry-After", "1"}}, // ignored: 400 is final
 	}
 	for _, tt := range tests {
@@ -34,7 +36,7 @@ func TestCallFinalAnswers(t *testing.T) {
 		var res idem.CallResult
 		call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithAttemptHook(log.hook)).
 			Begin(createPet, idem.WithResult(&res))
-		body, _ := call.MarshalBody(pet{Name: "Rex"})
+		body, _ := idemgen.MarshalBody(call, pet{Name: "Rex"})
 		if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, body)); err != nil {
 			t.Errorf("status %d: Run = %v, want nil", tt.status, err)
 		}
@@ -57,8 +59,8 @@ func TestCallAttemptsExhausted(t *testing.T) {
 	srv := newScriptServer(t, answer(503), answer(503), answer(503), answer(503))
 	var res idem.CallResult
 	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).
-		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 3}), idem.WithResult(&res))
-	body, _ := call.MarshalBody(pet{Name: "Rex"})
+		Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxAttempts: 3}), idem.WithResult(&res))
+	body, _ := idemgen.MarshalBody(call, pet{Name: "Rex"})
 	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, body))
 	var re *idem.RetryError
 	if !errors.As(err, &re) {
@@ -92,7 +94,7 @@ func TestCallTimeExhausted(t *testing.T) {
 		answer(503)(s, w, r)
 	}
 	srv := newScriptServer(t, slow, slow, slow, slow, slow)
-	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{
+	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{
 		MaxAttempts: 10, InitialInterval: time.Nanosecond, MaxInterval: time.Nanosecond, MaxElapsed: 2500 * time.Millisecond,
 	}))
 	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil))
@@ -110,7 +112,7 @@ func TestCallRetryAfterBeyondBudget(t *testing.T) {
 	srv := newScriptServer(t, answer(429, "Retry-After", "60"))
 	var log hookLog
 	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithAttemptHook(log.hook)).
-		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxInterval: 5 * time.Second, MaxElapsed: 30 * time.Second}))
+		Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxInterval: 5 * time.Second, MaxElapsed: 30 * time.Second}))
 	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil))
 	var re *idem.RetryError
 	if !errors.As(err, &re) || !errors.Is(err, idem.ErrRetryAfterExceedsBudget) || !errors.Is(err, idem.ErrBudgetExceeded) {
@@ -128,7 +130,7 @@ func TestCallRetryAfterBeyondBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).
-		Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxInterval: 3 * time.Hour, MaxElapsed: 10 * time.Hour}))
+		Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxInterval: 3 * time.Hour, MaxElapsed: 10 * time.Hour}))
 	if err := call.Run(ctx, sender(srv.client(), srv.URL, call, nil)); !errors.Is(err, idem.ErrRetryAfterExceedsBudget) || len(clock.Waits()) != 0 {
 		t.Fatalf("Run = %v after %d waits, want ErrRetryAfterExceedsBudget and no wait", err, len(clock.Waits()))
 	}
@@ -146,7 +148,7 @@ func TestCallTransportErrors(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	ln.Close()
-	call := c.Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{
+	call := c.Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{
 		MaxAttempts: 2, InitialInterval: time.Second, MaxInterval: time.Second, Multiplier: 1, MaxElapsed: 10 * time.Second}))
 	err = call.Run(context.Background(), sender(http.DefaultClient, url, call, nil))
 	var re *idem.RetryError
@@ -155,7 +157,7 @@ func TestCallTransportErrors(t *testing.T) {
 		t.Errorf("refused: Run = %v (%+v), want ErrTimeExhausted wrapping ECONNREFUSED after more than 2 attempts", err, re)
 	}
 	// With MaxAttempts 1 (no retry), a refused connection is not retried.
-	call = c.Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 1}))
+	call = c.Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxAttempts: 1}))
 	err = call.Run(context.Background(), sender(http.DefaultClient, url, call, nil))
 	if !errors.As(err, &re) || re.Attempts != 1 || !errors.Is(err, idem.ErrAttemptsExhausted) {
 		t.Errorf("refused, MaxAttempts 1: Run = %v (%+v), want ErrAttemptsExhausted after 1 attempt", err, re)
@@ -194,7 +196,7 @@ func TestCallWaitsOutTheLock(t *testing.T) {
 	}
 	srv := newScriptServer(t, append(steps, answer(201))...)
 	var res idem.CallResult
-	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idem.ClientOperation{ID: "CreatePet", Lock: 10 * time.Second}, idem.WithResult(&res))
+	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idemop.ClientOperation{ID: "CreatePet", Lock: 10 * time.Second}, idem.WithResult(&res))
 	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); err != nil {
 		t.Fatalf("Run = %v, want the answer after 12 409s with Retry-After", err)
 	}
@@ -208,7 +210,7 @@ func TestCallWaitsOutTheLock(t *testing.T) {
 		steps = append(steps, answer(409, "Retry-After", "1"))
 	}
 	srv = newScriptServer(t, steps...)
-	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idem.ClientOperation{ID: "CreatePet", Lock: 5 * time.Second})
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(&idemop.ClientOperation{ID: "CreatePet", Lock: 5 * time.Second})
 	err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil))
 	var re *idem.RetryError
 	if !errors.As(err, &re) || !errors.Is(err, idem.ErrBudgetExceeded) || errors.Is(err, idem.ErrAttemptsExhausted) || re.Attempts != 35 {
@@ -217,14 +219,14 @@ func TestCallWaitsOutTheLock(t *testing.T) {
 
 	// Without Retry-After, a 409 is an attempt like any other.
 	srv = newScriptServer(t, answer(409), answer(409), answer(409))
-	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 3}))
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxAttempts: 3}))
 	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); !errors.As(err, &re) ||
 		!errors.Is(err, idem.ErrAttemptsExhausted) || re.Attempts != 3 {
 		t.Errorf("409 without Retry-After: Run = %v, want ErrAttemptsExhausted after 3 attempts", err)
 	}
 	// And MaxAttempts 1 still means no retry.
 	srv = newScriptServer(t, answer(409, "Retry-After", "1"))
-	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idem.RetryPolicy{MaxAttempts: 1}))
+	call = idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep)).Begin(createPet, idem.WithCallPolicy(idemop.RetryPolicy{MaxAttempts: 1}))
 	if err := call.Run(context.Background(), sender(srv.client(), srv.URL, call, nil)); !errors.As(err, &re) || re.Attempts != 1 {
 		t.Errorf("MaxAttempts 1: Run = %v, want a RetryError after 1 attempt", err)
 	}

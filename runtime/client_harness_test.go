@@ -12,6 +12,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // fakeClock is the injected clock of the client tests: sleeping records the
@@ -83,7 +85,7 @@ func newScriptServer(t *testing.T, steps ...step) *scriptServer {
 		}
 		s.mu.Lock()
 		i := len(s.reqs)
-		s.reqs = append(s.reqs, seen{key: r.Header.Get(idem.DefaultKeyHeader), body: body})
+		s.reqs = append(s.reqs, seen{key: r.Header.Get(idemop.DefaultKeyHeader), body: body})
 		s.mu.Unlock()
 		if i < len(steps) {
 			steps[i](s, w, r)
@@ -164,7 +166,7 @@ func sender(hc *http.Client, url string, call *idem.Call, body []byte) func(ctx 
 			return nil, err
 		}
 		req.Header.Set("Content-Type", "application/json")
-		if err := call.Editor()(ctx, req); err != nil {
+		if err := idemgen.Editor(call)(ctx, req); err != nil {
 			return nil, err
 		}
 		resp, err := hc.Do(req)
@@ -211,7 +213,7 @@ func checkSameRequest(t *testing.T, reqs []seen, key string, body []byte) {
 	}
 }
 
-var createPet = &idem.ClientOperation{ID: "CreatePet", KeyHeader: idem.DefaultKeyHeader}
+var createPet = &idemop.ClientOperation{ID: "CreatePet", KeyHeader: idemop.DefaultKeyHeader}
 
 type pet struct {
 	Name string `json:"name"`

@@ -12,15 +12,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
-// ErrBodyKey is returned (wrapped) by [Call.MarshalBody] when the key cannot
-// be placed at the operation's KeyPointer: the pointer is malformed, its
-// parent is missing or not an object, or the member is not a string.
-var ErrBodyKey = errors.New("idem: cannot place the key in the body")
-
-// ErrBodyKeyDiffers is returned by [Call.MarshalBody] when the body already
-// carries a key that differs from the one given with [WithKey].
-var ErrBodyKeyDiffers = errors.New("idem: body key differs from the call's key")
-
 // newCallKey returns a fresh key: 128 bits from crypto/rand as 32 lower-case
 // hex digits (crypto/rand.Read does not fail).
 func newCallKey() string {

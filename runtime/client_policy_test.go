@@ -6,28 +6,30 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestRetryPolicyDefaults(t *testing.T) {
-	d := DefaultRetryPolicy()
+	d := idemop.DefaultRetryPolicy()
 	if d.MaxAttempts != 5 || d.InitialInterval != 200*time.Millisecond || d.MaxInterval != 5*time.Second ||
 		d.Multiplier != 2 || d.MaxElapsed != 30*time.Second || d.AttemptTimeout != 0 ||
 		!slices.Equal(d.RetryOn, []int{409, 429, 502, 503, 504}) {
 		t.Fatalf("DefaultRetryPolicy() = %+v", d)
 	}
 	d.RetryOn[0] = 500 // each call returns its own slice
-	if DefaultRetryPolicy().RetryOn[0] != 409 {
+	if idemop.DefaultRetryPolicy().RetryOn[0] != 409 {
 		t.Fatal("DefaultRetryPolicy shares its RetryOn slice")
 	}
-	got := withDefaults(RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}, 0)
-	want := DefaultRetryPolicy()
-	want.MaxAttempts, want.AttemptTimeout, want.MaxElapsed = 2, time.Second, DefaultLock+30*time.Second
+	got := withDefaults(idemop.RetryPolicy{MaxAttempts: 2, AttemptTimeout: time.Second}, 0)
+	want := idemop.DefaultRetryPolicy()
+	want.MaxAttempts, want.AttemptTimeout, want.MaxElapsed = 2, time.Second, idemop.DefaultLock+30*time.Second
 	if got.MaxAttempts != 2 || got.AttemptTimeout != time.Second || got.InitialInterval != want.InitialInterval ||
 		got.MaxInterval != want.MaxInterval || got.Multiplier != want.Multiplier ||
 		got.MaxElapsed != want.MaxElapsed || !slices.Equal(got.RetryOn, want.RetryOn) {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}
-	if on := withDefaults(RetryPolicy{RetryOn: []int{}}, 0).RetryOn; on == nil || len(on) != 0 {
+	if on := withDefaults(idemop.RetryPolicy{RetryOn: []int{}}, 0).RetryOn; on == nil || len(on) != 0 {
 		t.Fatalf("an empty non-nil RetryOn became %v", on)
 	}
 	if !retriesStatus(want, 503) || retriesStatus(want, 500) || retriesStatus(want, 422) {
@@ -42,24 +44,24 @@ func TestDefaultMaxElapsedOutlastsTheLock(t *testing.T) {
 	for _, c := range []struct {
 		lock, set, want time.Duration
 	}{
-		{0, 0, DefaultLock + 30*time.Second},
+		{0, 0, idemop.DefaultLock + 30*time.Second},
 		{5 * time.Second, 0, 35 * time.Second},
 		{10 * time.Minute, 0, 10*time.Minute + 30*time.Second},
 		{10 * time.Minute, 3 * time.Second, 3 * time.Second},
 	} {
-		if got := withDefaults(RetryPolicy{MaxElapsed: c.set}, c.lock).MaxElapsed; got != c.want {
+		if got := withDefaults(idemop.RetryPolicy{MaxElapsed: c.set}, c.lock).MaxElapsed; got != c.want {
 			t.Errorf("lock %v, MaxElapsed %v: budget %v, want %v", c.lock, c.set, got, c.want)
 		}
-		if c.set == 0 && DefaultMaxElapsed(c.lock) != c.want {
-			t.Errorf("DefaultMaxElapsed(%v) = %v, want %v", c.lock, DefaultMaxElapsed(c.lock), c.want)
+		if c.set == 0 && idemop.DefaultMaxElapsed(c.lock) != c.want {
+			t.Errorf("DefaultMaxElapsed(%v) = %v, want %v", c.lock, idemop.DefaultMaxElapsed(c.lock), c.want)
 		}
 	}
 }
 
 func TestRetryPolicyValidate(t *testing.T) {
-	valid := []RetryPolicy{
+	valid := []idemop.RetryPolicy{
 		{},
-		DefaultRetryPolicy(),
+		idemop.DefaultRetryPolicy(),
 		{MaxAttempts: 1, Multiplier: 1, RetryOn: []int{}},
 		{RetryOn: []int{408, 425, 500, 599}},
 	}
@@ -68,7 +70,7 @@ func TestRetryPolicyValidate(t *testing.T) {
 			t.Errorf("Validate(%+v) = %v, want nil", p, err)
 		}
 	}
-	invalid := []RetryPolicy{
+	invalid := []idemop.RetryPolicy{
 		{MaxAttempts: -1},
 		{InitialInterval: -time.Second},
 		{MaxInterval: -time.Second},
@@ -84,7 +86,7 @@ func TestRetryPolicyValidate(t *testing.T) {
 		{RetryOn: []int{600}},
 	}
 	for _, p := range invalid {
-		if err := p.Validate(); !errors.Is(err, ErrInvalidPolicy) {
+		if err := p.Validate(); !errors.Is(err, idemop.ErrInvalidPolicy) {
 			t.Errorf("Validate(%+v) = %v, want ErrInvalidPolicy", p, err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // ProblemError is the error of a call whose final answer is a problem: a
@@ -16,7 +18,7 @@ import (
 // errors.As finds the decoded problem as a *Problem too:
 //
 //	var p *idem.Problem
-//	if errors.As(err, &p) && p.Code == idem.CodeFingerprintMismatch { ... }
+//	if errors.As(err, &p) && p.Code == idemop.CodeFingerprintMismatch { ... }
 type ProblemError struct {
 	Op  string // operation ID
 	Key string // the idempotency key sent on every attempt
@@ -70,7 +72,7 @@ func (c *Call) problem(resp *http.Response) error {
 	if resp == nil || resp.StatusCode < 400 || c.answer.resp != resp {
 		return nil
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != ProblemContentType {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != idemop.ProblemContentType {
 		return nil
 	}
 	var p Problem

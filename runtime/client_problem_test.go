@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestProblemAnswer: a final answer of status >= 400 with a problem body
@@ -16,7 +18,7 @@ import (
 // in when the body lacks it); another content type, a 2xx, or a body not
 // given to Answer is err == nil, as before.
 func TestProblemAnswer(t *testing.T) {
-	op := &idem.ClientOperation{ID: "CreatePet"}
+	op := &idemop.ClientOperation{ID: "CreatePet"}
 	answer := func(status int, ct, body string, viaAnswer bool) error {
 		call := idem.NewCaller().Begin(op, idem.WithKey("k1"))
 		return call.Run(context.Background(), func(context.Context) (*http.Response, error) {
@@ -29,7 +31,7 @@ func TestProblemAnswer(t *testing.T) {
 	}
 	err := answer(422, "application/problem+json; charset=utf-8", `{"type":"urn:idemgen:problem:fingerprint-mismatch","title":"Unprocessable Entity","status":422,"detail":"the key was used for another request","code":"fingerprint-mismatch"}`, true)
 	var pe *idem.ProblemError
-	if !errors.As(err, &pe) || pe.Problem.Code != idem.CodeFingerprintMismatch || pe.Key != "k1" || pe.Response == nil {
+	if !errors.As(err, &pe) || pe.Problem.Code != idemop.CodeFingerprintMismatch || pe.Key != "k1" || pe.Response == nil {
 		t.Fatalf("422 problem: err = %#v", err)
 	}
 	if want := "idem: CreatePet answered 422 fingerprint-mismatch: the key was used for another request"; err.Error() != want {
@@ -68,9 +70,9 @@ func TestRequestEditorsTakeGeneratedType(t *testing.T) {
 		r.Header.Set("X-Trace-Id", "t1")
 		return nil
 	})
-	call := idem.NewCaller().Begin(&idem.ClientOperation{ID: "CreatePet"}, idem.WithKey("k1"), idem.WithRequestEditors(first, second))
+	call := idem.NewCaller().Begin(&idemop.ClientOperation{ID: "CreatePet"}, idem.WithKey("k1"), idem.WithRequestEditors(first, second))
 	req, _ := http.NewRequest("POST", "http://example.com/pets", nil)
-	if err := call.Editor()(context.Background(), req); err != nil {
+	if err := idemgen.Editor(call)(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(order, ",") != "first,second" || req.Header.Get("X-Trace-Id") != "t1" || req.Header.Get("Idempotency-Key") != "k1" {

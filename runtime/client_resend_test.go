@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // closingServer is an HTTP/1.1 server on a loopback listener the test
@@ -63,7 +64,7 @@ func (s *closingServer) serve(conn net.Conn) {
 			return
 		}
 		s.mu.Lock()
-		s.seen[req.Header.Get(idem.DefaultKeyHeader)]++
+		s.seen[req.Header.Get(idemop.DefaultKeyHeader)]++
 		s.mu.Unlock()
 		if i == 1 {
 			return // read whole, never answered: the connection closes

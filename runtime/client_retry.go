@@ -3,7 +3,6 @@ package idem
 import (
 	"context"
 	"errors"
-	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -11,6 +10,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 )
 
 // drainLimit bounds how much of a retried response body Run reads before
@@ -230,7 +232,7 @@ func (c *Call) emit(info AttemptInfo) {
 
 // isReplay reports whether resp is a stored result answered again.
 func isReplay(resp *http.Response) bool {
-	return strings.EqualFold(strings.TrimSpace(resp.Header.Get(HeaderReplayed)), "true")
+	return strings.EqualFold(strings.TrimSpace(resp.Header.Get(idemop.HeaderReplayed)), "true")
 }
 
 // drainBody reads a little of a retried response's body and closes it, so

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestCallRetriesUntilSuccess fails the first attempts in each retried way
@@ -59,13 +61,13 @@ func TestCallRetriesUntilSuccess(t *testing.T) {
 			srv := newScriptServer(t, tt.steps(t, clock)...)
 			var log hookLog
 			c := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithAttemptHook(log.hook),
-				idem.WithPolicy(func(op string, p idem.RetryPolicy) idem.RetryPolicy {
+				idem.WithPolicy(func(op string, p idemop.RetryPolicy) idemop.RetryPolicy {
 					p.MaxAttempts, p.AttemptTimeout = 6, 200*time.Millisecond
 					return p
 				}))
 			var res idem.CallResult
 			call := c.Begin(createPet, idem.WithResult(&res))
-			body, err := call.MarshalBody(pet{Name: "Rex", Tag: "<dog>"})
+			body, err := idemgen.MarshalBody(call, pet{Name: "Rex", Tag: "<dog>"})
 			if err != nil {
 				t.Fatal(err)
 			}

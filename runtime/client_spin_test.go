@@ -11,6 +11,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // conflictServer answers every request 409 with Retry-After set to
@@ -48,14 +49,14 @@ func TestClientNoAdviceInRetryAfter(t *testing.T) {
 		"unparseable": func() string { return "soon" },
 		"negative":    func() string { return "-1" },
 	}
-	p := idem.DefaultRetryPolicy()
+	p := idemop.DefaultRetryPolicy()
 	for name, value := range values {
 		t.Run(name, func(t *testing.T) {
 			srv, n := conflictServer(t, value, 100)
 			var log hookLog
 			call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithAttemptHook(log.hook),
 				idem.WithRand(rand.New(rand.NewPCG(3, 4)))).
-				Begin(&idem.ClientOperation{ID: "CreatePet", Lock: 30 * time.Second})
+				Begin(&idemop.ClientOperation{ID: "CreatePet", Lock: 30 * time.Second})
 			err := call.Run(context.Background(), sender(srv.Client(), srv.URL, call, nil))
 			if got := n.Load(); got != int64(p.MaxAttempts) {
 				t.Fatalf("%d requests, want %d (MaxAttempts)", got, p.MaxAttempts)
@@ -81,7 +82,7 @@ func TestClientNoAdviceInRetryAfter(t *testing.T) {
 func TestClientNoAdviceBoundedByTime(t *testing.T) {
 	clock := newFakeClock()
 	srv, n := conflictServer(t, func() string { return "0" }, 1000)
-	policy := idem.RetryPolicy{MaxAttempts: 500, InitialInterval: time.Second, MaxInterval: time.Second, Multiplier: 1, MaxElapsed: 10 * time.Second}
+	policy := idemop.RetryPolicy{MaxAttempts: 500, InitialInterval: time.Second, MaxInterval: time.Second, Multiplier: 1, MaxElapsed: 10 * time.Second}
 	call := idem.NewCaller(idem.WithClock(clock.Now, clock.Sleep), idem.WithRand(rand.New(rand.NewPCG(5, 6)))).
 		Begin(createPet, idem.WithCallPolicy(policy))
 	err := call.Run(context.Background(), sender(srv.Client(), srv.URL, call, nil))

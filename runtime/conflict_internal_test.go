@@ -3,13 +3,16 @@ package idem
 import (
 	"testing"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // TestConflictRetryAfterBounds: a 409's Retry-After is the operation's
 // estimated run time, at least 1s and at most the remaining lease.
 func TestConflictRetryAfterBounds(t *testing.T) {
 	e := NewEngine(nopStore{})
-	op, other := &Operation{ID: "a"}, &Operation{ID: "b"}
+	op, other := &idemop.Operation{ID: "a"}, &idemop.Operation{ID: "b"}
 	if got := e.conflictRetryAfter(op, 30*time.Second); got != time.Second {
 		t.Errorf("no run yet: %v, want 1s", got)
 	}
@@ -29,4 +32,4 @@ func TestConflictRetryAfterBounds(t *testing.T) {
 }
 
 // nopStore is a Store for tests that never reach it.
-type nopStore struct{ Store }
+type nopStore struct{ idemstore.Store }

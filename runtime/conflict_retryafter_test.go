@@ -8,6 +8,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestConflictRetryAfterFromRunTimes: a 409's Retry-After estimates when the
@@ -16,7 +17,7 @@ import (
 // long before its retry, which then gets the replay.
 func TestConflictRetryAfterFromRunTimes(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Block") != "" {
 			close(started)
 			<-release
@@ -36,7 +37,7 @@ func TestConflictRetryAfterFromRunTimes(t *testing.T) {
 	}()
 	<-started
 	w := h.post("k", `{}`)
-	checkProblem(t, w, http.StatusConflict, idem.CodeConflict)
+	checkProblem(t, w, http.StatusConflict, idemop.CodeConflict)
 	if s := retryAfterSeconds(t, w); s != 1 {
 		t.Errorf("Retry-After = %d, want 1 (a 300 ms operation, a 30 s lease)", s)
 	}

@@ -115,10 +115,6 @@ func (s *runScope) child(name string) *runScope {
 	return &runScope{run: s.run, path: path}
 }
 
-// ErrNoRun is returned by [DerivedKey] for a context that does not come
-// from a protected run (no key, fail-open, or not under the engine at all).
-var ErrNoRun = errors.New("idem: not in a protected run")
-
 // DerivedKey returns an idempotency key derived from the protected run whose
 // context ctx is (or derives from) and from name: the same on every run of
 // the same request (the same API, operation, scope, client key and

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
@@ -23,9 +26,9 @@ var errAgain = errors.New("run again")
 
 // runTwice runs fn as a Do run of key twice (the first run fails after fn,
 // so the second runs too) and returns what fn returned on each run.
-func runTwice(t *testing.T, store idem.Store, key string, fn func(ctx context.Context) []string) (first, second []string) {
+func runTwice(t *testing.T, store idemstore.Store, key string, fn func(ctx context.Context) []string) (first, second []string) {
 	t.Helper()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	ctx := context.Background()
 	_, _, err := idem.Do(ctx, store, op, key, nil, func(ctx context.Context) ([]byte, error) {
 		first = fn(ctx)
@@ -89,17 +92,17 @@ type sentKeys struct {
 
 // call makes one call of op with an attempt that answers 201 and records
 // the key header it was sent with (or the body, for a body key).
-func (s *sentKeys) call(t *testing.T, ctx context.Context, op *idem.ClientOperation, opts ...idem.CallOption) string {
+func (s *sentKeys) call(t *testing.T, ctx context.Context, op *idemop.ClientOperation, opts ...idem.CallOption) string {
 	t.Helper()
 	c := s.caller.Begin(op, opts...)
-	body, err := c.MarshalBody(map[string]string{"amount": "5"})
+	body, err := idemgen.MarshalBody(c, map[string]string{"amount": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sent string
 	err = c.Run(ctx, func(ctx context.Context) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://provider/charges", strings.NewReader(string(body)))
-		if err := c.Editor()(ctx, req); err != nil {
+		if err := idemgen.Editor(c)(ctx, req); err != nil {
 			return nil, err
 		}
 		sent = req.Header.Get("Idempotency-Key")
@@ -123,8 +126,8 @@ func (s *sentKeys) call(t *testing.T, ctx context.Context, op *idem.ClientOperat
 // run the key is random.
 func TestCallKeyIsDerivedInARun(t *testing.T) {
 	store := memstore.New()
-	charge := &idem.ClientOperation{ID: "CreateCharge"}
-	refund := &idem.ClientOperation{ID: "CreateRefund"}
+	charge := &idemop.ClientOperation{ID: "CreateCharge"}
+	refund := &idemop.ClientOperation{ID: "CreateRefund"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
 		return []string{s.call(t, ctx, charge), s.call(t, ctx, charge), s.call(t, ctx, refund), s.call(t, ctx, charge, idem.WithKey("mine"))}
@@ -150,7 +153,7 @@ func TestCallKeyIsDerivedInARun(t *testing.T) {
 // the body by MarshalBody and replaced there by the derived key at Run.
 func TestCallBodyKeyIsDerivedInARun(t *testing.T) {
 	store := memstore.New()
-	op := &idem.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
+	op := &idemop.ClientOperation{ID: "CreatePayment", KeyPointer: "/idempotency_key"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
 		return []string{s.call(t, ctx, op), s.call(t, ctx, op)}
@@ -168,7 +171,7 @@ func TestCallBodyKeyIsDerivedInARun(t *testing.T) {
 // the set a re-run's sequential calls send.
 func TestCallKeysOfConcurrentCalls(t *testing.T) {
 	store := memstore.New()
-	op := &idem.ClientOperation{ID: "CreateCharge"}
+	op := &idemop.ClientOperation{ID: "CreateCharge"}
 	const n = 16
 	s := &sentKeys{caller: idem.NewCaller()}
 	concurrent, sequential := runTwice(t, store, "order-1", func(ctx context.Context) []string {
@@ -202,14 +205,14 @@ func TestCallKeysOfConcurrentCalls(t *testing.T) {
 // MarshalForm, carries the derived key.
 func TestCallFormKeyIsDerivedInARun(t *testing.T) {
 	store := memstore.New()
-	op := &idem.ClientOperation{ID: "CreateCharge", KeyPointer: "/idempotency_key"}
+	op := &idemop.ClientOperation{ID: "CreateCharge", KeyPointer: "/idempotency_key"}
 	type chargeForm struct {
 		Amount int    `form:"amount"`
 		Key    string `form:"idempotency_key,omitempty"`
 	}
 	send := func(ctx context.Context) []string {
 		c := idem.NewCaller().Begin(op)
-		body, err := c.MarshalForm(chargeForm{Amount: 5})
+		body, err := idemgen.MarshalForm(c, chargeForm{Amount: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,8 +239,8 @@ func TestCallFormKeyIsDerivedInARun(t *testing.T) {
 // call (or answered 422) for the new one.
 func TestDerivedKeysFollowThePayload(t *testing.T) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
-	charge := &idem.ClientOperation{ID: "CreateCharge"}
+	op := &idemop.Operation{ID: "CreateOrder"}
+	charge := &idemop.ClientOperation{ID: "CreateCharge"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	var stepRuns int
 	run := func(payload string) []string {

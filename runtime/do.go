@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
@@ -57,18 +58,18 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 // *InProgressError, ErrStoreUnavailable (unless WithFailOpen, which runs fn
 // unprotected), ErrStoreMisconfigured (fn never runs, fail-open or not),
 // ErrResultOmitted.
-func Do(ctx context.Context, store Store, op *Operation, key string, payload []byte,
+func Do(ctx context.Context, store idemstore.Store, op *idemop.Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error), opts ...Option) (result []byte, replayed bool, err error) {
 	return NewEngine(store, opts...).Do(ctx, op, key, payload, fn)
 }
 
 // Do is [Do] with the engine's store and options.
-func (e *Engine) Do(ctx context.Context, op *Operation, key string, payload []byte,
+func (e *Engine) Do(ctx context.Context, op *idemop.Operation, key string, payload []byte,
 	fn func(ctx context.Context) ([]byte, error)) (result []byte, replayed bool, err error) {
 	if err := keyheader.Check(key); err != nil {
 		return nil, false, err
 	}
-	if err := CheckFinal(op.Final, op.Transient); err != nil {
+	if err := idemop.CheckFinal(op.Final, op.Transient); err != nil {
 		return nil, false, fmt.Errorf("idem: operation %s: storage policy: %w", op.ID, err)
 	}
 	k := e.newKeyedRequest(op, "", key, fingerprint(op, nil, rawPayload(payload)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -16,12 +17,12 @@ import (
 // of its own, counting its runs and checking the Info it runs with.
 type charger struct {
 	store *memStore
-	op    *idem.Operation
+	op    *idemop.Operation
 	runs  atomic.Int64
 }
 
 func newCharger() *charger {
-	return &charger{store: newMemStore(), op: &idem.Operation{ID: "ChargeCard"}}
+	return &charger{store: newMemStore(), op: &idemop.Operation{ID: "ChargeCard"}}
 }
 
 // do delivers the message key with payload.
@@ -89,7 +90,7 @@ func TestDoInvalidKey(t *testing.T) {
 
 func TestDoErrorReleases(t *testing.T) {
 	store := newMemStore()
-	op := &idem.Operation{ID: "Job"}
+	op := &idemop.Operation{ID: "Job"}
 	boom := errors.New("boom")
 	if _, _, err := idem.Do(context.Background(), store, op, "k", nil, func(context.Context) ([]byte, error) { return nil, boom }); err != boom {
 		t.Fatalf("err = %v, want fn's error unchanged", err)
@@ -105,7 +106,7 @@ func TestDoErrorReleases(t *testing.T) {
 // acquired; a redelivery then runs fn once.
 func TestDoCancelledDuringAcquire(t *testing.T) {
 	store := newMemStore()
-	op := &idem.Operation{ID: "Job"}
+	op := &idemop.Operation{ID: "Job"}
 	ctx, cancel := context.WithCancel(context.Background())
 	store.onAcquire = func(acq idemstore.Acquisition) {
 		if acq.Outcome == idemstore.OutcomeFirstRun {
@@ -131,7 +132,7 @@ func TestDoCancelledDuringAcquire(t *testing.T) {
 
 func TestDoConflict(t *testing.T) {
 	store := newMemStore()
-	op := &idem.Operation{ID: "Job", Lock: time.Minute}
+	op := &idemop.Operation{ID: "Job", Lock: time.Minute}
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -158,9 +159,9 @@ func TestDoConflict(t *testing.T) {
 func TestDoStoreUnavailable(t *testing.T) {
 	store := newMemStore()
 	store.setErr(errStoreDown)
-	op := &idem.Operation{ID: "Job"}
+	op := &idemop.Operation{ID: "Job"}
 	fn := func(context.Context) ([]byte, error) { return []byte("ran"), nil }
-	if _, _, err := idem.Do(context.Background(), store, op, "k", nil, fn); !errors.Is(err, idem.ErrStoreUnavailable) || !errors.Is(err, errStoreDown) {
+	if _, _, err := idem.Do(context.Background(), store, op, "k", nil, fn); !errors.Is(err, idemstore.ErrStoreUnavailable) || !errors.Is(err, errStoreDown) {
 		t.Fatalf("err = %v", err)
 	}
 	res, replayed, err := idem.Do(context.Background(), store, op, "k", nil, fn, idem.WithFailOpen(true))
@@ -171,7 +172,7 @@ func TestDoStoreUnavailable(t *testing.T) {
 
 func TestDoResultOmitted(t *testing.T) {
 	store := newMemStore()
-	op := &idem.Operation{ID: "Job"}
+	op := &idemop.Operation{ID: "Job"}
 	big := []byte(strings.Repeat("x", 64))
 	fn := func(context.Context) ([]byte, error) { return big, nil }
 	if res, _, err := idem.Do(context.Background(), store, op, "k", nil, fn, idem.WithStoredBodyLimit(8)); err != nil || len(res) != 64 {
@@ -187,7 +188,7 @@ func TestDoResultOmitted(t *testing.T) {
 // Had the newer run still been running, it would get ErrInProgress.
 func TestDoTakeover(t *testing.T) {
 	store := newMemStore()
-	op := &idem.Operation{ID: "ChargeCard", Lock: time.Second}
+	op := &idemop.Operation{ID: "ChargeCard", Lock: time.Second}
 	ctx := context.Background()
 	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
 	type result struct {

@@ -6,10 +6,10 @@
 //
 // # Server wiring
 //
-// Generated code builds an [Engine] over a [Store] (redisstore.New(rdb)) in
-// WithIdempotency (plain ServerInterface) and NewStrictHandlerWithIdempotency
-// (strict server), with [NewEngineFor]; both take [Option] values after the
-// store. The key space comes first: [WithScope] (tenant or principal),
+// Generated code builds an [Engine] over an [idemstore.Store]
+// (redisstore.New(rdb)) in WithIdempotency (plain ServerInterface) and
+// NewStrictHandlerWithIdempotency (strict server); both take [Option]
+// values after the store. The key space comes first: [WithScope] (tenant or principal),
 // [WithScopeFromHeader] (an API key) with [WithScopeSecret] (the key of the
 // hash that keeps scopes out of storage keys), or [WithSharedKeySpace]; for
 // operations whose spec requires security one of them is required, and the
@@ -17,11 +17,11 @@
 // logs with redacted keys), [WithFailOpen], [WithBodyLimit], [WithStoredBodyLimit],
 // [WithReplayHeaders], [WithHeartbeat], [WithReconciler],
 // [WithStoreTimeout] and [WithStrictKeys]. Routes that are not generated use
-// [Engine.Middleware] with an [Operation] of their own. Every answer the
-// engine gives instead of the handler's is a [Problem] (RFC 9457) with a
-// stable code ([CodeConflict], [CodeFingerprintMismatch], ...); so is the
-// generated IdempotencyErrorHandler's answer to a request oapi-codegen's
-// router cannot bind ([RequestProblem], [KeyHeaderProblem]).
+// [Engine.Middleware] with an [idemop.Operation] of their own. Every answer
+// the engine gives instead of the handler's is a [Problem] (RFC 9457) with a
+// stable code ([idemop.CodeConflict], [idemop.CodeFingerprintMismatch],
+// ...); so is the generated IdempotencyErrorHandler's answer to a request
+// oapi-codegen's router cannot bind.
 //
 // # Metrics and traces
 //
@@ -46,33 +46,36 @@
 // Generated IdempotentClient methods hold a [Caller] ([NewCaller] with
 // [ClientOption] values such as [WithPolicy] and [WithAttemptHook]) and make
 // one [Call] per logical call: one key, the same body bytes on every
-// attempt, backoff by the operation's [RetryPolicy]. A caller passes
+// attempt, backoff by the operation's [idemop.RetryPolicy]. A caller passes
 // [CallOption] values per call: [WithKey], [WithCallPolicy], [WithResult],
 // and [WithRequestEditors] for request editors of that call alone (values of
 // oapi-codegen's RequestEditorFn, as they are). A call that gives up returns
 // a [*RetryError]; one whose final answer is an RFC 9457 problem returns the
 // typed response and a [*ProblemError] with the decoded [Problem].
 //
-// # Called by generated code only
+// # Names written elsewhere
 //
-// [Engine.Serve], [Engine.ServeBody], [Engine.ServeStrict], [CaptureContext],
-// [Caller.Begin] and the methods of [Call] are the entry points generated
-// files call; [MinVersion], [MaxVersion] and [EnforceVersion] make a file
-// generated for a version this runtime does not support fail to compile
-// ([GenVersion] does for files generated before the range).
-// [Engine.ServeRequest] and [Engine.CheckRequest], over a [Request] given
-// in its parts, are the entry points of the framework adapters that are not
-// net/http (fiber's).
+// Each name has one home. What an operation is ([idemop.Operation],
+// [idemop.ClientOperation], [idemop.RetryPolicy]), the problem codes and
+// headers, and the version range that generated files check are package
+// idemop's; the store and its failures are package idemstore's. What only
+// generated code and the framework adapters call (an engine for the
+// generated operations, the strict server's step in front of its decoder,
+// a client call's body and request editor) is package idemgen's
+// (runtime/idemgen): hand-written code does not need it.
+// [Engine.ServeRequest], over a [Request] given in its parts, is the entry
+// point of the framework adapters that are not net/http (fiber's).
 //
 // # Stores
 //
-// A [Store] is the atomic per-key state machine the engine runs on;
+// An [idemstore.Store] is the atomic per-key state machine the engine runs on;
 // packages redisstore, pgstore, mysqlstore and idemstore/memstore
 // implement it. Its contract (the
 // interfaces, their types, the transactional TxStore, the key layout that
 // tools such as idemctl read) is package idemstore, which stores import
 // instead of this one, as database/sql/driver is for database/sql; its
 // package idemstoretest is the conformance suite a store runs.
-// This package re-exports the store's failures users match:
-// [ErrStoreUnavailable], [ErrStoreMisconfigured] and [ErrUnreplicated].
+// The store's failures that users match are idemstore's:
+// [idemstore.ErrStoreUnavailable], [idemstore.ErrStoreMisconfigured],
+// [idemstore.ErrUnreplicated] and [idemstore.ErrTxEnded].
 package idem

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/beat"
 	"github.com/idemgen/idemgen/runtime/internal/deadline"
@@ -20,13 +21,13 @@ import (
 // concurrent use. Generated code creates one per WithIdempotency or
 // NewStrictHandlerWithIdempotency call.
 type Engine struct {
-	store     Store
+	store     idemstore.Store
 	cfg       config
-	allow     []string                   // canonical names of the headers stored for replay
-	deadlines *deadline.Shared           // the contexts of store calls
-	runs      ewma.Durations[*Operation] // how long a run of each operation takes, for a 409's Retry-After
-	beats     beat.Scheduler             // the heartbeats of the leases held
-	tokens    sync.Map                   // operation ID -> *opName
+	allow     []string                          // canonical names of the headers stored for replay
+	deadlines *deadline.Shared                  // the contexts of store calls
+	runs      ewma.Durations[*idemop.Operation] // how long a run of each operation takes, for a 409's Retry-After
+	beats     beat.Scheduler                    // the heartbeats of the leases held
+	tokens    sync.Map                          // operation ID -> *opName
 	namer     idemstore.OperationNamer
 
 	// misconfigured is the message of the store misconfiguration logged
@@ -44,7 +45,7 @@ type Engine struct {
 // needs (WithScopeFromHeader without WithScopeSecret), with a message that
 // says what to change: these are start-up failures, like
 // regexp.MustCompile's.
-func NewEngine(store Store, opts ...Option) *Engine {
+func NewEngine(store idemstore.Store, opts ...Option) *Engine {
 	if msg := nilStore(store); msg != "" {
 		panic(msg)
 	}
@@ -62,7 +63,7 @@ func NewEngine(store Store, opts ...Option) *Engine {
 // the first request; "" for a store. The generated constructors
 // (WithIdempotency, NewStrictHandlerWithIdempotency, WithIdempotentWebhooks)
 // and Do pass their store here, so the message names them too.
-func nilStore(store Store) string {
+func nilStore(store idemstore.Store) string {
 	const what = "pass a store built by its constructor (redisstore.New(rdb), pgstore.New(pool), mysqlstore.New(db), or memstore.New() for tests) to idem.NewEngine, idem.Do or the generated WithIdempotency, NewStrictHandlerWithIdempotency or WithIdempotentWebhooks"
 	if store == nil {
 		return "idem: the store is nil: " + what
@@ -76,21 +77,21 @@ func nilStore(store Store) string {
 	return ""
 }
 
-// NewEngineFor is NewEngine for an engine that serves ops, as the generated
+// newEngineFor is idemgen.NewEngineFor: NewEngine for an engine that serves ops, as the generated
 // WithIdempotency and NewStrictHandlerWithIdempotency build it. Where one of ops
 // declares Security (the spec requires authentication for it), a key space
 // shared by every caller is never the silent default: unless opts choose
 // one with [WithScope], [WithScopeFromHeader] or [WithSharedKeySpace],
-// NewEngineFor panics, naming the operations and the options to add. It
-// panics too on a storage policy (Final, Transient) that [CheckFinal]
-// refuses.
-func NewEngineFor(ops []*Operation, store Store, opts ...Option) *Engine {
+// it panics, naming the operations and the options to add. It
+// panics too on a storage policy (Final, Transient) that
+// idemop.CheckFinal refuses.
+func newEngineFor(ops []*idemop.Operation, store idemstore.Store, opts ...Option) *Engine {
 	e := NewEngine(store, opts...)
 	if msg := e.cfg.unscopedSecured(ops); msg != "" {
 		panic(msg)
 	}
 	for _, op := range ops {
-		if err := CheckFinal(op.Final, op.Transient); err != nil {
+		if err := idemop.CheckFinal(op.Final, op.Transient); err != nil {
 			panic(fmt.Sprintf("idem: operation %s: storage policy: %v", op.ID, strings.ReplaceAll(err.Error(), "\n", "; ")))
 		}
 	}
@@ -103,7 +104,7 @@ func NewEngineFor(ops []*Operation, store Store, opts ...Option) *Engine {
 // key and fence, stores the result and then writes it; or answers a replay,
 // 400, 409, 413, 422 or 503 itself. Used by the generated ServerInterface
 // decorator.
-func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, next http.HandlerFunc) {
+func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *idemop.Operation, next http.HandlerFunc) {
 	k, raw, prob := e.identifyHTTP(r, op)
 	switch {
 	case prob != nil:
@@ -137,7 +138,7 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, op *Operation, ne
 	case o.kind == answered && o.acq.Outcome == idemstore.OutcomeReplay:
 		_ = writeReplay(w, o.acq.Record) // without building the Response
 	case o.kind == degraded:
-		w.Header().Set(HeaderDegraded, "true")
+		w.Header().Set(idemop.HeaderDegraded, "true")
 		next(w, withBody(r.Context(), r, raw))
 	case o.kind != ran:
 		_ = o.problem().Write(w)
@@ -181,10 +182,10 @@ func (*bodyReader) Close() error { return nil }
 
 // Middleware is the hand-wired form of Serve for routes that are not
 // generated: the standard func(http.Handler) http.Handler shape. Like
-// [NewEngineFor], it panics when op declares Security and the engine's
+// idemgen.NewEngineFor, it panics when op declares Security and the engine's
 // options choose no key space.
-func (e *Engine) Middleware(op Operation) func(http.Handler) http.Handler {
-	if msg := e.cfg.unscopedSecured([]*Operation{&op}); msg != "" {
+func (e *Engine) Middleware(op idemop.Operation) func(http.Handler) http.Handler {
+	if msg := e.cfg.unscopedSecured([]*idemop.Operation{&op}); msg != "" {
 		panic(msg)
 	}
 	return func(next http.Handler) http.Handler {

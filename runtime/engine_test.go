@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -21,13 +22,13 @@ type harness struct {
 	t     *testing.T
 	store *memStore // nil unless made by newHarness
 	eng   *idem.Engine
-	op    *idem.Operation
+	op    *idemop.Operation
 	runs  atomic.Int64
 	h     http.Handler // the protected handler
 }
 
 // newHarness protects handler (nil: createHandler) for op, over a memStore.
-func newHarness(t *testing.T, op idem.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
+func newHarness(t *testing.T, op idemop.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
 	t.Helper()
 	store := newMemStore()
 	h := newHarnessOn(t, store, op, handler, opts...)
@@ -36,7 +37,7 @@ func newHarness(t *testing.T, op idem.Operation, handler func(h *harness, w http
 }
 
 // newHarnessOn is newHarness over any store; h.store stays nil.
-func newHarnessOn(t *testing.T, store idem.Store, op idem.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
+func newHarnessOn(t *testing.T, store idemstore.Store, op idemop.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
 	t.Helper()
 	if op.ID == "" {
 		op.ID = "CreatePet"
@@ -105,8 +106,8 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code s
 	if w.Code != status {
 		t.Fatalf("status = %d, want %d; body %s", w.Code, status, w.Body)
 	}
-	if ct := w.Header().Get("Content-Type"); ct != idem.ProblemContentType {
-		t.Errorf("Content-Type = %q, want %q", ct, idem.ProblemContentType)
+	if ct := w.Header().Get("Content-Type"); ct != idemop.ProblemContentType {
+		t.Errorf("Content-Type = %q, want %q", ct, idemop.ProblemContentType)
 	}
 	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control = %q, want no-store", cc)
@@ -124,7 +125,7 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code s
 	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
 		t.Fatalf("problem body: %v", err)
 	}
-	want := idem.Problem{Type: idem.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Code: code, Detail: p.Detail}
+	want := idem.Problem{Type: idemop.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Code: code, Detail: p.Detail}
 	if p != want {
 		t.Errorf("problem = %+v, want %+v", p, want)
 	}
@@ -163,7 +164,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 		acq, err := store.Acquire(actx, req)
 		acquireCtxErr = actx.Err()
 		return acq, err
-	}}, idem.Operation{}, nil)
+	}}, idemop.Operation{}, nil)
 	h.store = store
 	ctx, cancel := context.WithCancel(context.Background())
 	h.store.onAcquire = func(acq idemstore.Acquisition) {
@@ -172,7 +173,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 		}
 	}
 	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
-	checkProblem(t, w, http.StatusServiceUnavailable, idem.CodeRequestCancelled)
+	checkProblem(t, w, http.StatusServiceUnavailable, idemop.CodeRequestCancelled)
 	if acquireCtxErr != nil {
 		t.Errorf("acquire's context ended with the request: %v", acquireCtxErr)
 	}
@@ -184,7 +185,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 		t.Error("the lease of the cancelled request was not released")
 	}
 	h.store.onAcquire = nil
-	if w := h.post("k", `{}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+	if w := h.post("k", `{}`); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "" {
 		t.Fatalf("retry = %d %s, want a first run", w.Code, w.Body)
 	}
 	h.wantRuns(1)
@@ -192,7 +193,7 @@ func TestRequestCancelledDuringAcquire(t *testing.T) {
 
 // storeFunc is a Store whose Acquire is replaced.
 type storeFunc struct {
-	idem.Store
+	idemstore.Store
 	acquire func(context.Context, idemstore.AcquireRequest) (idemstore.Acquisition, error)
 }
 

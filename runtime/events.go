@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
@@ -15,7 +16,7 @@ import (
 
 // opRecordName is the operation's name in its storage keys: its ID, or
 // ID@Provider for a webhook or callback receiver.
-func opRecordName(op *Operation) string {
+func opRecordName(op *idemop.Operation) string {
 	if op.Provider == "" {
 		return op.ID
 	}
@@ -32,12 +33,12 @@ var partEscaper = strings.NewReplacer(`\`, `\\`, `:`, `\:`)
 // values make one key (a number and the string of its digits are one
 // value: the id 1 is the id "1"). It reports whether a key was found (all of its
 // parts), and a problem for a missing required part or a malformed one.
-func compositeKey(op *Operation, body payload) (string, bool, *Problem) {
+func compositeKey(op *idemop.Operation, body payload) (string, bool, *Problem) {
 	missing := func(ptr string) (string, bool, *Problem) {
 		if op.Optional {
 			return "", false, nil
 		}
-		return "", false, problemf(http.StatusBadRequest, CodeMissingKey,
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeMissingKey,
 			"the idempotency key is made of %s in a JSON request body; %s is missing", strings.Join(op.KeyPointers, " and "), ptr)
 	}
 	if !body.isJSON {
@@ -61,7 +62,7 @@ func compositeKey(op *Operation, body payload) (string, bool, *Problem) {
 		case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
 			part = string(v)
 		default:
-			return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key part at %s is neither a string nor a number", s)
+			return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key part at %s is neither a string nor a number", s)
 		}
 		if part == "" {
 			return missing(s)
@@ -73,7 +74,7 @@ func compositeKey(op *Operation, body payload) (string, bool, *Problem) {
 	}
 	key := b.String()
 	if err := keyheader.Check(key); err != nil {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key made of %s is malformed: %s", strings.Join(op.KeyPointers, " and "), keyErrDetail(err))
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key made of %s is malformed: %s", strings.Join(op.KeyPointers, " and "), keyErrDetail(err))
 	}
 	return key, true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
@@ -31,7 +32,7 @@ func ExampleDerivedKey() {
 
 	var broker []message // published, each delivered three times
 	runs := 0
-	protect := idem.NewEngine(store).Middleware(idem.Operation{ID: "CreateOrder"})
+	protect := idem.NewEngine(store).Middleware(idemop.Operation{ID: "CreateOrder"})
 	orders := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := idem.DerivedKey(r.Context(), "ledger-entry")
 		if err != nil {
@@ -54,7 +55,7 @@ func ExampleDerivedKey() {
 	}
 
 	applied := 0
-	apply := &idem.Operation{ID: "ApplyLedgerEntry"}
+	apply := &idemop.Operation{ID: "ApplyLedgerEntry"}
 	for _, m := range broker {
 		for range 3 { // at-least-once: redelivered
 			_, replayed, err := idem.Do(context.Background(), store, apply, m.Key, m.Body,

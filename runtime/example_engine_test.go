@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
@@ -22,7 +24,7 @@ func Example_middleware() {
 	store := memstore.New()
 
 	engine := idem.NewEngine(store)
-	protect := engine.Middleware(idem.Operation{ID: "CreateOrder"})
+	protect := engine.Middleware(idemop.Operation{ID: "CreateOrder"})
 
 	orders := 0
 	mux := http.NewServeMux()
@@ -61,7 +63,7 @@ func ExampleDo() {
 	// redisstore.New(rdb) or pgstore.New(pool).
 	store := memstore.New()
 
-	op := &idem.Operation{ID: "ChargeCard"}
+	op := &idemop.Operation{ID: "ChargeCard"}
 	charges := 0
 	handle := func(ctx context.Context, msgID string, payload []byte) {
 		receipt, replayed, err := idem.Do(ctx, store, op, msgID, payload, func(ctx context.Context) ([]byte, error) {
@@ -98,13 +100,13 @@ func ExampleEngine_ServeStrict() {
 	// redisstore.New(rdb) or pgstore.New(pool).
 	store := memstore.New()
 	engine := idem.NewEngine(store)
-	op := &idem.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
+	op := &idemop.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
 
 	type newPet struct {
 		Name string `json:"name"`
 	}
 	strictHandler := func(ctx context.Context, body *newPet) (*idem.Response, error) {
-		return idem.Capture(func(w http.ResponseWriter) error {
+		return idemgen.Capture(func(w http.ResponseWriter) error {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusCreated)
 			_, err := fmt.Fprintf(w, `{"name":%q}`, body.Name)
@@ -116,7 +118,7 @@ func ExampleEngine_ServeStrict() {
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Idempotency-Key", "k-1")
 		w := httptest.NewRecorder()
-		engine.ServeBody(w, r, op, func(w http.ResponseWriter, r *http.Request) {
+		idemgen.ServeBody(engine, w, r, op, func(w http.ResponseWriter, r *http.Request) {
 			var body newPet // the strict handler decodes the restored body
 			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 				panic(err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestCheckFinal(t *testing.T) {
@@ -17,7 +19,7 @@ func TestCheckFinal(t *testing.T) {
 		want      []string // the fields of the problems, in order
 	}{
 		{"default", nil, nil, nil},
-		{"the default spelt out", idem.DefaultFinal(), nil, nil},
+		{"the default spelt out", idemop.DefaultFinal(), nil, nil},
 		{"store 500, keep 402 out", []string{"2xx", "4xx", "500"}, []int{402}, nil},
 		{"never-final statuses may be named transient", nil, []int{408, 409, 425, 429}, nil},
 		{"409 stored", []string{"2xx", "409"}, nil, []string{"final[1]"}},
@@ -30,11 +32,11 @@ func TestCheckFinal(t *testing.T) {
 		{"transient out of range", nil, []int{99, 600}, []string{"transient[0]", "transient[1]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := idem.CheckFinal(tc.final, tc.transient)
+			err := idemop.CheckFinal(tc.final, tc.transient)
 			var got []string
 			if err != nil {
 				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-					var fe *idem.FinalError
+					var fe *idemop.FinalError
 					if !errors.As(e, &fe) {
 						t.Fatalf("problem %v is not a *FinalError", e)
 					}
@@ -55,17 +57,17 @@ func TestNewEngineForRefusesABadPolicy(t *testing.T) {
 			t.Errorf("panic = %q, want one naming the operation and final[1]", msg)
 		}
 	}()
-	idem.NewEngineFor([]*idem.Operation{{ID: "CreatePet", Final: []string{"2xx", "409"}}}, newMemStore(), idem.WithSharedKeySpace())
+	idemgen.NewEngineFor([]*idemop.Operation{{ID: "CreatePet", Final: []string{"2xx", "409"}}}, newMemStore(), idem.WithSharedKeySpace())
 }
 
 func TestDoRefusesABadPolicy(t *testing.T) {
-	op := &idem.Operation{ID: "Charge", Final: []string{"429"}}
+	op := &idemop.Operation{ID: "Charge", Final: []string{"429"}}
 	ran := false
 	_, _, err := idem.Do(context.Background(), newMemStore(), op, "k", nil, func(context.Context) ([]byte, error) {
 		ran = true
 		return nil, nil
 	})
-	var fe *idem.FinalError
+	var fe *idemop.FinalError
 	if !errors.As(err, &fe) || fe.Field != "final[0]" || ran {
 		t.Errorf("Do = %v (ran %v), want a *FinalError at final[0] and no run", err, ran)
 	}
@@ -76,12 +78,12 @@ func TestDoRefusesABadPolicy(t *testing.T) {
 func TestDoHonoursThePolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		op   idem.Operation
+		op   idemop.Operation
 		runs int
 	}{
-		{"default", idem.Operation{ID: "Charge"}, 1},
-		{"final without 2xx", idem.Operation{ID: "Charge", Final: []string{"4xx", "5xx"}}, 2},
-		{"transient 200", idem.Operation{ID: "Charge", Transient: []int{200}}, 2},
+		{"default", idemop.Operation{ID: "Charge"}, 1},
+		{"final without 2xx", idemop.Operation{ID: "Charge", Final: []string{"4xx", "5xx"}}, 2},
+		{"transient 200", idemop.Operation{ID: "Charge", Transient: []int{200}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := newMemStore()

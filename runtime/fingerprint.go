@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 )
 
@@ -33,7 +34,7 @@ const maxCanonBuf = 64 << 10
 // jsonPayload canonicalises raw for op (see canonjson.AppendCanonical); if raw is
 // not exactly one JSON value the payload is kept raw. For an operation
 // whose key is in the body, the same pass locates the key's value.
-func jsonPayload(op *Operation, raw []byte) payload {
+func jsonPayload(op *idemop.Operation, raw []byte) payload {
 	drop, key := opDropPointers(op)
 	buf := canonBufs.Get().(*[]byte)
 	if cap(*buf) < len(raw) {
@@ -69,7 +70,7 @@ func putCanonBuf(buf *[]byte) {
 // fingerprint: the ignore pointers and, for a body key, the key's member,
 // whose index it returns as key (-1 for none). Pointers that do not parse
 // are skipped (the generator validates them; a bad one removes nothing).
-func opDropPointers(op *Operation) (ptrs []canonjson.Pointer, key int) {
+func opDropPointers(op *idemop.Operation) (ptrs []canonjson.Pointer, key int) {
 	n := len(op.FingerprintIgnore)
 	bodyKey := opKeyHeader(op) == "" && op.KeyPointer != "" // a composite key's members stay in
 	if bodyKey {
@@ -130,7 +131,7 @@ func containsJSONFold(s string) bool {
 // hashed in its canonical form (see jsonPayload); any other body is hashed
 // as is. r may be nil (for [Do]). The engine compares [apiFingerprint] of
 // it, which adds the API identity.
-func fingerprint(op *Operation, r *http.Request, body payload) [sha256.Size]byte {
+func fingerprint(op *idemop.Operation, r *http.Request, body payload) [sha256.Size]byte {
 	if r == nil {
 		return fingerprintOf(op, nil, body)
 	}
@@ -141,11 +142,11 @@ func fingerprint(op *Operation, r *http.Request, body payload) [sha256.Size]byte
 // from net/http or from a framework's own request ([Request]).
 type requestLine struct {
 	method, path, query string
-	header              HeaderValues
+	header              headerValues
 }
 
 // fingerprintOf is fingerprint of a request's line (nil for [Do]) and body.
-func fingerprintOf(op *Operation, rl *requestLine, body payload) [sha256.Size]byte {
+func fingerprintOf(op *idemop.Operation, rl *requestLine, body payload) [sha256.Size]byte {
 	var buf [512]byte
 	b := buf[:0]
 	b = field(b, "op", op.ID)

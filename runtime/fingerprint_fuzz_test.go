@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/internal/canonjson"
-	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 	"net/http"
 	"reflect"
 	"slices"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/canonjson"
+	"github.com/idemgen/idemgen/runtime/internal/keyheader"
 )
 
 // FuzzCanonicalJSON checks the canonical re-encoding behind JSON body
@@ -52,7 +54,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		op := &Operation{ID: "CreateOrder"}
+		op := &idemop.Operation{ID: "CreateOrder"}
 		p := jsonPayload(op, raw)
 		if _, err := decodeJSON(raw); (err == nil) != p.isJSON {
 			t.Fatalf("isJSON %v, legacy decoder error %v", p.isJSON, err)
@@ -72,7 +74,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, legacyOp := range []*Operation{
+		for _, legacyOp := range []*idemop.Operation{
 			op,
 			{ID: "CreateOrder", FingerprintIgnore: []string{"/trace_id", "/items/0/sku"}},
 			{ID: "CreateOrder", FingerprintIgnore: []string{"/0", "/a/0", "/a/1/b"}},
@@ -116,7 +118,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		}
 
 		if obj, ok := orig.(map[string]any); ok {
-			ignoring := &Operation{ID: "CreateOrder", FingerprintIgnore: []string{"/trace_id"}}
+			ignoring := &idemop.Operation{ID: "CreateOrder", FingerprintIgnore: []string{"/trace_id"}}
 			without := fuzzObjectJSON(t, obj, false)
 			with := fuzzObjectJSON(t, obj, true)
 			if a, b := fuzzCanonical(t, without, ignoring), fuzzCanonical(t, with, ignoring); !bytes.Equal(a, b) {
@@ -127,7 +129,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 }
 
 // fuzzCanonical decodes raw and returns its canonical form under op.
-func fuzzCanonical(t *testing.T, raw []byte, op *Operation) []byte {
+func fuzzCanonical(t *testing.T, raw []byte, op *idemop.Operation) []byte {
 	t.Helper()
 	p := jsonPayload(op, raw)
 	if !p.isJSON {
@@ -254,7 +256,7 @@ func FuzzBodyKey(f *testing.F) {
 				continue // bodyKey panics; "" is a header key
 			}
 			for _, optional := range []bool{false, true} {
-				op := &Operation{ID: "CreateOrder", KeyPointer: ptr, Optional: optional}
+				op := &idemop.Operation{ID: "CreateOrder", KeyPointer: ptr, Optional: optional}
 				key, ok, prob := bodyKey(op, jsonPayload(op, raw))
 				wkey, wok, wprob := legacyBodyKey(op, raw)
 				if key != wkey || ok != wok || !reflect.DeepEqual(prob, wprob) {
@@ -267,12 +269,12 @@ func FuzzBodyKey(f *testing.F) {
 
 // legacyBodyKey is bodyKey as it was before the walk located the key: it
 // decodes the whole body and looks the pointer up in the document.
-func legacyBodyKey(op *Operation, raw []byte) (string, bool, *Problem) {
+func legacyBodyKey(op *idemop.Operation, raw []byte) (string, bool, *Problem) {
 	missing := func(detail string) (string, bool, *Problem) {
 		if op.Optional {
 			return "", false, nil
 		}
-		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "%s", detail)
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeMissingKey, "%s", detail)
 	}
 	doc, err := decodeJSON(raw)
 	if err != nil {
@@ -288,10 +290,10 @@ func legacyBodyKey(op *Operation, raw []byte) (string, bool, *Problem) {
 	}
 	key, isString := v.(string)
 	if !isString {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
 	if err := keyheader.Check(key); err != nil {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}
 	return key, true, nil
 }

@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"testing"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestJSONCanonicalFingerprint(t *testing.T) {
-	op := idem.Operation{FingerprintIgnore: []string{"/meta/trace"}, FingerprintHeaders: []string{"x-account-id"}}
+	op := idemop.Operation{FingerprintIgnore: []string{"/meta/trace"}, FingerprintHeaders: []string{"x-account-id"}}
 	for _, tc := range []struct {
 		name        string
 		first, next *http.Request
@@ -49,11 +49,11 @@ func TestJSONCanonicalFingerprint(t *testing.T) {
 			first := h.do(tc.first)
 			w := h.do(tc.next)
 			if tc.replay {
-				if w.Code != first.Code || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != first.Body.String() {
+				if w.Code != first.Code || w.Header().Get(idemop.HeaderReplayed) != "true" || w.Body.String() != first.Body.String() {
 					t.Fatalf("want a replay, got %d %s", w.Code, w.Body)
 				}
 			} else {
-				checkProblem(t, w, http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
+				checkProblem(t, w, http.StatusUnprocessableEntity, idemop.CodeFingerprintMismatch)
 			}
 			h.wantRuns(1)
 		})

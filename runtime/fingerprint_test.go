@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestFingerprintParts(t *testing.T) {
-	op := &Operation{ID: "A"}
+	op := &idemop.Operation{ID: "A"}
 	base := fingerprint(op, httptest.NewRequest("POST", "/x", nil), payload{raw: []byte("ab")})
-	if fingerprint(&Operation{ID: "B"}, httptest.NewRequest("POST", "/x", nil), payload{raw: []byte("ab")}) == base {
+	if fingerprint(&idemop.Operation{ID: "B"}, httptest.NewRequest("POST", "/x", nil), payload{raw: []byte("ab")}) == base {
 		t.Error("the operation is not part of the fingerprint")
 	}
 	if fingerprint(op, httptest.NewRequest("PUT", "/x", nil), payload{raw: []byte("ab")}) == base {

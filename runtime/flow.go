@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -44,7 +45,7 @@ const (
 func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, raw []byte, fn func(context.Context) (*Response, error)) outcome {
 	l, acq, err := e.acquire(ctx, k)
 	switch {
-	case errors.Is(err, ErrStoreMisconfigured):
+	case errors.Is(err, idemstore.ErrStoreMisconfigured):
 		// Fail-open covers a store that is down for a moment, not one set
 		// up to lose records or to refuse the scripts: the handler never
 		// runs on it.
@@ -83,7 +84,7 @@ func (e *Engine) protect(ctx context.Context, k *keyedRequest, r *http.Request, 
 		// The lease was taken over while fn ran: its result is not stored,
 		// so answer what is (see lease.run).
 		switch {
-		case errors.Is(s.err, ErrStoreMisconfigured):
+		case errors.Is(s.err, idemstore.ErrStoreMisconfigured):
 			return outcome{kind: misconfigured, err: s.err}
 		case s.err != nil:
 			return outcome{kind: unavailable, err: s.err}
@@ -127,7 +128,7 @@ func (o outcome) problem() *Response {
 		if errors.As(o.err, &p) {
 			return p.Response()
 		}
-		p = problemf(http.StatusServiceUnavailable, CodeReconcileFailed,
+		p = problemf(http.StatusServiceUnavailable, idemop.CodeReconcileFailed,
 			"the previous attempt with this key was interrupted and could not be reconciled; retry later")
 		p.RetryAfter = time.Second
 		return p.Response()
@@ -154,6 +155,6 @@ func storedAnswer(acq idemstore.Acquisition, wait time.Duration) *Response {
 // or taken over) and at least 1s. Without an estimate (no run of op in this
 // process yet) it is 1s: an early retry costs one more 409, which by then
 // may carry an estimate.
-func (e *Engine) conflictRetryAfter(op *Operation, remaining time.Duration) time.Duration {
+func (e *Engine) conflictRetryAfter(op *idemop.Operation, remaining time.Duration) time.Duration {
 	return max(min(e.runs.Estimate(op), remaining), time.Second)
 }

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // extendCounter is a store that counts the extensions of each key.
 type extendCounter struct {
-	idem.Store
+	idemstore.Store
 	mu      sync.Mutex // guards n
 	n       map[string]int
 	changed chan struct{} // receives after every extension, if there is room
@@ -54,7 +54,7 @@ func TestHeartbeatsShareTheEngine(t *testing.T) {
 	const long = 8
 	store := &extendCounter{Store: newMemStore(), n: map[string]int{}, changed: make(chan struct{}, 1)}
 	release := make(chan struct{})
-	h := newHarnessOn(t, store, idem.Operation{Lock: 150 * time.Millisecond}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarnessOn(t, store, idemop.Operation{Lock: 150 * time.Millisecond}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.Header.Get("Idempotency-Key"), "long-") {
 			<-release
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -52,7 +53,7 @@ func (l *stepLog) hooks(t *testing.T) idem.Hooks {
 			return "ok"
 		case errors.Is(err, idemstore.ErrNotOwner):
 			return "not-owner"
-		case errors.Is(err, idem.ErrStoreUnavailable):
+		case errors.Is(err, idemstore.ErrStoreUnavailable):
 			return "unavailable"
 		}
 		return "error"
@@ -79,7 +80,7 @@ func (l *stepLog) hooks(t *testing.T) idem.Hooks {
 
 func TestStepHooks(t *testing.T) {
 	var log stepLog
-	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if r.Context().Value(stepKey{}) != "handler" {
 			t.Errorf("the handler does not run in the Handler hook's context")
 		}
@@ -142,7 +143,7 @@ func TestStepHooks(t *testing.T) {
 func TestStepHooksStoreContext(t *testing.T) {
 	store := &contextStore{Store: newMemStore()}
 	var log stepLog
-	h := newHarnessOn(t, store, idem.Operation{}, nil, idem.WithHeartbeat(false), idem.WithHooks(log.hooks(t)))
+	h := newHarnessOn(t, store, idemop.Operation{}, nil, idem.WithHeartbeat(false), idem.WithHooks(log.hooks(t)))
 	h.post("k1", `{}`)
 	if want := []string{"acquire", "complete"}; !slices.Equal(store.calls, want) {
 		t.Errorf("store saw the hook's context in %q, want %q", store.calls, want)
@@ -151,7 +152,7 @@ func TestStepHooksStoreContext(t *testing.T) {
 
 // contextStore records the StoreCall value of each call's context.
 type contextStore struct {
-	idem.Store
+	idemstore.Store
 	calls []string
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/canonjson"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
@@ -24,7 +25,7 @@ import (
 // keyedRequest is a request identified for the store: its operation, the
 // client's key, the composed storage key and the fingerprint.
 type keyedRequest struct {
-	op          *Operation
+	op          *idemop.Operation
 	key         string // the client's key
 	storageKey  string
 	fingerprint string            // apiFingerprint of sum, in hex
@@ -67,7 +68,7 @@ func (k *keyedRequest) takeRecorder() *recorder { return k.rec.Swap(nil) }
 
 // newKeyedRequest composes the storage key and the fingerprint of a
 // request whose [fingerprint] is sum.
-func (e *Engine) newKeyedRequest(op *Operation, scope, key string, sum [sha256.Size]byte) *keyedRequest {
+func (e *Engine) newKeyedRequest(op *idemop.Operation, scope, key string, sum [sha256.Size]byte) *keyedRequest {
 	api := op.API
 	if e.cfg.apiSet {
 		api = e.cfg.api
@@ -156,7 +157,7 @@ func (e *Engine) acquireRequest(k *keyedRequest, token string) idemstore.Acquire
 // read (nil when r.Body was not read) for the caller to restore, or the
 // problem to answer. A nil target without a problem means the key is
 // optional and absent: the request runs unprotected.
-func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []byte, *Problem) {
+func (e *Engine) identifyHTTP(r *http.Request, op *idemop.Operation) (*keyedRequest, []byte, *Problem) {
 	key, protect, raw, prob := e.readRequest(r, op)
 	if prob != nil || !protect {
 		return nil, nil, prob
@@ -169,7 +170,7 @@ func (e *Engine) identifyHTTP(r *http.Request, op *Operation) (*keyedRequest, []
 // header, then the body, bounded by the body limit (nil when there is
 // none). protect is false, and the body is not read, when an optional key
 // header is absent.
-func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protect bool, raw []byte, prob *Problem) {
+func (e *Engine) readRequest(r *http.Request, op *idemop.Operation) (key string, protect bool, raw []byte, prob *Problem) {
 	key, hasKey, prob := e.headerKey(r, op)
 	if prob != nil || (opKeyHeader(op) != "" && !hasKey) { // a problem, or an optional key absent
 		return "", false, nil, prob
@@ -187,14 +188,14 @@ func (e *Engine) readRequest(r *http.Request, op *Operation) (key string, protec
 // identifyBody is the part of identifyHTTP that follows reading: a JSON
 // body (any body, for a body key) is canonicalised, any other is kept raw;
 // then identify.
-func (e *Engine) identifyBody(r *http.Request, op *Operation, key string, raw []byte) (*keyedRequest, *Problem) {
+func (e *Engine) identifyBody(r *http.Request, op *idemop.Operation, key string, raw []byte) (*keyedRequest, *Problem) {
 	return e.identify(r, op, key, requestPayload(op, r.Header, raw))
 }
 
 // requestPayload is the body raw of a request with headers h as the
 // fingerprint and a body key read it: JSON where the key is in the body or
 // the request says it is JSON, raw bytes otherwise.
-func requestPayload(op *Operation, h HeaderValues, raw []byte) payload {
+func requestPayload(op *idemop.Operation, h headerValues, raw []byte) payload {
 	if opKeyHeader(op) == "" || hasJSONContentType(h) {
 		return jsonPayload(op, raw)
 	}
@@ -205,7 +206,7 @@ func requestPayload(op *Operation, h HeaderValues, raw []byte) payload {
 // read and before the scope: the key in the body, where the operation
 // takes it from there (ok false: an optional one absent, the request runs
 // unprotected), and the credential a secured operation needs.
-func (e *Engine) keyAndCredential(op *Operation, key string, body payload, header func(name string) []string) (k string, ok bool, prob *Problem) {
+func (e *Engine) keyAndCredential(op *idemop.Operation, key string, body payload, header func(name string) []string) (k string, ok bool, prob *Problem) {
 	if opKeyHeader(op) == "" {
 		if key, ok, prob = bodyKey(op, body); prob != nil || !ok {
 			return "", false, prob
@@ -220,7 +221,7 @@ func (e *Engine) keyAndCredential(op *Operation, key string, body payload, heade
 // headerKey returns the key from the key header, when the operation uses
 // one. It reports whether a key was found, and a problem for a missing
 // required key or a malformed one.
-func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Problem) {
+func (e *Engine) headerKey(r *http.Request, op *idemop.Operation) (string, bool, *Problem) {
 	name := opKeyHeader(op)
 	if name == "" {
 		return "", false, nil
@@ -231,7 +232,7 @@ func (e *Engine) headerKey(r *http.Request, op *Operation) (string, bool, *Probl
 // canonicalKeyHeader is http.CanonicalHeaderKey(name) for a key header's
 // name, without the work for the default one, canonical already.
 func canonicalKeyHeader(name string) string {
-	if name == DefaultKeyHeader {
+	if name == idemop.DefaultKeyHeader {
 		return name
 	}
 	return http.CanonicalHeaderKey(name)
@@ -239,19 +240,19 @@ func canonicalKeyHeader(name string) string {
 
 // keyFromValues is headerKey for the values vals of the key header name,
 // however the request carries its headers.
-func (e *Engine) keyFromValues(op *Operation, name string, vals []string) (string, bool, *Problem) {
+func (e *Engine) keyFromValues(op *idemop.Operation, name string, vals []string) (string, bool, *Problem) {
 	if len(vals) == 0 {
 		if op.Optional {
 			return "", false, nil
 		}
-		return "", false, KeyHeaderProblem(name, 0)
+		return "", false, keyHeaderProblem(name, 0)
 	}
 	if len(vals) > 1 {
-		return "", false, KeyHeaderProblem(name, len(vals))
+		return "", false, keyHeaderProblem(name, len(vals))
 	}
 	key, err := keyheader.Parse(vals[0], e.cfg.strictKeys)
 	if err != nil {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the %s header is malformed: %s", name, keyErrDetail(err))
 	}
 	return key, true, nil
 }
@@ -266,7 +267,7 @@ func encodedBodyProblem(codings []string) *Problem {
 	for _, v := range codings {
 		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
-				p := problemf(http.StatusUnsupportedMediaType, CodeUnsupportedContentEncoding,
+				p := problemf(http.StatusUnsupportedMediaType, idemop.CodeUnsupportedContentEncoding,
 					"the request body has Content-Encoding %q; send it unencoded with this operation's idempotency key", c)
 				return p
 			}
@@ -291,7 +292,7 @@ func readBody(r *http.Request, limit int64) ([]byte, *Problem) {
 		if errors.As(err, &mbe) {
 			return nil, tooLargeProblem(mbe.Limit)
 		}
-		return nil, problemf(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: %v", err)
+		return nil, problemf(http.StatusBadRequest, idemop.CodeBodyUnreadable, "the request body could not be read: %v", err)
 	}
 	if int64(len(raw)) > limit {
 		return nil, tooLargeProblem(limit)
@@ -333,7 +334,7 @@ func readAtMost(r io.Reader, n, size int64) ([]byte, error) {
 // the body when the operation has a body key, scopes the request and
 // fingerprints it. A nil target without a problem means the key is
 // optional and absent.
-func (e *Engine) identify(r *http.Request, op *Operation, key string, body payload) (*keyedRequest, *Problem) {
+func (e *Engine) identify(r *http.Request, op *idemop.Operation, key string, body payload) (*keyedRequest, *Problem) {
 	key, ok, prob := e.keyAndCredential(op, key, body, r.Header.Values)
 	if prob != nil || !ok {
 		return nil, prob
@@ -353,14 +354,14 @@ func (e *Engine) identify(r *http.Request, op *Operation, key string, body paylo
 
 // scopeKey is the storage form of the scope s the scope function
 // returned, or the problem to answer for its error err.
-func (e *Engine) scopeKey(ctx context.Context, op *Operation, s string, err error) (string, *Problem) {
+func (e *Engine) scopeKey(ctx context.Context, op *idemop.Operation, s string, err error) (string, *Problem) {
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
 			return "", p
 		}
 		e.cfg.logger.ErrorContext(ctx, "idem: scope function failed", "op", op.ID, "err", err)
-		return "", NewProblem(http.StatusInternalServerError, CodeScopeFailed,
+		return "", NewProblem(http.StatusInternalServerError, idemop.CodeScopeFailed,
 			"the request could not be scoped")
 	}
 	return e.cfg.hashScope(s), nil
@@ -369,7 +370,7 @@ func (e *Engine) scopeKey(ctx context.Context, op *Operation, s string, err erro
 // bodyKey returns the key at op.KeyPointer in a JSON body. It reports
 // whether a key was found, and a problem for a missing required key or a
 // malformed one.
-func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
+func bodyKey(op *idemop.Operation, body payload) (string, bool, *Problem) {
 	if len(op.KeyPointers) > 0 {
 		return compositeKey(op, body)
 	}
@@ -377,7 +378,7 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 		if op.Optional {
 			return "", false, nil
 		}
-		return "", false, problemf(http.StatusBadRequest, CodeMissingKey, "%s", detail)
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeMissingKey, "%s", detail)
 	}
 	if !body.isJSON {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in a JSON request body", op.KeyPointer))
@@ -393,11 +394,11 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 		return missing(fmt.Sprintf("the idempotency key is required at %s in the request body", op.KeyPointer))
 	}
 	if v[0] != '"' {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key at %s is not a string", op.KeyPointer)
 	}
 	key := canonjson.DecodeString(v)
 	if err := keyheader.Check(key); err != nil {
-		return "", false, problemf(http.StatusBadRequest, CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
+		return "", false, problemf(http.StatusBadRequest, idemop.CodeInvalidKey, "the idempotency key at %s is malformed: %s", op.KeyPointer, keyErrDetail(err))
 	}
 	return key, true, nil
 }
@@ -405,7 +406,7 @@ func bodyKey(op *Operation, body payload) (string, bool, *Problem) {
 // cancelledProblem answers a request whose context ended before its handler
 // answered; the lease was released, so a retry runs again.
 func cancelledProblem() *Problem {
-	p := NewProblem(http.StatusServiceUnavailable, CodeRequestCancelled,
+	p := NewProblem(http.StatusServiceUnavailable, idemop.CodeRequestCancelled,
 		"the request was cancelled before it was answered; it was not recorded and may be retried")
 	p.RetryAfter = time.Second
 	return p

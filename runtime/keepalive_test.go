@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -59,7 +60,7 @@ func newLiveTxStore(live bool) *liveTxStore {
 // liveServer serves s with an operation whose lock is lock and handler h.
 func liveServer(s *liveTxStore, lock time.Duration, h http.HandlerFunc, opts ...idem.Option) http.Handler {
 	e := idem.NewEngine(s, opts...)
-	op := &idem.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key", Lock: lock}
+	op := &idemop.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key", Lock: lock}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })
 }
 

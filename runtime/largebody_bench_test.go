@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // discardWriter is a client's writer that drops what it is sent.
@@ -22,7 +23,7 @@ func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 // most the limit when the rest streams.
 func BenchmarkLargeResponse(b *testing.B) {
 	e := idem.NewEngine(newMemStore())
-	op := &idem.Operation{ID: "Export"}
+	op := &idemop.Operation{ID: "Export"}
 	chunk := bytes.Repeat([]byte("x"), 32<<10)
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)

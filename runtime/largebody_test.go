@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // countingWriter is a client's writer that keeps what it was sent but the
@@ -61,17 +64,17 @@ func TestLargeResponseStreamed(t *testing.T) {
 	var maxBuffered, sentBeforeLast int
 	styles := map[string]func(e *idem.Engine, client *countingWriter, r *http.Request){
 		"plain": func(e *idem.Engine, client *countingWriter, r *http.Request) {
-			e.Serve(client, r, &idem.Operation{ID: "CreatePet"}, func(w http.ResponseWriter, r *http.Request) {
+			e.Serve(client, r, &idemop.Operation{ID: "CreatePet"}, func(w http.ResponseWriter, r *http.Request) {
 				runs.Add(1)
 				maxBuffered, sentBeforeLast = bigResponse(w, client, size)
 			})
 		},
 		"strict": func(e *idem.Engine, client *countingWriter, r *http.Request) {
-			op := &idem.Operation{ID: "CreatePet"}
-			e.ServeBody(client, r, op, func(w http.ResponseWriter, r *http.Request) {
+			op := &idemop.Operation{ID: "CreatePet"}
+			idemgen.ServeBody(e, client, r, op, func(w http.ResponseWriter, r *http.Request) {
 				resp, err := e.ServeStrict(r.Context(), r, op, func(ctx context.Context) (*idem.Response, error) {
 					runs.Add(1)
-					return idem.CaptureContext(ctx, func(w http.ResponseWriter) error {
+					return idemgen.CaptureContext(ctx, func(w http.ResponseWriter) error {
 						maxBuffered, sentBeforeLast = bigResponse(w, client, size)
 						return nil
 					})
@@ -85,7 +88,7 @@ func TestLargeResponseStreamed(t *testing.T) {
 	}
 	for name, serve := range styles {
 		t.Run(name, func(t *testing.T) {
-			forEachStore(t, func(t *testing.T, store idem.Store) {
+			forEachStore(t, func(t *testing.T, store idemstore.Store) {
 				runs.Store(0)
 				e := idem.NewEngine(store, idem.WithStoredBodyLimit(limit))
 				client := &countingWriter{header: http.Header{}}
@@ -101,7 +104,7 @@ func TestLargeResponseStreamed(t *testing.T) {
 				}
 				replay := &countingWriter{header: http.Header{}}
 				serve(e, replay, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k"))
-				if replay.status != http.StatusCreated || replay.n != 0 || replay.header.Get(idem.HeaderBodyOmitted) != "true" ||
+				if replay.status != http.StatusCreated || replay.n != 0 || replay.header.Get(idemop.HeaderBodyOmitted) != "true" ||
 					replay.header.Get("Content-Type") != "application/octet-stream" {
 					t.Fatalf("replay = %d, %d bytes, %v", replay.status, replay.n, replay.header)
 				}
@@ -119,17 +122,17 @@ func TestLargeResponseStreamed(t *testing.T) {
 // which writes nothing more), and its key is released: the retry runs.
 func TestStrictFailureAfterStreaming(t *testing.T) {
 	const limit, size = 64 << 10, 256 << 10
-	forEachStore(t, func(t *testing.T, store idem.Store) {
+	forEachStore(t, func(t *testing.T, store idemstore.Store) {
 		e := idem.NewEngine(store, idem.WithStoredBodyLimit(limit))
-		op := &idem.Operation{ID: "CreatePet"}
+		op := &idemop.Operation{ID: "CreatePet"}
 		var runs atomic.Int64
 		serve := func(fail bool) *countingWriter {
 			client := &countingWriter{header: http.Header{}}
 			r := engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k")
-			e.ServeBody(client, r, op, func(w http.ResponseWriter, r *http.Request) {
+			idemgen.ServeBody(e, client, r, op, func(w http.ResponseWriter, r *http.Request) {
 				resp, err := e.ServeStrict(r.Context(), r, op, func(ctx context.Context) (*idem.Response, error) {
 					runs.Add(1)
-					return idem.CaptureContext(ctx, func(w http.ResponseWriter) error {
+					return idemgen.CaptureContext(ctx, func(w http.ResponseWriter) error {
 						bigResponse(w, client, size)
 						if fail {
 							return errors.New("the database went away after the response began")
@@ -148,7 +151,7 @@ func TestStrictFailureAfterStreaming(t *testing.T) {
 		if c := serve(true); c.status != http.StatusCreated || c.n != size {
 			t.Errorf("failed after streaming: the client got %d and %d bytes; want the 201 and exactly the %d bytes streamed", c.status, c.n, size)
 		}
-		if c := serve(false); c.status != http.StatusCreated || c.n != size || c.header.Get(idem.HeaderReplayed) != "" || runs.Load() != 2 {
+		if c := serve(false); c.status != http.StatusCreated || c.n != size || c.header.Get(idemop.HeaderReplayed) != "" || runs.Load() != 2 {
 			t.Errorf("retry: %d, %d bytes, %v, %d runs; want a second run", c.status, c.n, c.header, runs.Load())
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/deadline"
 )
@@ -94,13 +95,13 @@ func (l *lease) run(ctx context.Context, fn func(context.Context) (*Response, er
 	l.record = newRecord(resp, l.e.allow, l.e.cfg.storedBodyLimit)
 	rec := &l.record
 	err = l.complete(ctx, rec)
-	if errors.Is(err, ErrStoreUnavailable) {
+	if errors.Is(err, idemstore.ErrStoreUnavailable) {
 		err = l.completeAgain(ctx, rec, err)
 	}
 	switch {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, l.superseded(ctx)
-	case errors.Is(err, ErrUnreplicated):
+	case errors.Is(err, idemstore.ErrUnreplicated):
 		l.unreplicated(ctx, resp, err)
 	case err != nil:
 		l.unstored(ctx, resp, err)
@@ -122,7 +123,7 @@ func (l *lease) handlerContext(ctx context.Context) context.Context {
 // when it is: the handler's error, no response, or a status that op's
 // storage policy does not store. The lease is then released with it as the
 // cause.
-func notStored(op *Operation, resp *Response, err error) error {
+func notStored(op *idemop.Operation, resp *Response, err error) error {
 	switch {
 	case err != nil:
 		return err
@@ -178,7 +179,7 @@ func (l *lease) completeAgain(ctx context.Context, rec *idemstore.Record, err er
 		case errors.Is(err, idemstore.ErrNotOwner):
 			l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")
 			return err
-		case !errors.Is(err, ErrStoreUnavailable):
+		case !errors.Is(err, idemstore.ErrStoreUnavailable):
 			return err
 		}
 		l.e.report(ctx, l.k, l.e.cfg.hooks.StoreError, ev, 0, "")
@@ -196,7 +197,7 @@ func (l *lease) unstored(ctx context.Context, resp *Response, err error) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
-	resp.Header.Set(HeaderDegraded, "true")
+	resp.Header.Set(idemop.HeaderDegraded, "true")
 }
 
 // supersededError is returned by lease.run when the store refused the
@@ -262,7 +263,7 @@ func (l *lease) complete(ctx context.Context, rec *idemstore.Record) error {
 	switch {
 	case err == nil:
 		l.e.report(ctx, l.k, l.e.cfg.hooks.Completed, ev, 0, "")
-	case errors.Is(err, ErrUnreplicated):
+	case errors.Is(err, idemstore.ErrUnreplicated):
 		// Stored: run reports it (lease.unreplicated).
 	case errors.Is(err, idemstore.ErrNotOwner):
 		l.e.report(ctx, l.k, l.e.cfg.hooks.LeaseLost, ev, levelWarn, "idem: lease lost before completion; result not stored")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -38,7 +39,7 @@ func TestWaitForOriginal(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
 	conflicted, conflict := onceSignal()
-	h := newHarness(t, idem.Operation{Wait: time.Minute}, blockingFirst(start, release))
+	h := newHarness(t, idemop.Operation{Wait: time.Minute}, blockingFirst(start, release))
 	h.store.onAcquire = func(acq idemstore.Acquisition) {
 		if acq.Outcome == idemstore.OutcomeConflict {
 			conflict()
@@ -52,7 +53,7 @@ func TestWaitForOriginal(t *testing.T) {
 	<-conflicted // the duplicate is waiting now
 	close(release)
 	orig, w := <-first, <-dup
-	if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != orig.Body.String() {
+	if w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "true" || w.Body.String() != orig.Body.String() {
 		t.Fatalf("duplicate = %d %s, want the original's replay", w.Code, w.Body)
 	}
 	h.wantRuns(1)
@@ -62,7 +63,7 @@ func TestWaitEndsWithContext(t *testing.T) {
 	started, start := onceSignal()
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHarness(t, idem.Operation{Wait: time.Hour}, blockingFirst(start, release))
+	h := newHarness(t, idemop.Operation{Wait: time.Hour}, blockingFirst(start, release))
 	h.store.onAcquire = func(acq idemstore.Acquisition) {
 		if acq.Outcome == idemstore.OutcomeConflict {
 			cancel()
@@ -72,7 +73,7 @@ func TestWaitEndsWithContext(t *testing.T) {
 	go func() { defer close(done); h.post("k", `{}`) }()
 	<-started
 	w := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k").WithContext(ctx))
-	checkProblem(t, w, http.StatusConflict, idem.CodeConflict)
+	checkProblem(t, w, http.StatusConflict, idemop.CodeConflict)
 	close(release)
 	<-done
 }
@@ -86,7 +87,7 @@ func TestTakeover(t *testing.T) {
 	release := make(chan struct{})
 	var lost, reconciled atomic.Int64
 	infos := make(chan idem.Info, 2)
-	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		info, _ := idem.FromContext(r.Context())
 		infos <- info
 		blockingFirst(start, release)(h, w, r)
@@ -106,12 +107,12 @@ func TestTakeover(t *testing.T) {
 	<-started
 	h.store.advance(2 * time.Second) // the first lease is past its deadline
 	second := h.post("k", `{}`)
-	if second.Code != http.StatusCreated || second.Header().Get(idem.HeaderReplayed) != "" {
+	if second.Code != http.StatusCreated || second.Header().Get(idemop.HeaderReplayed) != "" {
 		t.Fatalf("takeover = %d %s", second.Code, second.Body)
 	}
 	close(release)
 	orig := <-first
-	if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(idem.HeaderReplayed) != "true" {
+	if orig.Code != http.StatusCreated || orig.Body.String() != second.Body.String() || orig.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Fatalf("the first client's answer = %d %s; want the fence 2 result replayed: %s", orig.Code, orig.Body, second.Body)
 	}
 	if i1, i2 := <-infos, <-infos; i1.Fence != 1 || i1.Recovered || i2.Fence != 2 || !i2.Recovered || i2.Key != "k" {
@@ -121,7 +122,7 @@ func TestTakeover(t *testing.T) {
 		t.Errorf("lease lost %d times, reconciled %d times; want 1, 1", lost.Load(), reconciled.Load())
 	}
 	third := h.post("k", `{}`)
-	if third.Body.String() != second.Body.String() || third.Header().Get(idem.HeaderReplayed) != "true" {
+	if third.Body.String() != second.Body.String() || third.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Errorf("stored = %s, want the second run's %s", third.Body, second.Body)
 	}
 	h.wantRuns(2)
@@ -134,11 +135,11 @@ func TestReconcilerError(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"plain error", errors.New("ledger unreachable"), http.StatusServiceUnavailable, idem.CodeReconcileFailed},
+		{"plain error", errors.New("ledger unreachable"), http.StatusServiceUnavailable, idemop.CodeReconcileFailed},
 		{"problem", idem.NewProblem(http.StatusConflict, "already-paid", "the payment exists"), http.StatusConflict, "already-paid"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, idem.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
+			h := newHarness(t, idemop.Operation{Lock: time.Second}, nil, idem.WithHeartbeat(false),
 				idem.WithReconciler(func(context.Context, idem.Info, *http.Request) error { return tc.err }))
 			key := idemstore.RecordKey("CreatePet", "", "k")
 			// A worker died holding the lease of the same request.
@@ -172,7 +173,7 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 	var extends atomic.Int64
 	started, start := onceSignal()
 	release := make(chan struct{})
-	h := newHarness(t, idem.Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
+	h := newHarness(t, idemop.Operation{Lock: 300 * time.Millisecond}, blockingFirst(start, release))
 	h.store.onExtend = func() {
 		if extends.Add(1) == 4 { // 4 x lock/3 > lock: the lease would have expired
 			extendedEnough()
@@ -182,11 +183,11 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 	go func() { defer close(done); h.post("k", `{}`) }()
 	<-started
 	<-extended
-	checkProblem(t, h.post("k", `{}`), http.StatusConflict, idem.CodeConflict)
+	checkProblem(t, h.post("k", `{}`), http.StatusConflict, idemop.CodeConflict)
 	close(release)
 	<-done
 	n := h.store.count("extend")
-	if w := h.post("k", `{}`); w.Header().Get(idem.HeaderReplayed) != "true" {
+	if w := h.post("k", `{}`); w.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Fatalf("not replayed: %d", w.Code)
 	}
 	if h.store.count("extend") != n {
@@ -209,7 +210,7 @@ func (w storedFirstWriter) WriteHeader(code int) {
 func TestTakeoverWhileNewerRuns(t *testing.T) {
 	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	started := make(chan int64, 2)
-	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		n := h.runs.Load()
 		started <- n
 		<-gates[n-1]
@@ -224,7 +225,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 	<-started
 	close(gates[0])
 	orig := <-first
-	checkProblem(t, orig, http.StatusConflict, idem.CodeConflict)
+	checkProblem(t, orig, http.StatusConflict, idemop.CodeConflict)
 	if s := retryAfterSeconds(t, orig); s < 1 {
 		t.Errorf("Retry-After = %d", s)
 	}
@@ -233,7 +234,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 	if newer.Code != http.StatusCreated || !strings.Contains(newer.Body.String(), `"fence":2`) {
 		t.Fatalf("newer run = %d %s", newer.Code, newer.Body)
 	}
-	if w := h.post("k", `{}`); w.Body.String() != newer.Body.String() || w.Header().Get(idem.HeaderReplayed) != "true" {
+	if w := h.post("k", `{}`); w.Body.String() != newer.Body.String() || w.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Errorf("retry = %d %s; want the newer run's result replayed", w.Code, w.Body)
 	}
 	h.wantRuns(2)
@@ -246,7 +247,7 @@ func TestTakeoverWhileNewerRuns(t *testing.T) {
 func TestTakeoverRecordGone(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	h := newHarness(t, idem.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{Lock: time.Second}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if h.runs.Load() == 1 {
 			started <- struct{}{}
 			<-release
@@ -263,7 +264,7 @@ func TestTakeoverRecordGone(t *testing.T) {
 		t.Fatalf("takeover = %d %s", w.Code, w.Body)
 	}
 	close(release)
-	checkProblem(t, <-first, http.StatusConflict, idem.CodeConflict)
+	checkProblem(t, <-first, http.StatusConflict, idemop.CodeConflict)
 	if w := h.post("k", `{}`); w.Code != http.StatusInternalServerError || h.runs.Load() != 3 {
 		t.Errorf("retry = %d after %d runs; want it to run (500)", w.Code, h.runs.Load())
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // memStore is the engine tests' store: the reference in-memory store
@@ -79,7 +79,7 @@ func (s *memStore) count(method string) int {
 
 // get returns what the store holds under key.
 func (s *memStore) get(key string) (memRec, bool) {
-	e, ok := s.s.Lookup(key)
+	e, ok := memhooks.Lookup(s.s, key)
 	if !ok {
 		return memRec{}, false
 	}
@@ -142,6 +142,6 @@ func (s *memStore) Extend(ctx context.Context, key, token string, lease time.Dur
 // forEachStore runs test on the store of the engine's tests, the reference
 // store, in a subtest (runtime/redisstore/e2e runs the same tests on
 // miniredis and real Redis).
-func forEachStore(t *testing.T, test func(t *testing.T, store idem.Store)) {
+func forEachStore(t *testing.T, test func(t *testing.T, store idemstore.Store)) {
 	t.Run("memstore", func(t *testing.T) { test(t, memstore.New()) })
 }

@@ -14,7 +14,7 @@ import (
 // zero configuration is the documented default: fail closed, 1 MiB limits,
 // the standard replay allow-list, heartbeat on, logs through slog.Default(), and no
 // scope, which an engine for operations that declare security refuses (see
-// [NewEngineFor]).
+// idemgen.NewEngineFor).
 type Option func(*config)
 
 // ScopeFunc returns the scope of a request, such as its tenant or
@@ -79,7 +79,7 @@ func newConfig(opts []Option) config {
 
 // WithAPI sets the API identity in the storage keys of every operation the
 // engine serves, in place of the one generated code declares
-// ([Operation.API], from the spec's info.title or x-idempotent's api): for
+// ([idemop.Operation.API], from the spec's info.title or x-idempotent's api): for
 // one generated API deployed as two services on one store, say. "" leaves
 // the identity out of the keys, the key space of releases before it
 // existed, so records stored by them are found again.
@@ -101,7 +101,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithFailOpen makes an unreachable store run the handler unprotected, with
 // the response marked Idempotency-Degraded: true, instead of answering 503.
-// A misconfigured store ([ErrStoreMisconfigured]) is answered 503 all the
+// A misconfigured store ([idemstore.ErrStoreMisconfigured]) is answered 503 all the
 // same: fail-open covers an outage, not a store set up to lose records.
 func WithFailOpen(on bool) Option { return func(c *config) { c.failOpen = on } }
 

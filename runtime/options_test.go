@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -31,7 +32,7 @@ func TestHooksAndRedactedLogs(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("Idempotency-Key"), "fail") {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
@@ -73,10 +74,10 @@ func TestScope(t *testing.T) {
 			return tenant, nil
 		}
 	})
-	h := newHarness(t, idem.Operation{}, nil, scope)
+	h := newHarness(t, idemop.Operation{}, nil, scope)
 	a := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "a"))
 	b := h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "b"))
-	if a.Header().Get(idem.HeaderReplayed) != "" || b.Header().Get(idem.HeaderReplayed) != "" {
+	if a.Header().Get(idemop.HeaderReplayed) != "" || b.Header().Get(idemop.HeaderReplayed) != "" {
 		t.Fatal("one tenant replayed another's response")
 	}
 	h.wantRuns(2)
@@ -85,14 +86,14 @@ func TestScope(t *testing.T) {
 	}
 	checkProblem(t, h.post("k", `{}`), http.StatusUnauthorized, "unauthenticated")
 	checkProblem(t, h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", "broken")),
-		http.StatusInternalServerError, idem.CodeScopeFailed)
+		http.StatusInternalServerError, idemop.CodeScopeFailed)
 }
 
 func TestMiddleware(t *testing.T) {
 	store := newMemStore()
 	var runs atomic.Int64
 	mux := http.NewServeMux()
-	mw := idem.NewEngine(store).Middleware(idem.Operation{ID: "Ship"})
+	mw := idem.NewEngine(store).Middleware(idemop.Operation{ID: "Ship"})
 	mux.Handle("POST /orders/{id}/ship", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs.Add(1)
 		w.WriteHeader(http.StatusAccepted)
@@ -104,10 +105,10 @@ func TestMiddleware(t *testing.T) {
 		return w
 	}
 	send("/orders/1/ship")
-	if w := send("/orders/1/ship"); w.Code != http.StatusAccepted || w.Body.String() != "1" || w.Header().Get(idem.HeaderReplayed) != "true" {
+	if w := send("/orders/1/ship"); w.Code != http.StatusAccepted || w.Body.String() != "1" || w.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Fatalf("replay = %d %q", w.Code, w.Body)
 	}
-	checkProblem(t, send("/orders/2/ship"), http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
+	checkProblem(t, send("/orders/2/ship"), http.StatusUnprocessableEntity, idemop.CodeFingerprintMismatch)
 	if runs.Load() != 1 {
 		t.Errorf("runs = %d", runs.Load())
 	}
@@ -121,7 +122,7 @@ type storedFirstWriter struct {
 }
 
 func TestStoredBeforeWritten(t *testing.T) {
-	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
 			t.Errorf("Flush through the recorder: %v", err)
 		}

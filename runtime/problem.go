@@ -3,45 +3,11 @@ package idem
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/idemgen/idemgen/runtime/idemop"
-	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 	"net/http"
 	"time"
-)
 
-// Stable problem codes, the "code" member of every problem the engine
-// answers (see idemop's).
-const (
-	CodeMissingKey                 = idemop.CodeMissingKey
-	CodeInvalidKey                 = idemop.CodeInvalidKey
-	CodeBodyUnreadable             = idemop.CodeBodyUnreadable
-	CodePayloadTooLarge            = idemop.CodePayloadTooLarge
-	CodeUnsupportedContentEncoding = idemop.CodeUnsupportedContentEncoding
-	CodeFingerprintMismatch        = idemop.CodeFingerprintMismatch
-	CodeConflict                   = idemop.CodeConflict
-	CodeStoreUnavailable           = idemop.CodeStoreUnavailable
-	CodeStoreMisconfigured         = idemop.CodeStoreMisconfigured
-	CodeReconcileFailed            = idemop.CodeReconcileFailed
-	CodeScopeFailed                = idemop.CodeScopeFailed
-	CodeMissingCredential          = idemop.CodeMissingCredential
-	CodeRequestCancelled           = idemop.CodeRequestCancelled
-	CodeBadRequest                 = idemop.CodeBadRequest
-	CodeServerMisconfigured        = idemop.CodeServerMisconfigured
-	CodeStoreCompletionFailed      = idemop.CodeStoreCompletionFailed
-	CodeTransactionEnded           = idemop.CodeTransactionEnded
-)
-
-// ProblemTypePrefix prefixes a problem code to form its "type" URI.
-const ProblemTypePrefix = idemop.ProblemTypePrefix
-
-// ProblemContentType is the media type of problem responses (RFC 9457).
-const ProblemContentType = idemop.ProblemContentType
-
-// Headers the engine sets on its answers.
-const (
-	HeaderReplayed    = idemop.HeaderReplayed    // "true" on a replayed response
-	HeaderBodyOmitted = idemop.HeaderBodyOmitted // "true" on a replay whose body was too large to store
-	HeaderDegraded    = idemop.HeaderDegraded    // "true" when fail-open ran without protection
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/internal/retryafter"
 )
 
 // Problem is an RFC 9457 problem detail as the engine answers it. It is also
@@ -66,7 +32,7 @@ func (p *Problem) Error() string { return "idem: " + p.Code + ": " + p.Detail }
 // [Reconciler] may return one to choose the answer.
 func NewProblem(status int, code, detail string) *Problem {
 	return &Problem{
-		Type:   ProblemTypePrefix + code,
+		Type:   idemop.ProblemTypePrefix + code,
 		Title:  http.StatusText(status),
 		Status: status,
 		Detail: detail,
@@ -98,7 +64,7 @@ func (p *Problem) Response() *Response {
 		panic(fmt.Errorf("idem: marshal problem: %w", err))
 	}
 	h := http.Header{}
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", idemop.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	if p.RetryAfter > 0 {
 		h.Set("Retry-After", retryafter.Format(p.RetryAfter))
@@ -111,19 +77,19 @@ func (p *Problem) Response() *Response {
 // conflictProblem answers a duplicate while the original runs; wait is
 // when the original is expected to finish (Engine.conflictRetryAfter).
 func conflictProblem(wait time.Duration) *Problem {
-	p := NewProblem(http.StatusConflict, CodeConflict,
+	p := NewProblem(http.StatusConflict, idemop.CodeConflict,
 		"a request with this idempotency key is still being processed; retry later")
 	p.RetryAfter = max(wait, time.Second)
 	return p
 }
 
 func mismatchProblem() *Problem {
-	return NewProblem(http.StatusUnprocessableEntity, CodeFingerprintMismatch,
+	return NewProblem(http.StatusUnprocessableEntity, idemop.CodeFingerprintMismatch,
 		"this idempotency key was already used for a different request")
 }
 
 func storeUnavailableProblem() *Problem {
-	p := NewProblem(http.StatusServiceUnavailable, CodeStoreUnavailable,
+	p := NewProblem(http.StatusServiceUnavailable, idemop.CodeStoreUnavailable,
 		"the idempotency store is unavailable; retry later")
 	p.RetryAfter = time.Second
 	return p
@@ -132,11 +98,11 @@ func storeUnavailableProblem() *Problem {
 // storeMisconfiguredProblem answers while the store is misconfigured. It has
 // no Retry-After: the wait is for an operator, not for a blip to pass.
 func storeMisconfiguredProblem() *Problem {
-	return NewProblem(http.StatusServiceUnavailable, CodeStoreMisconfigured,
+	return NewProblem(http.StatusServiceUnavailable, idemop.CodeStoreMisconfigured,
 		"the idempotency store is misconfigured, so this request cannot be protected from running twice; it was not run")
 }
 
 func tooLargeProblem(limit int64) *Problem {
-	return problemf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+	return problemf(http.StatusRequestEntityTooLarge, idemop.CodePayloadTooLarge,
 		"the request body exceeds the limit of %d bytes", limit)
 }

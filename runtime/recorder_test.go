@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // deadlineWriter is a client writer that supports write deadlines and
@@ -21,7 +21,7 @@ func (w *deadlineWriter) SetWriteDeadline(t time.Time) error { w.deadline = t; r
 func (w *deadlineWriter) Flush()                             { w.flushes++ }
 
 func TestRecorderKeepsResponseController(t *testing.T) {
-	h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+	h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		if err := rc.SetWriteDeadline(time.Unix(1e9, 0)); err != nil {
 			t.Errorf("SetWriteDeadline through Unwrap: %v", err)

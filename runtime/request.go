@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// HeaderValues is a request's headers as the engine reads them: the values
+// headerValues is a request's headers as the engine reads them: the values
 // of a header, given its canonical name, in the order sent (none when
 // absent). http.Header implements it.
-type HeaderValues interface {
+type headerValues = interface {
 	Values(name string) []string
 }
 
@@ -18,11 +20,11 @@ type HeaderValues interface {
 // *http.Request (fiber, on fasthttp): the adapter fills it from the
 // framework's own request, without converting it. See [Engine.ServeRequest].
 type Request struct {
-	Method string       // the request method
-	Path   string       // the path as sent, escaped (it carries the path parameters)
-	Query  string       // the raw query, without '?'
-	Header HeaderValues // the request headers
-	Body   []byte       // the body as sent; nil without one
+	Method string                                    // the request method
+	Path   string                                    // the path as sent, escaped (it carries the path parameters)
+	Query  string                                    // the raw query, without '?'
+	Header interface{ Values(name string) []string } // the request headers: a header's values, given its canonical name, in the order sent (http.Header has this method)
+	Body   []byte                                    // the body as sent; nil without one
 
 	// HTTP returns the request as an *http.Request. The engine calls it
 	// only for what takes one: a [WithScope] function (not
@@ -39,11 +41,11 @@ type Request struct {
 // what it answered in the framework's own response.
 //
 // The returned Response is what the adapter must answer: run's own when
-// the handler ran (with the [HeaderDegraded] header set when the store
+// the handler ran (with the [idemop.HeaderDegraded] header set when the store
 // failed and the engine fails open), or a replay or a problem (400, 409,
 // 413, 422, 503) for the adapter to write in place of anything the handler
 // wrote. A non-nil error is run's, returned after the lease was released.
-func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *idemop.Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
 	run = requireResponse(op, run)
 	k, prob := e.identifyRequest(ctx, q, op)
 	switch {
@@ -59,13 +61,13 @@ func (e *Engine) ServeRequest(ctx context.Context, q *Request, op *Operation, ru
 	return e.answerKeyed(ctx, e.protect(ctx, k, r, q.Body, run), run)
 }
 
-// CheckRequest is the part of ServeRequest's identification that needs
+// precheck is idemgen.CheckRequest: the part of ServeRequest's identification that needs
 // nothing decoded: the key header (missing, repeated, malformed) and the
 // body limit. It returns the problem to answer (400, 413), or nil when q
 // may go on. Adapters call it in front of a strict handler that decodes
-// the body before the strict middleware runs, as [Engine.ServeBody] is
+// the body before the strict middleware runs, as idemgen.ServeBody is
 // called for net/http.
-func (e *Engine) CheckRequest(q *Request, op *Operation) *Response {
+func (e *Engine) precheck(q *Request, op *idemop.Operation) *Response {
 	if _, _, prob := e.checkRequest(q, op); prob != nil {
 		return prob.Response()
 	}
@@ -76,7 +78,7 @@ func (e *Engine) CheckRequest(q *Request, op *Operation) *Response {
 // header's key, protect false when an optional key header is absent, or
 // the problem to answer. The body was read by the framework already; it is
 // bounded here.
-func (e *Engine) checkRequest(q *Request, op *Operation) (key string, protect bool, prob *Problem) {
+func (e *Engine) checkRequest(q *Request, op *idemop.Operation) (key string, protect bool, prob *Problem) {
 	if name := opKeyHeader(op); name != "" {
 		k, hasKey, prob := e.keyFromValues(op, name, q.Header.Values(canonicalKeyHeader(name)))
 		if prob != nil || !hasKey {
@@ -94,7 +96,7 @@ func (e *Engine) checkRequest(q *Request, op *Operation) (key string, protect bo
 }
 
 // identifyRequest is identifyHTTP for a request given in its parts.
-func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *Operation) (*keyedRequest, *Problem) {
+func (e *Engine) identifyRequest(ctx context.Context, q *Request, op *idemop.Operation) (*keyedRequest, *Problem) {
 	key, protect, prob := e.checkRequest(q, op)
 	if prob != nil || !protect {
 		return nil, prob
@@ -140,7 +142,7 @@ var errNoHTTPRequest = errors.New("idem: the WithScope function takes an *http.R
 
 // hasJSONContentType reports whether h's first Content-Type is JSON, as
 // the net/http forms test r.Header.Get("Content-Type").
-func hasJSONContentType(h HeaderValues) bool {
+func hasJSONContentType(h headerValues) bool {
 	ct := h.Values("Content-Type")
 	return len(ct) > 0 && isJSONContentType(ct[0])
 }

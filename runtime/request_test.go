@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // parts is r in the parts an adapter that is not net/http shows the engine.
@@ -37,7 +39,7 @@ func parts(t *testing.T, r *http.Request) *idem.Request {
 }
 
 // serveParts runs r through Engine.ServeRequest, with run answering 201.
-func serveParts(t *testing.T, e *idem.Engine, op *idem.Operation, r *http.Request, runs *atomic.Int64) *idem.Response {
+func serveParts(t *testing.T, e *idem.Engine, op *idemop.Operation, r *http.Request, runs *atomic.Int64) *idem.Response {
 	t.Helper()
 	resp, err := e.ServeRequest(r.Context(), parts(t, r), op, strictRun(runs))
 	if err != nil {
@@ -52,7 +54,7 @@ func serveParts(t *testing.T, e *idem.Engine, op *idem.Operation, r *http.Reques
 // sees makes them two: the protocol and the identification are the same
 // for both entry points.
 func TestServeRequestIdentifiesAsServe(t *testing.T) {
-	op := &idem.Operation{ID: "CreatePet", FingerprintHeaders: []string{"X-Account"}}
+	op := &idemop.Operation{ID: "CreatePet", FingerprintHeaders: []string{"X-Account"}}
 	first := func() *http.Request {
 		return engineReq("POST", "/pets/a%2Fb?b=2&a=1", `{"name":"rex","age":3}`, "Idempotency-Key", "k1", "X-Account", "acct", "X-Tenant", "t1")
 	}
@@ -86,7 +88,7 @@ func TestServeRequestIdentifiesAsServe(t *testing.T) {
 			if resp.Status != c.want || runs.Load() != c.runs {
 				t.Errorf("ServeRequest answered %d after %d runs (%s), want %d after %d", resp.Status, runs.Load(), resp.Body, c.want, c.runs)
 			}
-			if c.want == http.StatusCreated && c.runs == 0 && resp.Header.Get(idem.HeaderReplayed) != "true" {
+			if c.want == http.StatusCreated && c.runs == 0 && resp.Header.Get(idemop.HeaderReplayed) != "true" {
 				t.Errorf("the same request was not a replay: %v", resp.Header)
 			}
 		})
@@ -96,11 +98,11 @@ func TestServeRequestIdentifiesAsServe(t *testing.T) {
 // TestServeRequestProblems: ServeRequest answers what Serve answers before
 // the handler runs, as problem documents, and runs nothing.
 func TestServeRequestProblems(t *testing.T) {
-	header := &idem.Operation{ID: "CreatePet"}
-	bodyKey := &idem.Operation{ID: "Pay", KeyPointer: "/key"}
+	header := &idemop.Operation{ID: "CreatePet"}
+	bodyKey := &idemop.Operation{ID: "Pay", KeyPointer: "/key"}
 	cases := []struct {
 		name string
-		op   *idem.Operation
+		op   *idemop.Operation
 		opts []idem.Option
 		req  *http.Request
 		drop bool // no HTTP func in the parts
@@ -151,7 +153,7 @@ func TestServeRequestWithScopeAndOptionalKey(t *testing.T) {
 		scoped.Add(1)
 		return r.Header.Get("X-Tenant"), nil
 	}))
-	op := &idem.Operation{ID: "CreatePet"}
+	op := &idemop.Operation{ID: "CreatePet"}
 	var runs atomic.Int64
 	for _, tenant := range []string{"a", "b", "a"} {
 		serveParts(t, e, op, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "X-Tenant", tenant), &runs)
@@ -160,7 +162,7 @@ func TestServeRequestWithScopeAndOptionalKey(t *testing.T) {
 		t.Errorf("%d runs, %d scope calls; want 2 (one per tenant) and 3", runs.Load(), scoped.Load())
 	}
 
-	optional := &idem.Operation{ID: "Ping", Optional: true}
+	optional := &idemop.Operation{ID: "Ping", Optional: true}
 	runs.Store(0)
 	for range 2 {
 		if resp := serveParts(t, e, optional, engineReq("POST", "/ping", ``), &runs); resp.Status != http.StatusCreated {
@@ -185,10 +187,10 @@ func TestServeRequestWithScopeAndOptionalKey(t *testing.T) {
 // a body key too (the strict middleware checks it).
 func TestCheckRequest(t *testing.T) {
 	e := idem.NewEngine(newMemStore(), idem.WithBodyLimit(16))
-	header := &idem.Operation{ID: "CreatePet"}
+	header := &idemop.Operation{ID: "CreatePet"}
 	cases := []struct {
 		name string
-		op   *idem.Operation
+		op   *idemop.Operation
 		req  *http.Request
 		want int // 0: go on
 	}{
@@ -196,12 +198,12 @@ func TestCheckRequest(t *testing.T) {
 		{"missing key", header, engineReq("POST", "/pets", `{}`), http.StatusBadRequest},
 		{"malformed key", header, engineReq("POST", "/pets", `{}`, "Idempotency-Key", "bad\x01key"), http.StatusBadRequest},
 		{"body over the limit", header, engineReq("POST", "/pets", `{"name":"rex the dog"}`, "Idempotency-Key", "k"), http.StatusRequestEntityTooLarge},
-		{"an optional key absent", &idem.Operation{ID: "Ping", Optional: true}, engineReq("POST", "/ping", `{"name":"rex the dog"}`), 0},
-		{"a body key, not checked here", &idem.Operation{ID: "Pay", KeyPointer: "/key"}, engineReq("POST", "/pay", `{}`), 0},
+		{"an optional key absent", &idemop.Operation{ID: "Ping", Optional: true}, engineReq("POST", "/ping", `{"name":"rex the dog"}`), 0},
+		{"a body key, not checked here", &idemop.Operation{ID: "Pay", KeyPointer: "/key"}, engineReq("POST", "/pay", `{}`), 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp := e.CheckRequest(parts(t, c.req), c.op)
+			resp := idemgen.CheckRequest(e, parts(t, c.req), c.op)
 			switch {
 			case c.want == 0 && resp != nil:
 				t.Errorf("answered %d %s, want to go on", resp.Status, resp.Body)

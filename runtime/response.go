@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -23,7 +24,7 @@ type Response struct {
 // Write writes the response to w: its headers (replacing values w already
 // has under the same names), its status (200 when zero) and its body. A
 // response the client already has, streamed past the stored-body limit
-// (see [CaptureContext]), is not written again.
+// (see idemgen.CaptureContext), is not written again.
 func (r *Response) Write(w http.ResponseWriter) error { return r.write(w, copyHeader) }
 
 // write is Write with set setting r's headers in w's.
@@ -86,21 +87,14 @@ func writeBody(w http.ResponseWriter, status int, body []byte) error {
 	return err
 }
 
-// Capture runs visit (a strict response object's VisitXResponse method)
-// against a recorder and returns what it wrote. It returns visit's error,
-// if any, and no response. It buffers the whole body: generated code calls
-// [CaptureContext].
-func Capture(visit func(w http.ResponseWriter) error) (*Response, error) {
-	return CaptureContext(context.Background(), visit)
-}
-
-// CaptureContext is Capture in the strict middleware, where ctx is the
-// context [Engine.ServeStrict] gave the handler: a body larger than the
-// stored-body limit is not buffered whole, but streamed past the limit to
-// the client's writer (the one [Engine.ServeBody] saw), and the response
-// returned is marked so: stored without its body, and not written again.
-// Without ServeBody's context it is Capture.
-func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error) (*Response, error) {
+// captureContext is idemgen.CaptureContext: it runs visit (a strict
+// response object's VisitXResponse method) against a recorder and returns
+// what it wrote. In the strict middleware, where ctx is the context
+// [Engine.ServeStrict] gave the handler, a body larger than the stored-body
+// limit is not buffered whole, but streamed past the limit to the client's
+// writer (the one serveBody saw), and the response returned is marked so:
+// stored without its body, and not written again.
+func captureContext(ctx context.Context, visit func(w http.ResponseWriter) error) (*Response, error) {
 	rec := leaseRecorder(ctx).open(nil)
 	sb, _ := ctx.Value(strictBodyKey{}).(*strictBody)
 	if sb != nil {
@@ -134,23 +128,23 @@ func leaseRecorder(ctx context.Context) *recorder {
 // allow-list names them: credentials and challenges, cookies, hop-by-hop
 // headers, and headers the engine or net/http computes itself.
 var neverStored = map[string]bool{
-	"Authorization":       true,
-	"Www-Authenticate":    true,
-	"Set-Cookie":          true,
-	"Set-Cookie2":         true,
-	"Connection":          true,
-	"Keep-Alive":          true,
-	"Proxy-Authenticate":  true,
-	"Proxy-Authorization": true,
-	"Proxy-Connection":    true,
-	"Te":                  true,
-	"Trailer":             true,
-	"Transfer-Encoding":   true,
-	"Upgrade":             true,
-	"Content-Length":      true,
-	HeaderReplayed:        true,
-	HeaderBodyOmitted:     true,
-	HeaderDegraded:        true,
+	"Authorization":          true,
+	"Www-Authenticate":       true,
+	"Set-Cookie":             true,
+	"Set-Cookie2":            true,
+	"Connection":             true,
+	"Keep-Alive":             true,
+	"Proxy-Authenticate":     true,
+	"Proxy-Authorization":    true,
+	"Proxy-Connection":       true,
+	"Te":                     true,
+	"Trailer":                true,
+	"Transfer-Encoding":      true,
+	"Upgrade":                true,
+	"Content-Length":         true,
+	idemop.HeaderReplayed:    true,
+	idemop.HeaderBodyOmitted: true,
+	idemop.HeaderDegraded:    true,
 }
 
 // defaultReplayHeaders is the replay allow-list before WithReplayHeaders.
@@ -220,9 +214,9 @@ func writeReplay(w http.ResponseWriter, rec *idemstore.Record) error {
 // ones and the replay markers. It returns the body to answer.
 func replayHeader(h http.Header, rec *idemstore.Record) []byte {
 	more := copyHeaderMore(h, rec.Header, 2) // the markers' values, with the stored ones
-	h[HeaderReplayed] = oneValue(more, 0, "true")
+	h[idemop.HeaderReplayed] = oneValue(more, 0, "true")
 	if rec.BodyOmitted {
-		h[HeaderBodyOmitted] = oneValue(more, 1, "true")
+		h[idemop.HeaderBodyOmitted] = oneValue(more, 1, "true")
 		return nil
 	}
 	return rec.Body

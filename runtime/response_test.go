@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 func TestWriteReplayIsReplayResponse(t *testing.T) {
 	for _, rec := range []*idemstore.Record{
 		{Status: 201, Header: http.Header{"Content-Type": {"application/json"}, "Link": {"<a>", "<b>"}}, Body: []byte(`{}`)},
-		{Status: 200, Header: http.Header{HeaderReplayed: {"no"}, "Location": nil}, Body: []byte("x"), BodyOmitted: true},
+		{Status: 200, Header: http.Header{idemop.HeaderReplayed: {"no"}, "Location": nil}, Body: []byte("x"), BodyOmitted: true},
 		{Status: 0},
 		{Status: 204, Header: http.Header{}},
 	} {

@@ -9,13 +9,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// Security is one security scheme that the spec requires for an
-// operation; see [idemop.Security], of which it is an alias.
-type Security = idemop.Security
-
-// MinScopeSecret is the shortest secret [WithScopeSecret] accepts, in bytes.
-const MinScopeSecret = 16
-
 // scopeKind is the key-space choice the options made.
 type scopeKind uint8
 
@@ -76,7 +69,7 @@ func WithScopeFromHeader(name string) Option {
 // headerScope is WithScopeFromHeader's scope: the values of the header
 // name (canonical) in h, joined by NUL, which never occurs in a header
 // value.
-func headerScope(h HeaderValues, name string) string {
+func headerScope(h headerValues, name string) string {
 	return strings.Join(h.Values(name), "\x00")
 }
 
@@ -124,7 +117,7 @@ func WithScopeSecret(secret []byte) Option {
 // without it, every such caller would share one key space. nil when the
 // credential is there, op declares no security, the scope comes from
 // elsewhere, or WithAnonymousCallers allows it.
-func (c *config) missingCredential(header func(name string) []string, op *Operation) *Problem {
+func (c *config) missingCredential(header func(name string) []string, op *idemop.Operation) *Problem {
 	if c.scopeKind != scopeHeader || c.anonymous || len(op.Security) == 0 {
 		return nil
 	}
@@ -133,7 +126,7 @@ func (c *config) missingCredential(header func(name string) []string, op *Operat
 			return nil
 		}
 	}
-	return problemf(http.StatusUnauthorized, CodeMissingCredential,
+	return problemf(http.StatusUnauthorized, idemop.CodeMissingCredential,
 		"operation %s requires the %s header, which scopes its idempotency keys; send the credential", op.ID, c.scopeHeader)
 }
 
@@ -160,7 +153,7 @@ func (c *config) hashScope(scope string) string { return c.scopes.Key(scope) }
 
 // unscopedSecured is the start-up failure for operations that declare
 // security while the options choose no key space; "" when there is none.
-func (c *config) unscopedSecured(ops []*Operation) string {
+func (c *config) unscopedSecured(ops []*idemop.Operation) string {
 	if c.scopeKind != scopeUnset {
 		return ""
 	}

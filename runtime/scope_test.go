@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // securedOp declares an API key in the X-API-Key header, as generated code
 // does for a spec whose operation requires that scheme.
-func securedOp(id string) *idem.Operation {
-	return &idem.Operation{ID: id, Security: []idem.Security{{Scheme: "ApiKeyAuth", Type: "apiKey", In: "header", Name: "X-API-Key"}}}
+func securedOp(id string) *idemop.Operation {
+	return &idemop.Operation{ID: id, Security: []idemop.Security{{Scheme: "ApiKeyAuth", Type: "apiKey", In: "header", Name: "X-API-Key"}}}
 }
 
 var testScopeSecret = []byte("0123456789abcdef0123456789abcdef")
@@ -34,8 +36,8 @@ func mustPanic(t *testing.T, f func()) (msg string) {
 // declare security does not start with a shared key space unless told to;
 // the start-up failure says what to add.
 func TestSecuredOperationNeedsScopeChoice(t *testing.T) {
-	ops := []*idem.Operation{securedOp("CreateOrder"), {ID: "Open"}, securedOp("ShipOrder")}
-	msg := mustPanic(t, func() { idem.NewEngineFor(ops, newMemStore()) })
+	ops := []*idemop.Operation{securedOp("CreateOrder"), {ID: "Open"}, securedOp("ShipOrder")}
+	msg := mustPanic(t, func() { idemgen.NewEngineFor(ops, newMemStore()) })
 	for _, want := range []string{"CreateOrder", "ShipOrder", "X-API-Key", `idem.WithScopeFromHeader("X-API-Key")`,
 		"idem.WithScopeSecret", "idem.WithScope(", "idem.WithSharedKeySpace()"} {
 		if !strings.Contains(msg, want) {
@@ -50,11 +52,11 @@ func TestSecuredOperationNeedsScopeChoice(t *testing.T) {
 		"scope":       {idem.WithScope(func(r *http.Request) (string, error) { return "t", nil })},
 		"from header": {idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret(testScopeSecret)},
 	} {
-		if msg := mustPanic(t, func() { idem.NewEngineFor(ops, newMemStore(), opts...) }); msg != "" {
+		if msg := mustPanic(t, func() { idemgen.NewEngineFor(ops, newMemStore(), opts...) }); msg != "" {
 			t.Errorf("%s: panic %q", name, msg)
 		}
 	}
-	if msg := mustPanic(t, func() { idem.NewEngineFor([]*idem.Operation{{ID: "Open"}}, newMemStore()) }); msg != "" {
+	if msg := mustPanic(t, func() { idemgen.NewEngineFor([]*idemop.Operation{{ID: "Open"}}, newMemStore()) }); msg != "" {
 		t.Errorf("no security declared: panic %q", msg)
 	}
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore()).Middleware(*securedOp("Refund")) }); !strings.Contains(msg, "Refund") {
@@ -63,7 +65,7 @@ func TestSecuredOperationNeedsScopeChoice(t *testing.T) {
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore(), idem.WithScopeFromHeader("X-API-Key")) }); !strings.Contains(msg, "idem.WithScopeSecret") {
 		t.Errorf("WithScopeFromHeader without a secret: panic %q", msg)
 	}
-	if msg := mustPanic(t, func() { idem.NewEngineFor(ops, newMemStore(), idem.WithScope(nil)) }); !strings.Contains(msg, "WithScope(nil)") {
+	if msg := mustPanic(t, func() { idemgen.NewEngineFor(ops, newMemStore(), idem.WithScope(nil)) }); !strings.Contains(msg, "WithScope(nil)") {
 		t.Errorf("WithScope(nil): panic %q", msg)
 	}
 	if msg := mustPanic(t, func() { idem.NewEngine(newMemStore(), idem.WithScopeSecret([]byte("short"))) }); !strings.Contains(msg, "16 bytes") {
@@ -99,7 +101,7 @@ func TestScopeFromHeader(t *testing.T) {
 		if w.Code != http.StatusCreated {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
 		}
-		return w.Header().Get(idem.HeaderReplayed)
+		return w.Header().Get(idemop.HeaderReplayed)
 	}
 	if send(keyA) != "" || send(keyB) != "" {
 		t.Fatal("one tenant replayed another's response")
@@ -134,7 +136,7 @@ func TestScopeHashedAndKeyed(t *testing.T) {
 	keysWith := func(opts ...idem.Option) []string {
 		store := newMemStore()
 		opts = append(opts, idem.WithScope(func(r *http.Request) (string, error) { return "acme:corp", nil }))
-		h := newHarnessOn(t, store, idem.Operation{}, nil, opts...)
+		h := newHarnessOn(t, store, idemop.Operation{}, nil, opts...)
 		h.post("k", `{}`)
 		return store.keys()
 	}
@@ -154,11 +156,11 @@ func TestScopeHashedAndKeyed(t *testing.T) {
 // stands for, a retry sent with a refreshed token is still a retry.
 func TestScopePrincipalSurvivesTokenRotation(t *testing.T) {
 	principals := map[string]string{"Bearer t1": "alice", "Bearer t2": "alice", "Bearer t3": "bob"}
-	h := newHarness(t, idem.Operation{}, nil, idem.WithScope(func(r *http.Request) (string, error) {
+	h := newHarness(t, idemop.Operation{}, nil, idem.WithScope(func(r *http.Request) (string, error) {
 		return principals[r.Header.Get("Authorization")], nil
 	}))
 	send := func(token string) string {
-		return h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "Authorization", token)).Header().Get(idem.HeaderReplayed)
+		return h.do(engineReq("POST", "/pets", `{}`, "Idempotency-Key", "k", "Authorization", token)).Header().Get(idemop.HeaderReplayed)
 	}
 	if send("Bearer t1") != "" || send("Bearer t2") != "true" || send("Bearer t3") != "" {
 		t.Error("want: alice runs, alice's retry with a rotated token replays, bob runs")

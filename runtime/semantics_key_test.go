@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 func TestMissingKey(t *testing.T) {
-	h := newHarness(t, idem.Operation{}, nil)
-	checkProblem(t, h.post("", `{}`), http.StatusBadRequest, idem.CodeMissingKey)
+	h := newHarness(t, idemop.Operation{}, nil)
+	checkProblem(t, h.post("", `{}`), http.StatusBadRequest, idemop.CodeMissingKey)
 	h.wantRuns(0)
 }
 
 func TestOptionalKeyRunsUnprotected(t *testing.T) {
-	h := newHarness(t, idem.Operation{Optional: true}, nil)
+	h := newHarness(t, idemop.Operation{Optional: true}, nil)
 	for range 2 {
 		if w := h.post("", `{}`); w.Code != http.StatusCreated {
 			t.Fatalf("status = %d", w.Code)
@@ -47,10 +48,10 @@ func TestInvalidKey(t *testing.T) {
 		{"bare token in strict mode", []string{"abc"}, []idem.Option{idem.WithStrictKeys(true)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, idem.Operation{}, nil, tc.opts...)
+			h := newHarness(t, idemop.Operation{}, nil, tc.opts...)
 			r := engineReq("POST", "/pets", `{}`)
 			r.Header["Idempotency-Key"] = tc.values
-			checkProblem(t, h.do(r), http.StatusBadRequest, idem.CodeInvalidKey)
+			checkProblem(t, h.do(r), http.StatusBadRequest, idemop.CodeInvalidKey)
 			h.wantRuns(0)
 		})
 	}
@@ -67,7 +68,7 @@ func TestValidKeyForms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			h := newHarness(t, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+			h := newHarness(t, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 				info, _ := idem.FromContext(r.Context())
 				got = info.Key
 				w.WriteHeader(http.StatusCreated)
@@ -81,8 +82,8 @@ func TestValidKeyForms(t *testing.T) {
 }
 
 func TestCustomKeyHeader(t *testing.T) {
-	h := newHarness(t, idem.Operation{KeyHeader: "X-Request-Key"}, nil)
-	checkProblem(t, h.post("k", `{}`), http.StatusBadRequest, idem.CodeMissingKey)
+	h := newHarness(t, idemop.Operation{KeyHeader: "X-Request-Key"}, nil)
+	checkProblem(t, h.post("k", `{}`), http.StatusBadRequest, idemop.CodeMissingKey)
 	w := h.do(engineReq("POST", "/pets", `{}`, "x-request-key", "k"))
 	if w.Code != http.StatusCreated {
 		t.Fatalf("status = %d", w.Code)
@@ -90,14 +91,14 @@ func TestCustomKeyHeader(t *testing.T) {
 }
 
 func TestPayloadTooLarge(t *testing.T) {
-	h := newHarness(t, idem.Operation{}, nil, idem.WithBodyLimit(16))
-	checkProblem(t, h.post("k", `{"name":"a very long name"}`), http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge)
+	h := newHarness(t, idemop.Operation{}, nil, idem.WithBodyLimit(16))
+	checkProblem(t, h.post("k", `{"name":"a very long name"}`), http.StatusRequestEntityTooLarge, idemop.CodePayloadTooLarge)
 
 	// Without a Content-Length the limit still holds while reading.
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
 	r.Body = plainReadCloser{strings.NewReader(strings.Repeat("x", 17))}
 	r.ContentLength = -1
-	checkProblem(t, h.do(r), http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge)
+	checkProblem(t, h.do(r), http.StatusRequestEntityTooLarge, idemop.CodePayloadTooLarge)
 
 	// At the limit the handler sees the whole body.
 	w := h.post("k", `{"n":"12345678"}`)
@@ -110,27 +111,27 @@ func TestPayloadTooLarge(t *testing.T) {
 type plainReadCloser struct{ *strings.Reader }
 
 func TestBodyKey(t *testing.T) {
-	op := idem.Operation{KeyPointer: "/idempotency_key"}
+	op := idemop.Operation{KeyPointer: "/idempotency_key"}
 	h := newHarness(t, op, nil)
 	first := h.do(engineReq("POST", "/pay", `{"idempotency_key":"k1","amount":1}`))
 	if first.Code != http.StatusCreated {
 		t.Fatalf("first = %d %s", first.Code, first.Body)
 	}
 	w := h.do(engineReq("POST", "/pay", `{ "amount": 1, "idempotency_key": "k1" }`))
-	if w.Header().Get(idem.HeaderReplayed) != "true" {
+	if w.Header().Get(idemop.HeaderReplayed) != "true" {
 		t.Fatalf("want a replay, got %d %s", w.Code, w.Body)
 	}
 	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"k1","amount":2}`)),
-		http.StatusUnprocessableEntity, idem.CodeFingerprintMismatch)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"amount":1}`)), http.StatusBadRequest, idem.CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":null}`)), http.StatusBadRequest, idem.CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `not json`)), http.StatusBadRequest, idem.CodeMissingKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":7}`)), http.StatusBadRequest, idem.CodeInvalidKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":""}`)), http.StatusBadRequest, idem.CodeInvalidKey)
-	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"\u00e9"}`)), http.StatusBadRequest, idem.CodeInvalidKey)
+		http.StatusUnprocessableEntity, idemop.CodeFingerprintMismatch)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"amount":1}`)), http.StatusBadRequest, idemop.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":null}`)), http.StatusBadRequest, idemop.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `not json`)), http.StatusBadRequest, idemop.CodeMissingKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":7}`)), http.StatusBadRequest, idemop.CodeInvalidKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":""}`)), http.StatusBadRequest, idemop.CodeInvalidKey)
+	checkProblem(t, h.do(engineReq("POST", "/pay", `{"idempotency_key":"\u00e9"}`)), http.StatusBadRequest, idemop.CodeInvalidKey)
 	h.wantRuns(1)
 
-	opt := newHarness(t, idem.Operation{KeyPointer: "/idempotency_key", Optional: true}, nil)
+	opt := newHarness(t, idemop.Operation{KeyPointer: "/idempotency_key", Optional: true}, nil)
 	for range 2 {
 		if w := opt.do(engineReq("POST", "/pay", `{"amount":1}`)); !strings.Contains(w.Body.String(), `amount`) {
 			t.Errorf("the unprotected handler did not see the body: %s", w.Body)

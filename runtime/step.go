@@ -21,17 +21,26 @@ const (
 // maxStepName is the longest step name, in bytes.
 const maxStepName = 200
 
-// ErrStepsUnsupported is returned by [Step] in a protected run whose store
-// does not implement [idemstore.StepStore]: the step is not run, since nothing would
-// keep a re-run from running it again.
-var ErrStepsUnsupported = errors.New("idem: the store keeps no step journal (it does not implement idemstore.StepStore)")
-
-// ErrStepLimit is matched (errors.Is) by the error of a [Step] that would
-// exceed the run's limits ([WithStepLimits]): one step too many (the step
-// is not run) or a result too large to journal (the step ran; its result is
-// not journaled and, on a store with step transactions, its writes are
-// rolled back).
-var ErrStepLimit = errors.New("idem: step limit exceeded")
+// Errors of [Step] and [DerivedKey], which need the protected run of their
+// context.
+var (
+	// ErrNoRun is returned by [DerivedKey] for a context that does not come
+	// from a protected run (no key, fail-open, or not under the engine at
+	// all).
+	ErrNoRun = errors.New("idem: not in a protected run")
+	// ErrStepsUnsupported is returned by [Step] in a protected run whose
+	// store does not implement [idemstore.StepStore]: the step is not run,
+	// since nothing would keep a re-run from running it again.
+	ErrStepsUnsupported = errors.New("idem: the store keeps no step journal (it does not implement idemstore.StepStore)")
+	// ErrStepLimit is matched (errors.Is) by the error of a [Step] that
+	// would exceed the run's limits ([WithStepLimits]): one step too many
+	// (the step is not run) or a result too large to journal (the step ran;
+	// its result is not journaled and, on a store with step transactions,
+	// its writes are rolled back).
+	ErrStepLimit = errors.New("idem: step limit exceeded")
+	// ErrStepType is matched (errors.Is) by a [*StepTypeError].
+	ErrStepType = errors.New("idem: step journaled as another type")
+)
 
 // stepLimits are WithStepLimits's; zero fields mean the defaults.
 type stepLimits struct {
@@ -217,7 +226,7 @@ func (s *runScope) step(ctx context.Context, name string, st *stepType, fn func(
 	switch err := tx.Commit(l.e.deadlines.Context(ctx), full, journaled, opRetention(l.k.op)); {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return nil, fmt.Errorf("idem: step %q: result not journaled, the run's lease was taken over: %w", name, err)
-	case errors.Is(err, ErrUnreplicated):
+	case errors.Is(err, idemstore.ErrUnreplicated):
 		// Journaled on the master, which a later Step of the name in
 		// this run reads as done; the caller learns that a failover may
 		// still lose it.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
@@ -16,7 +17,7 @@ import (
 // decode), the store being memory.
 func BenchmarkStepRun(b *testing.B) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	type charge struct {
 		ID    string `json:"id"`
 		Cents int    `json:"cents"`
@@ -44,7 +45,7 @@ func BenchmarkStepRun(b *testing.B) {
 // retry after a failed run): loading, checking the type and decoding.
 func BenchmarkStepResume(b *testing.B) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	type charge struct {
 		ID    string `json:"id"`
 		Cents int    `json:"cents"`

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // counted returns a step function that counts its runs and returns v.
@@ -28,7 +30,7 @@ func counted[T any](n *atomic.Int64, v T) func(context.Context) (T, error) {
 func TestStepResumesAfterTakeover(t *testing.T) {
 	var skew atomic.Int64 // the store's clock, ahead of the wall clock
 	store := memstore.New(memstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
-	op := &idem.Operation{ID: "CreateOrder", Lock: time.Second}
+	op := &idemop.Operation{ID: "CreateOrder", Lock: time.Second}
 	ctx := context.Background()
 	var reserve, charge, ship atomic.Int64
 	type order struct {
@@ -116,7 +118,7 @@ func TestStepErrorIsNotJournaled(t *testing.T) {
 // skips the step.
 func TestStepCallsInASkippedStep(t *testing.T) {
 	store := memstore.New()
-	op := &idem.ClientOperation{ID: "CreateCharge"}
+	op := &idemop.ClientOperation{ID: "CreateCharge"}
 	s := &sentKeys{caller: idem.NewCaller()}
 	first, second := runTwice(t, store, "order-1", func(ctx context.Context) []string {
 		inStep, _ := idem.Step(ctx, "deposit", func(ctx context.Context) (string, error) {
@@ -136,7 +138,7 @@ func TestStepCallsInASkippedStep(t *testing.T) {
 // size is not journaled; both match ErrStepLimit and say the limit.
 func TestStepLimits(t *testing.T) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	var runs atomic.Int64
 	_, _, err := idem.Do(context.Background(), store, op, "k", nil, func(ctx context.Context) ([]byte, error) {
 		for _, name := range []string{"a", "b"} {
@@ -178,7 +180,7 @@ func TestStepLimits(t *testing.T) {
 // not run; outside a protected run it is, journaling nothing.
 func TestStepNeedsAStepStore(t *testing.T) {
 	var runs atomic.Int64
-	_, _, err := idem.Do(context.Background(), newMemStore(), &idem.Operation{ID: "Op"}, "k", nil, func(ctx context.Context) ([]byte, error) {
+	_, _, err := idem.Do(context.Background(), newMemStore(), &idemop.Operation{ID: "Op"}, "k", nil, func(ctx context.Context) ([]byte, error) {
 		_, err := idem.Step(ctx, "a", counted(&runs, 1))
 		return nil, err
 	})
@@ -201,7 +203,7 @@ func TestStepNeedsAStepStore(t *testing.T) {
 // forgotten (as idemctl forget does on Redis), the request runs through.
 func TestStepTypeChangeAcrossDeploys(t *testing.T) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	do := func(fn func(ctx context.Context) ([]byte, error)) error {
 		_, _, err := idem.Do(context.Background(), store, op, "order-1", []byte(`{"amount":10}`), fn)
 		return err
@@ -284,7 +286,7 @@ func TestStepTypeChangeAcrossDeploys(t *testing.T) {
 // one JSON shape read each other whatever their Go names.
 func TestStepTypeOfOldEntries(t *testing.T) {
 	store := memstore.New()
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	do := func(fn func(ctx context.Context) ([]byte, error)) error {
 		_, _, err := idem.Do(context.Background(), store, op, "order-1", nil, fn)
 		return err
@@ -300,7 +302,7 @@ func TestStepTypeOfOldEntries(t *testing.T) {
 		// As the version before wrote it: the JSON alone, journaled over
 		// the entry by this run, which owns the key's lease.
 		for _, k := range store.Keys() {
-			e, _ := store.Lookup(k)
+			e, _ := memhooks.Lookup(store, k)
 			steps, err := store.LoadSteps(ctx, k, e.Token)
 			if err != nil {
 				return nil, err

@@ -6,16 +6,12 @@ import (
 	"encoding"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 )
-
-// ErrStepType is matched (errors.Is) by a [*StepTypeError].
-var ErrStepType = errors.New("idem: step journaled as another type")
 
 // StepTypeError is the error of a [Step] whose journaled result was
 // journaled as a type of another JSON shape than the one it is read as

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // oapi-codegen's strict handler decodes the request body before any strict
@@ -21,7 +23,7 @@ type strictBodyKey struct{}
 
 // strictBody is what ServeBody read of a request.
 type strictBody struct {
-	op      *Operation
+	op      *idemop.Operation
 	protect bool   // false: an optional key header is absent, the request runs unprotected
 	key     string // the key header's key ("" for a body key)
 	raw     []byte // the body as sent (nil when not read)
@@ -54,14 +56,14 @@ func (c *strictCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// ServeBody is the first step of the strict server for op, in front of
-// oapi-codegen's strict handler (the generated strict constructor puts it
-// there). Before anything is decoded, it checks the key header and reads
+// serveBody is idemgen.ServeBody: the first step of the strict server for
+// op, in front of oapi-codegen's strict handler (the generated strict
+// constructor puts it there). Before anything is decoded, it checks the key header and reads
 // the body, bounded by the body limit, then calls next with r's body
 // restored and the bytes in its context for [Engine.ServeStrict]. It
 // answers 400 (missing or malformed key, unreadable body) and 413 itself,
 // without reading past the limit.
-func (e *Engine) ServeBody(w http.ResponseWriter, r *http.Request, op *Operation, next http.HandlerFunc) {
+func (e *Engine) serveBody(w http.ResponseWriter, r *http.Request, op *idemop.Operation, next http.HandlerFunc) {
 	key, protect, raw, prob := e.readRequest(r, op)
 	if prob != nil {
 		_ = prob.Response().Write(w)
@@ -73,17 +75,17 @@ func (e *Engine) ServeBody(w http.ResponseWriter, r *http.Request, op *Operation
 }
 
 // ServeStrict is Serve for oapi-codegen's strict server, in its middleware.
-// It identifies the request from what [Engine.ServeBody] read (ctx or r's
+// It identifies the request from what idemgen.ServeBody read (ctx or r's
 // context must carry it) and runs the protocol. run calls the strict
 // handler with the given context and captures its response object with
-// [Capture]. The returned Response is what the wrapper must write (fresh,
+// idemgen.CaptureContext. The returned Response is what the wrapper must write (fresh,
 // replayed, or a problem); a non-nil error is the handler's own error,
 // returned after the lease was released.
 //
 // Without ServeBody in front it never guesses the body from the decoded
 // one: it answers 500 with code server-misconfigured and logs the call that
 // is missing.
-func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
+func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *idemop.Operation, run func(ctx context.Context) (*Response, error)) (*Response, error) {
 	run = requireResponse(op, run)
 	sb, ok := ctx.Value(strictBodyKey{}).(*strictBody)
 	if !ok {
@@ -91,7 +93,7 @@ func (e *Engine) ServeStrict(ctx context.Context, r *http.Request, op *Operation
 	}
 	if !ok || sb.op.ID != op.ID {
 		e.cfg.logger.ErrorContext(ctx, "idem: the strict middleware ran without the request body read before decoding; "+
-			"build the strict handler with the generated NewStrictHandlerWithIdempotency (its router step calls Engine.ServeBody)", "op", op.ID)
+			"build the strict handler with the generated NewStrictHandlerWithIdempotency (its router step calls idemgen.ServeBody)", "op", op.ID)
 		return missingBodyProblem(op).Response(), nil
 	}
 	if !sb.protect {
@@ -143,14 +145,14 @@ func (e *Engine) answerKeyed(ctx context.Context, o outcome, run func(ctx contex
 
 // missingBodyProblem answers a strict request that reached ServeStrict
 // without ServeBody in front of the decoder: the server is wired wrong.
-func missingBodyProblem(op *Operation) *Problem {
-	return problemf(http.StatusInternalServerError, CodeServerMisconfigured,
+func missingBodyProblem(op *idemop.Operation) *Problem {
+	return problemf(http.StatusInternalServerError, idemop.CodeServerMisconfigured,
 		"operation %s: the idempotency layer's router step did not run (the server must be built with NewStrictHandlerWithIdempotency)", op.ID)
 }
 
 // requireResponse makes run's (nil, nil), which no response can be
 // written from, an error: the lease is released and the wrapper answers 500.
-func requireResponse(op *Operation, run func(ctx context.Context) (*Response, error)) func(ctx context.Context) (*Response, error) {
+func requireResponse(op *idemop.Operation, run func(ctx context.Context) (*Response, error)) func(ctx context.Context) (*Response, error) {
 	return func(ctx context.Context) (*Response, error) {
 		resp, err := run(ctx)
 		if resp == nil && err == nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -22,7 +24,7 @@ func strictRun(runs *atomic.Int64) func(ctx context.Context) (*idem.Response, er
 	return func(ctx context.Context) (*idem.Response, error) {
 		n := runs.Add(1)
 		info, _ := idem.FromContext(ctx)
-		return idem.Capture(func(w http.ResponseWriter) error {
+		return idemgen.Capture(func(w http.ResponseWriter) error {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Set-Cookie", "a=b")
 			w.WriteHeader(http.StatusCreated)
@@ -36,12 +38,12 @@ func strictRun(runs *atomic.Int64) func(ctx context.Context) (*idem.Response, er
 // generated code does: ServeBody in front of the (here absent) decoder, then
 // ServeStrict with run in the strict middleware. It returns what either
 // answered.
-func strictServe(e *idem.Engine, r *http.Request, op *idem.Operation, run func(ctx context.Context) (*idem.Response, error)) (*idem.Response, error) {
+func strictServe(e *idem.Engine, r *http.Request, op *idemop.Operation, run func(ctx context.Context) (*idem.Response, error)) (*idem.Response, error) {
 	var resp *idem.Response
 	var err error
 	w := httptest.NewRecorder()
 	next := false
-	e.ServeBody(w, r, op, func(_ http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(e, w, r, op, func(_ http.ResponseWriter, r *http.Request) {
 		next = true
 		resp, err = e.ServeStrict(r.Context(), r, op, run)
 	})
@@ -53,7 +55,7 @@ func strictServe(e *idem.Engine, r *http.Request, op *idem.Operation, run func(c
 
 func TestServeStrict(t *testing.T) {
 	e := idem.NewEngine(newMemStore())
-	op := &idem.Operation{ID: "CreatePet"}
+	op := &idemop.Operation{ID: "CreatePet"}
 	var runs atomic.Int64
 	req := func(body string, headers ...string) *http.Request {
 		return engineReq("POST", "/pets", body, headers...)
@@ -63,7 +65,7 @@ func TestServeStrict(t *testing.T) {
 		t.Fatalf("first = %+v, %v", resp, err)
 	}
 	resp, err = strictServe(e, req(`{ "name": "rex" }`, "Idempotency-Key", "k"), op, strictRun(&runs))
-	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderReplayed) != "true" ||
+	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idemop.HeaderReplayed) != "true" ||
 		string(resp.Body) != `{"run":1,"fence":1}` || resp.Header.Get("Set-Cookie") != "" {
 		t.Fatalf("replay = %+v, %v", resp, err)
 	}
@@ -71,7 +73,7 @@ func TestServeStrict(t *testing.T) {
 	// body as sent.
 	for _, body := range []string{`{"name":"fido"}`, `{"name":"rex","junk":1}`, `{"NAME":"rex"}`} {
 		resp, err = strictServe(e, req(body, "Idempotency-Key", "k"), op, strictRun(&runs))
-		if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != idem.ProblemContentType {
+		if err != nil || resp.Status != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != idemop.ProblemContentType {
 			t.Fatalf("%s: mismatch = %+v, %v", body, resp, err)
 		}
 	}
@@ -90,7 +92,7 @@ func TestServeStrict(t *testing.T) {
 func TestServeStrictWithoutServeBody(t *testing.T) {
 	var log bytes.Buffer
 	e := idem.NewEngine(newMemStore(), idem.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	op := &idem.Operation{ID: "CreatePet"}
+	op := &idemop.Operation{ID: "CreatePet"}
 	var runs atomic.Int64
 	r := engineReq("POST", "/pets", `{"name":"rex"}`, "Idempotency-Key", "k")
 	resp, err := e.ServeStrict(r.Context(), r, op, strictRun(&runs))
@@ -102,8 +104,8 @@ func TestServeStrictWithoutServeBody(t *testing.T) {
 		t.Errorf("log %q does not name the missing call", log.String())
 	}
 	// The body ServeBody read for another operation is not this one's.
-	other := &idem.Operation{ID: "AdoptPet"}
-	e.ServeBody(httptest.NewRecorder(), r, other, func(_ http.ResponseWriter, r *http.Request) {
+	other := &idemop.Operation{ID: "AdoptPet"}
+	idemgen.ServeBody(e, httptest.NewRecorder(), r, other, func(_ http.ResponseWriter, r *http.Request) {
 		resp, err = e.ServeStrict(r.Context(), r, op, strictRun(&runs))
 	})
 	if err != nil || resp.Status != http.StatusInternalServerError {
@@ -117,7 +119,7 @@ func TestServeStrictWithoutServeBody(t *testing.T) {
 func TestServeStrictErrorReleases(t *testing.T) {
 	store := newMemStore()
 	e := idem.NewEngine(store)
-	op := &idem.Operation{ID: "CreatePet"}
+	op := &idemop.Operation{ID: "CreatePet"}
 	boom := errors.New("boom")
 	resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), op, func(context.Context) (*idem.Response, error) { return nil, boom })
 	if err != boom || resp != nil {
@@ -136,7 +138,7 @@ func TestServeStrictBodies(t *testing.T) {
 	var runs atomic.Int64
 	t.Run("body key", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
-		op := &idem.Operation{ID: "Pay", KeyPointer: "/idempotency_key"}
+		op := &idemop.Operation{ID: "Pay", KeyPointer: "/idempotency_key"}
 		pay := func(body string) *idem.Response {
 			resp, _ := strictServe(e, engineReq("POST", "/pay", body), op, strictRun(&runs))
 			return resp
@@ -144,7 +146,7 @@ func TestServeStrictBodies(t *testing.T) {
 		if resp := pay(`{"name":"a","idempotency_key":"k"}`); resp.Status != http.StatusCreated {
 			t.Fatalf("first = %+v", resp)
 		}
-		if resp := pay(`{"idempotency_key":"k","name":"a"}`); resp.Header.Get(idem.HeaderReplayed) != "true" {
+		if resp := pay(`{"idempotency_key":"k","name":"a"}`); resp.Header.Get(idemop.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
 		for _, body := range []string{`{"name":"a"}`, `{"name":"a","IDEMPOTENCY_KEY":"k"}`, ""} {
@@ -155,16 +157,16 @@ func TestServeStrictBodies(t *testing.T) {
 	})
 	t.Run("ignored pointer", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
-		op := &idem.Operation{ID: "CreatePet", FingerprintIgnore: []string{"/meta/trace"}}
+		op := &idemop.Operation{ID: "CreatePet", FingerprintIgnore: []string{"/meta/trace"}}
 		strictServe(e, engineReq("POST", "/pets", `{"name":"a","meta":{"trace":1}}`, "Idempotency-Key", "k"), op, strictRun(&runs))
 		resp, _ := strictServe(e, engineReq("POST", "/pets", `{"name":"a","meta":{"trace":2}}`, "Idempotency-Key", "k"), op, strictRun(&runs))
-		if resp.Header.Get(idem.HeaderReplayed) != "true" {
+		if resp.Header.Get(idemop.HeaderReplayed) != "true" {
 			t.Fatalf("second = %+v", resp)
 		}
 	})
 	t.Run("the body is restored for the decoder and bounded", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore(), idem.WithBodyLimit(8))
-		op := &idem.Operation{ID: "Upload"}
+		op := &idemop.Operation{ID: "Upload"}
 		upload := func(body string) (*idem.Response, string, bool) {
 			r := engineReq("POST", "/upload", "", "Idempotency-Key", "k")
 			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(body)), -1
@@ -172,7 +174,7 @@ func TestServeStrictBodies(t *testing.T) {
 			w := httptest.NewRecorder()
 			var seen string
 			next := false
-			e.ServeBody(w, r, op, func(_ http.ResponseWriter, r *http.Request) {
+			idemgen.ServeBody(e, w, r, op, func(_ http.ResponseWriter, r *http.Request) {
 				next = true
 				b, _ := io.ReadAll(r.Body) // oapi-codegen's decoder
 				seen = string(b)
@@ -188,7 +190,7 @@ func TestServeStrictBodies(t *testing.T) {
 	})
 	t.Run("raw body", func(t *testing.T) {
 		e := idem.NewEngine(newMemStore())
-		op := &idem.Operation{ID: "Note"}
+		op := &idemop.Operation{ID: "Note"}
 		note := func(body string) *idem.Response {
 			r := engineReq("POST", "/notes", body, "Idempotency-Key", "k")
 			r.Header.Set("Content-Type", "text/plain")
@@ -203,7 +205,7 @@ func TestServeStrictBodies(t *testing.T) {
 	t.Run("optional key absent", func(t *testing.T) {
 		store := newMemStore()
 		e := idem.NewEngine(store)
-		op := &idem.Operation{ID: "CreatePet", Optional: true}
+		op := &idemop.Operation{ID: "CreatePet", Optional: true}
 		resp, err := strictServe(e, engineReq("POST", "/pets", `{}`), op, strictRun(&runs))
 		if err != nil || resp.Status != http.StatusCreated || store.count("acquire") != 0 {
 			t.Fatalf("got %+v, %v", resp, err)
@@ -213,8 +215,8 @@ func TestServeStrictBodies(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
 		e := idem.NewEngine(store, idem.WithFailOpen(true))
-		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idem.Operation{ID: "CreatePet"}, strictRun(&runs))
-		if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderDegraded) != "true" {
+		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idemop.Operation{ID: "CreatePet"}, strictRun(&runs))
+		if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idemop.HeaderDegraded) != "true" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
 	})
@@ -222,7 +224,7 @@ func TestServeStrictBodies(t *testing.T) {
 		store := newMemStore()
 		store.setErr(errStoreDown)
 		e := idem.NewEngine(store)
-		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idem.Operation{ID: "CreatePet"}, strictRun(&runs))
+		resp, err := strictServe(e, engineReq("POST", "/pets", "", "Idempotency-Key", "k"), &idemop.Operation{ID: "CreatePet"}, strictRun(&runs))
 		if err != nil || resp.Status != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 			t.Fatalf("got %+v, %v", resp, err)
 		}
@@ -230,7 +232,7 @@ func TestServeStrictBodies(t *testing.T) {
 }
 
 func TestCaptureAndWrite(t *testing.T) {
-	resp, err := idem.Capture(func(w http.ResponseWriter) error {
+	resp, err := idemgen.Capture(func(w http.ResponseWriter) error {
 		w.Header().Set("Location", "/x")
 		w.WriteHeader(http.StatusAccepted)
 		w.Header().Set("X-Late", "ignored") // after WriteHeader: not sent
@@ -249,7 +251,7 @@ func TestCaptureAndWrite(t *testing.T) {
 		t.Errorf("written %d %v %q", w.Code, w.Header(), w.Body)
 	}
 	wantErr := errors.New("visit failed")
-	if resp, err := idem.Capture(func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
+	if resp, err := idemgen.Capture(func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
 		t.Errorf("Capture with a failing visit = %+v, %v", resp, err)
 	}
 }
@@ -258,7 +260,7 @@ func TestServeStrictNoResponse(t *testing.T) {
 	store := newMemStore()
 	e := idem.NewEngine(store)
 	r := engineReq("POST", "/pets", "", "Idempotency-Key", "k")
-	resp, err := strictServe(e, r, &idem.Operation{ID: "CreatePet"},
+	resp, err := strictServe(e, r, &idemop.Operation{ID: "CreatePet"},
 		func(context.Context) (*idem.Response, error) { return nil, nil })
 	if resp != nil || err == nil || store.count("release") != 1 {
 		t.Fatalf("got %+v, %v; want an error and a released lease", resp, err)

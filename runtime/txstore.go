@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -33,13 +34,13 @@ func (e *uncommittedError) Unwrap() error { return e.err }
 func uncommittedProblem(err error) *Problem {
 	switch {
 	case errors.Is(err, idemstore.ErrTxEnded):
-		return NewProblem(http.StatusInternalServerError, CodeTransactionEnded,
+		return NewProblem(http.StatusInternalServerError, idemop.CodeTransactionEnded,
 			"the handler ended, or tried to end, the idempotency store's transaction itself, so its result was not stored; the key is free")
-	case errors.Is(err, ErrStoreMisconfigured):
-		return NewProblem(http.StatusInternalServerError, CodeStoreCompletionFailed,
+	case errors.Is(err, idemstore.ErrStoreMisconfigured):
+		return NewProblem(http.StatusInternalServerError, idemop.CodeStoreCompletionFailed,
 			"the idempotency store refused to store the result with the handler's writes, which were rolled back; the key is free")
 	}
-	p := NewProblem(http.StatusServiceUnavailable, CodeStoreCompletionFailed,
+	p := NewProblem(http.StatusServiceUnavailable, idemop.CodeStoreCompletionFailed,
 		"the result and the handler's writes were not committed, or not known to be; the key is free: retry later (a result that was committed after all is replayed)")
 	p.RetryAfter = time.Second
 	return p
@@ -134,7 +135,7 @@ func (l *lease) rollback(ctx context.Context, cause error) {
 
 // storeFailure makes err match ErrStoreUnavailable.
 func storeFailure(op string, err error) error {
-	if errors.Is(err, ErrStoreUnavailable) {
+	if errors.Is(err, idemstore.ErrStoreUnavailable) {
 		return err
 	}
 	return &idemstore.StoreError{Op: op, Err: err}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -95,7 +96,7 @@ func (t *memTx) Rollback(ctx context.Context) error {
 
 func txServer(s *memTxStore, h http.HandlerFunc, opts ...idem.Option) http.Handler {
 	e := idem.NewEngine(s, opts...)
-	op := &idem.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key"}
+	op := &idemop.Operation{ID: "pay", Method: http.MethodPost, Path: "/pay", KeyHeader: "Idempotency-Key"}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })
 }
 
@@ -166,10 +167,10 @@ func TestTxStoreCompletionFails(t *testing.T) {
 		code       string
 		retryAfter bool
 	}{
-		{"store down", &idemstore.StoreError{Op: "commit", Err: errStoreDown}, http.StatusServiceUnavailable, idem.CodeStoreCompletionFailed, true},
-		{"refused by the table", &idemstore.StoreError{Op: "complete", Err: refusal{}}, http.StatusInternalServerError, idem.CodeStoreCompletionFailed, false},
-		{"claim gone, key free", idemstore.ErrNotOwner, http.StatusServiceUnavailable, idem.CodeStoreCompletionFailed, true},
-		{"handler ended the transaction", fmt.Errorf("commit: %w", idemstore.ErrTxEnded), http.StatusInternalServerError, idem.CodeTransactionEnded, false},
+		{"store down", &idemstore.StoreError{Op: "commit", Err: errStoreDown}, http.StatusServiceUnavailable, idemop.CodeStoreCompletionFailed, true},
+		{"refused by the table", &idemstore.StoreError{Op: "complete", Err: refusal{}}, http.StatusInternalServerError, idemop.CodeStoreCompletionFailed, false},
+		{"claim gone, key free", idemstore.ErrNotOwner, http.StatusServiceUnavailable, idemop.CodeStoreCompletionFailed, true},
+		{"handler ended the transaction", fmt.Errorf("commit: %w", idemstore.ErrTxEnded), http.StatusInternalServerError, idemop.CodeTransactionEnded, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &memTxStore{memStore: newMemStore(), commitErr: c.err}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // unreplicated reports a result the store kept but could not confirm
@@ -36,7 +38,7 @@ func markDegraded(resp *Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
-	resp.Header.Set(HeaderDegraded, "true")
+	resp.Header.Set(idemop.HeaderDegraded, "true")
 }
 
 // Bounds of a burst of log lines (burstLog).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -22,7 +23,7 @@ func (s unreplicatedStore) Complete(ctx context.Context, key, token string, rec 
 	if err := s.memStore.Complete(ctx, key, token, rec, retention); err != nil {
 		return err
 	}
-	return fmt.Errorf("0 of 1 replicas acknowledged it: %w", idem.ErrUnreplicated)
+	return fmt.Errorf("0 of 1 replicas acknowledged it: %w", idemstore.ErrUnreplicated)
 }
 
 // TestUnreplicatedCompletion: a completion the store kept but could not
@@ -36,29 +37,29 @@ func TestUnreplicatedCompletion(t *testing.T) {
 	hooks := idem.Hooks{
 		Completed: func(context.Context, idem.Event) { completed.Add(1) },
 		Unreplicated: func(_ context.Context, ev idem.Event) {
-			if !errors.Is(ev.Err, idem.ErrUnreplicated) || ev.Response == nil || ev.Status != ev.Response.Status || ev.Fence != 1 {
+			if !errors.Is(ev.Err, idemstore.ErrUnreplicated) || ev.Response == nil || ev.Status != ev.Response.Status || ev.Fence != 1 {
 				t.Errorf("Unreplicated event %+v; want ErrUnreplicated, the response and its status, fence 1", ev)
 			}
 			unreplicated.Add(1)
 		},
 	}
 	e := idem.NewEngine(unreplicatedStore{newMemStore()}, idem.WithHooks(hooks))
-	op := &idem.Operation{ID: "CreatePet", Method: http.MethodPost, Path: "/pets"}
+	op := &idemop.Operation{ID: "CreatePet", Method: http.MethodPost, Path: "/pets"}
 	var runs atomic.Int64
 	h := e.Middleware(*op)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		runs.Add(1)
 		w.WriteHeader(http.StatusCreated)
 	}))
-	for i, want := range []string{idem.HeaderDegraded, idem.HeaderReplayed} {
+	for i, want := range []string{idemop.HeaderDegraded, idemop.HeaderReplayed} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, engineReq("POST", "/pets", `{"name":"rex"}`, "Idempotency-Key", "plain"))
-		if w.Code != http.StatusCreated || w.Header().Get(want) != "true" || (i == 1 && w.Header().Get(idem.HeaderDegraded) != "") {
+		if w.Code != http.StatusCreated || w.Header().Get(want) != "true" || (i == 1 && w.Header().Get(idemop.HeaderDegraded) != "") {
 			t.Errorf("plain, request %d: %d %v; want 201 with %s", i+1, w.Code, w.Header(), want)
 		}
 	}
 	var strictRuns atomic.Int64
 	resp, err := strictServe(e, engineReq("POST", "/pets", `{"name":"rex"}`, "Idempotency-Key", "strict"), op, strictRun(&strictRuns))
-	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idem.HeaderDegraded) != "true" {
+	if err != nil || resp.Status != http.StatusCreated || resp.Header.Get(idemop.HeaderDegraded) != "true" {
 		t.Errorf("strict: %+v, %v; want 201 marked degraded", resp, err)
 	}
 	result, replayed, err := e.Do(context.Background(), op, "do", []byte(`{}`), func(context.Context) ([]byte, error) {

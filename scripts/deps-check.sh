@@ -82,12 +82,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
 func main() {
 	store := redisstore.New(redis.NewClient(&redis.Options{ContextTimeoutEnabled: true}))
-	_ = idem.NewEngine(store).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+	_ = idem.NewEngine(store).Middleware(idemop.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
 }
 GO
 (cd "$WORK/runtime-user" && go mod tidy && go build ./...)
@@ -113,12 +114,13 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
 
 func main() {
 	db, _ := sql.Open("mysql", "idem@tcp(127.0.0.1:3306)/idem")
-	_ = idem.NewEngine(mysqlstore.New(db)).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+	_ = idem.NewEngine(mysqlstore.New(db)).Middleware(idemop.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
 }
 GO
 (cd "$WORK/mysql-user" && go mod tidy && go build ./...)
@@ -144,11 +146,12 @@ import (
 	"net/http"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
 func main() {
-	_ = idem.NewEngine(pgstore.New(nil)).Middleware(idem.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
+	_ = idem.NewEngine(pgstore.New(nil)).Middleware(idemop.Operation{ID: "op", Method: http.MethodPost, Path: "/op"})(http.NotFoundHandler())
 }
 GO
 newmod "$WORK/client-user" client-user

@@ -53,8 +53,8 @@ func TestWireFreshModule(t *testing.T) {
 import (
 	"fmt"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemecho"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
@@ -62,7 +62,7 @@ import (
 )
 
 func main() {
-	fmt.Println(idem.MaxVersion, redisstore.New, pgstore.New, idemecho.ServeBody, strictapi.NewStrictHandlerWithIdempotency)
+	fmt.Println(idemop.MaxVersion, redisstore.New, pgstore.New, idemecho.ServeBody, strictapi.NewStrictHandlerWithIdempotency)
 }
 `)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -37,7 +38,7 @@ func main() {
 
 // createPayment is the operation, as the generated code declares it for
 // openapi.yaml's POST /payments (x-idempotent: true).
-var createPayment = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+var createPayment = &idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 
 // run runs the demo on the database at url; suffix keeps its tables apart
 // (the test gives its own).

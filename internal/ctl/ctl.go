@@ -21,6 +21,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 const usage = `usage: idemctl inspect -redis URL -api API -op OPERATION [-scope SCOPE] -key KEY [-body]
@@ -49,7 +50,7 @@ its handler may still be running, and a retry would run the operation a
 second time beside it.
 
 The key is the client's key; -api names the API's identity in storage keys:
-the API field of the generated idem.Operation values (a slug of the spec's
+the API field of the generated idemop.Operation values (a slug of the spec's
 info.title, or its x-idempotent api), or the server's idem.WithAPI; leave
 it out for records stored without one. -op names the operation, by its
 operationId in the spec (createPet) or its Go name (CreatePet, under which
@@ -133,7 +134,7 @@ func parseFlags(cmd string, args []string, stderr io.Writer) (o options, code in
 	fs := cmdline.FlagSet("idemctl "+cmd, usage, stderr)
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL (redis://[user:password@]host:port/db or rediss://...); default $REDIS_URL")
 	fs.StringVar(&o.prefix, "prefix", redisstore.DefaultPrefix, "key prefix of the store (redisstore.WithPrefix)")
-	fs.StringVar(&o.api, "api", "", "the API's identity in storage keys (idem.Operation.API, or the server's idem.WithAPI); empty: none")
+	fs.StringVar(&o.api, "api", "", "the API's identity in storage keys (idemop.Operation.API, or the server's idem.WithAPI); empty: none")
 	fs.StringVar(&o.op, "op", "", "operation: the spec's operationId or its Go name (required)")
 	fs.StringVar(&o.scope, "scope", "", "scope of the request (tenant, principal, API key), if the server scopes keys")
 	fs.StringVar(&o.scopeSecretEnv, "scope-secret-env", "IDEM_SCOPE_SECRET", "environment variable with the server's idem.WithScopeSecret; unset or empty: no secret")
@@ -226,7 +227,7 @@ func (c command) at(ctx context.Context, op string) error {
 	// copy of every record during the rollout: forget forgets both.
 	var err error
 	forgot := false
-	for _, key := range []string{idemstore.RecordKeyIn(o.api, op, c.scope, o.key), idemstore.PreviousRecordKey(o.api, op, c.scope, o.key)} {
+	for _, key := range []string{idemstore.RecordKeyIn(o.api, op, c.scope, o.key), previouslayout.PreviousRecordKey(o.api, op, c.scope, o.key)} {
 		if c.name == "inspect" {
 			err = inspect(ctx, c.store, key, o, c.stdout)
 		} else if err = forget(ctx, c.store, key, o, c.stdout, c.stderr); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -158,7 +159,7 @@ func TestInspectScopedByAPIKey(t *testing.T) {
 		secret := "0123456789abcdef-secret"
 		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
 		h := idem.NewEngine(store, idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret([]byte(secret))).
-			Middleware(idem.Operation{ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			Middleware(idemop.Operation{ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusCreated)
 		}))
 		r := httptest.NewRequest("POST", "/pets", strings.NewReader(`{}`))
@@ -186,7 +187,7 @@ func TestInspectScopedByAPIKey(t *testing.T) {
 func TestInspectFindsAPIRecords(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		eng := idem.NewEngine(redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix)))
-		h := eng.Middleware(idem.Operation{API: "petstore", ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := eng.Middleware(idemop.Operation{API: "petstore", ID: "CreatePet"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusCreated)
 		}))
 		req := httptest.NewRequest("POST", "/pets", strings.NewReader(`{}`))

@@ -13,6 +13,7 @@ import (
 	"github.com/idemgen/idemgen/internal/cmdline"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // idemctl layout says which key layout a Redis holds under a prefix, and
@@ -82,7 +83,7 @@ func scanLayouts(ctx context.Context, rdb *redis.Client, prefix string) (layoutC
 		}
 		if _, _, _, ok := idemstore.SplitRecordKey(k); ok {
 			c.current++
-		} else if _, _, _, _, ok := idemstore.SplitPreviousRecordKey(k); ok {
+		} else if _, _, _, _, ok := previouslayout.SplitPreviousRecordKey(k); ok {
 			c.previous++
 		}
 	})

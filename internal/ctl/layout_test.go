@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // TestLayout: idemctl layout says which key layout the prefix holds, and
@@ -34,7 +35,7 @@ func TestLayout(t *testing.T) {
 		// Records of the previous version.
 		old := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix), redisstore.WithPreviousLayoutIgnored(), redisstore.WithLogger(nil))
 		for _, k := range []string{"a", "b"} {
-			if _, err := old.Acquire(ctx, idemstore.AcquireRequest{Key: idemstore.PreviousRecordKey("shop", "CreateOrder", "", k), Token: "o", Fingerprint: "f"}); err != nil {
+			if _, err := old.Acquire(ctx, idemstore.AcquireRequest{Key: previouslayout.PreviousRecordKey("shop", "CreateOrder", "", k), Token: "o", Fingerprint: "f"}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // The records are stored under the Go name of their operation
@@ -140,7 +141,7 @@ func splitKey(k string, names map[string][2]string) (api, op, key string, ok boo
 		}
 		return "?" + token, token, key, true
 	}
-	api, op, _, key, ok = idemstore.SplitPreviousRecordKey(k)
+	api, op, _, key, ok = previouslayout.SplitPreviousRecordKey(k)
 	return api, op, key, ok
 }
 
@@ -172,7 +173,7 @@ func (s stored) explain(w io.Writer, o options, secretSet bool) {
 			apis = append(apis, a)
 		}
 		sort.Strings(apis)
-		fmt.Fprintf(w, "  records under other API identities in %s (pass -api with one: a server generated with an API identity keeps its records under the API field of its idem.Operation values):\n", what)
+		fmt.Fprintf(w, "  records under other API identities in %s (pass -api with one: a server generated with an API identity keeps its records under the API field of its idemop.Operation values):\n", what)
 		for _, a := range apis {
 			fmt.Fprintf(w, "    -api %q (%d records)\n", a, s.apis[a])
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
+	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
 
 // complete stores a completed record of op, scope (as the engine hashes
@@ -69,7 +70,7 @@ func TestOpTakesOperationID(t *testing.T) {
 // one; a token no engine named is listed as such.
 func TestPreviousLayout(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		previous := func(op, scope, key string) string { return idemstore.PreviousRecordKey("", op, scope, key) }
+		previous := func(op, scope, key string) string { return previouslayout.PreviousRecordKey("", op, scope, key) }
 		completeAt(t, b, nil, "CreatePet", "", "k-old", previous)
 		code, out, errOut := b.run(t, "inspect", "-op", "createPet", "-key", "k-old")
 		if code != ExitOK || !strings.Contains(out, "status    201") || !strings.Contains(out, "previous layout") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestForgetUnblocksAStepOfAnotherType(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		store := redisstore.New(b.rdb, redisstore.WithPrefix(b.prefix))
-		op := &idem.Operation{API: "shop", ID: "CreateOrder"}
+		op := &idemop.Operation{API: "shop", ID: "CreateOrder"}
 		fail := errors.New("the order failed after its charge")
 		do := func(fn func(ctx context.Context) ([]byte, error)) error {
 			_, _, err := idem.Do(context.Background(), store, op, "order-1", []byte(`{"amount":10}`), fn)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestClient drives the generated client helpers against the generated
@@ -135,11 +136,11 @@ func testClient(t *testing.T, srv server, b backend) {
 		if !errors.As(err, &pe) {
 			t.Fatalf("err = %v, want a *idem.ProblemError", err)
 		}
-		if pe.Problem.Code != idem.CodeFingerprintMismatch || pe.Problem.Status != http.StatusUnprocessableEntity || pe.Problem.Detail == "" || pe.Key != "reused" || pe.Op != "CreateOrder" {
-			t.Errorf("ProblemError %+v, want code %s, status 422, a detail, key and operation", pe, idem.CodeFingerprintMismatch)
+		if pe.Problem.Code != idemop.CodeFingerprintMismatch || pe.Problem.Status != http.StatusUnprocessableEntity || pe.Problem.Detail == "" || pe.Key != "reused" || pe.Op != "CreateOrder" {
+			t.Errorf("ProblemError %+v, want code %s, status 422, a detail, key and operation", pe, idemop.CodeFingerprintMismatch)
 		}
 		var p *idem.Problem
-		if !errors.As(err, &p) || p.Code != idem.CodeFingerprintMismatch {
+		if !errors.As(err, &p) || p.Code != idemop.CodeFingerprintMismatch {
 			t.Errorf("errors.As *idem.Problem: %v", p)
 		}
 		if resp == nil || resp.StatusCode() != http.StatusUnprocessableEntity {

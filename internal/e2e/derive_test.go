@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -32,7 +33,7 @@ func TestAttackPayloadChangeAfterRelease(t *testing.T) {
 	prov, providerURL := startProvider(t, redisstore.New(rdb, redisstore.WithPrefix(prefix+"-provider")))
 	client := newClient(t, providerURL, "sk_shop")
 	shop := redisstore.New(rdb, redisstore.WithPrefix(prefix+"-shop"))
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 
 	type charged struct {
 		Status  int    `json:"status"`

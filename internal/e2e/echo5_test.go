@@ -11,18 +11,19 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/echo5strictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // echo5Servers are the echo v5 forms of serversWith.
 func echo5Servers(opts ...idem.Option) []server {
 	return []server{
-		{"echo5 plain", func(s *shop, store idem.Store) http.Handler {
+		{"echo5 plain", func(s *shop, store idemstore.Store) http.Handler {
 			e := echo.New()
 			e.Use(echo5Recover)
 			echo5api.RegisterHandlers(e, echo5api.WithIdempotency(echo5Shop{s}, store, opts...))
 			return e
 		}, false},
-		{"echo5 strict", func(s *shop, store idem.Store) http.Handler {
+		{"echo5 strict", func(s *shop, store idemstore.Store) http.Handler {
 			e := echo.New()
 			e.Use(echo5Recover)
 			echo5strictapi.RegisterHandlers(e, echo5strictapi.NewStrictHandlerWithIdempotency(echo5StrictShop{strictShop{s}}, nil, store, opts...))

@@ -14,17 +14,18 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/fiber3api"
 	"github.com/idemgen/idemgen/internal/e2e/fiber3strictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // fiber3Servers are the fiber v3 forms of serversWith.
 func fiber3Servers(opts ...idem.Option) []server {
 	return []server{
-		{"fiber3 plain", func(s *shop, store idem.Store) http.Handler {
+		{"fiber3 plain", func(s *shop, store idemstore.Store) http.Handler {
 			app := fiber3App()
 			fiber3api.RegisterHandlers(app, fiber3api.WithIdempotency(fiber3Shop{s}, store, opts...))
 			return fiber3Handler{app}
 		}, false},
-		{"fiber3 strict", func(s *shop, store idem.Store) http.Handler {
+		{"fiber3 strict", func(s *shop, store idemstore.Store) http.Handler {
 			app := fiber3App()
 			fiber3strictapi.RegisterHandlers(app, fiber3strictapi.NewStrictHandlerWithIdempotency(fiber3StrictShop{s}, nil, store, opts...))
 			return fiber3Handler{app}

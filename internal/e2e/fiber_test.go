@@ -16,17 +16,18 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/fiberapi"
 	"github.com/idemgen/idemgen/internal/e2e/fiberstrictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // fiberServers are the fiber v2 forms of serversWith.
 func fiberServers(opts ...idem.Option) []server {
 	return []server{
-		{"fiber plain", func(s *shop, store idem.Store) http.Handler {
+		{"fiber plain", func(s *shop, store idemstore.Store) http.Handler {
 			app := fiberApp()
 			fiberapi.RegisterHandlers(app, fiberapi.WithIdempotency(fiberShop{s}, store, opts...))
 			return fiberHandler{app}
 		}, false},
-		{"fiber strict", func(s *shop, store idem.Store) http.Handler {
+		{"fiber strict", func(s *shop, store idemstore.Store) http.Handler {
 			app := fiberApp()
 			fiberstrictapi.RegisterHandlers(app, fiberstrictapi.NewStrictHandlerWithIdempotency(fiberStrictShop{s}, nil, store, opts...))
 			return fiberHandler{app}

@@ -17,13 +17,14 @@ import (
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber"
 	"github.com/idemgen/idemgen/runtime/idemfiber3"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
 
 // brewOp is the operation of the fiber adapter scenarios.
-var brewOp = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+var brewOp = idemop.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 // brewer is what a scenario's handler does through the fiber context it
 // runs in, whichever fiber that is.
@@ -38,10 +39,10 @@ type brew func(b brewer) error
 
 // brewOptions are what a scenario asks of the app around the handler.
 type brewOptions struct {
-	rendered  *atomic.Int64               // non-nil: the app's ErrorHandler renders an error as 418 "teapot: <error>" and counts it here
-	recovered func(cookie, body []byte)   // non-nil: a middleware around the route recovers a panic, reports what the response then holds, and answers 500
-	opts      []idem.Option               // the engine's
-	store     func(*testing.T) idem.Store // nil: miniredis
+	rendered  *atomic.Int64                    // non-nil: the app's ErrorHandler renders an error as 418 "teapot: <error>" and counts it here
+	recovered func(cookie, body []byte)        // non-nil: a middleware around the route recovers a panic, reports what the response then holds, and answers 500
+	opts      []idem.Option                    // the engine's
+	store     func(*testing.T) idemstore.Store // nil: miniredis
 }
 
 // fiberStyle is one fiber major version and its adapter: app serves POST
@@ -73,8 +74,8 @@ func TestFiberAdapters(t *testing.T) {
 			}, brewOptions{rendered: &rendered})
 			for i, replayed := range []string{"", "true"} {
 				a := postBrew(t, app)
-				if a.status != http.StatusTeapot || a.body != "teapot: no coffee" || a.header.Get(idem.HeaderReplayed) != replayed {
-					t.Errorf("answer %d: %d %q, replayed %q; want 418 %q, replayed %q", i+1, a.status, a.body, a.header.Get(idem.HeaderReplayed), "teapot: no coffee", replayed)
+				if a.status != http.StatusTeapot || a.body != "teapot: no coffee" || a.header.Get(idemop.HeaderReplayed) != replayed {
+					t.Errorf("answer %d: %d %q, replayed %q; want 418 %q, replayed %q", i+1, a.status, a.body, a.header.Get(idemop.HeaderReplayed), "teapot: no coffee", replayed)
 				}
 			}
 			if runs.Load() != 1 || rendered.Load() != 1 {
@@ -105,11 +106,11 @@ func TestFiberAdapters(t *testing.T) {
 		{"fail-open with the store down answers unprotected, marked degraded", func(t *testing.T, st fiberStyle) {
 			app := newBrewApp(t, st, func(b brewer) error { return b.Send(http.StatusCreated, "brewed") }, brewOptions{
 				opts:  []idem.Option{idem.WithFailOpen(true)},
-				store: func(*testing.T) idem.Store { return downStore{} },
+				store: func(*testing.T) idemstore.Store { return downStore{} },
 			})
 			a := postBrew(t, app)
-			if a.status != http.StatusCreated || a.body != "brewed" || a.header.Get(idem.HeaderDegraded) != "true" {
-				t.Errorf("answer %d %q, degraded %q; want 201 brewed, degraded true", a.status, a.body, a.header.Get(idem.HeaderDegraded))
+			if a.status != http.StatusCreated || a.body != "brewed" || a.header.Get(idemop.HeaderDegraded) != "true" {
+				t.Errorf("answer %d %q, degraded %q; want 201 brewed, degraded true", a.status, a.body, a.header.Get(idemop.HeaderDegraded))
 			}
 		}},
 		{"a scope function gets the request as net/http sees it, the handler its key", func(t *testing.T, st fiberStyle) {
@@ -169,7 +170,7 @@ func TestFiberAdapters(t *testing.T) {
 // newBrewApp is st's app over an engine on o's store (miniredis unless
 // set) with o's options.
 func newBrewApp(t *testing.T, st fiberStyle, handler brew, o brewOptions) func(*http.Request) (*http.Response, error) {
-	var store idem.Store
+	var store idemstore.Store
 	if o.store != nil {
 		store = o.store(t)
 	} else {
@@ -210,10 +211,10 @@ func postBrew(t *testing.T, app func(*http.Request) (*http.Response, error), hea
 }
 
 // downStore is a store that is down.
-type downStore struct{ idem.Store }
+type downStore struct{ idemstore.Store }
 
 func (downStore) Acquire(context.Context, idemstore.AcquireRequest) (idemstore.Acquisition, error) {
-	return idemstore.Acquisition{}, fmt.Errorf("%w: down", idem.ErrStoreUnavailable)
+	return idemstore.Acquisition{}, fmt.Errorf("%w: down", idemstore.ErrStoreUnavailable)
 }
 
 // fiber2Brewer is a brewer on a fiber v2 context.

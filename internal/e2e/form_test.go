@@ -15,6 +15,8 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/formapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // formServer is a form-body API (Stripe style) that checks every request
@@ -153,12 +155,12 @@ func TestFormEncodingAgreesWithOapiCodegen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := idem.NewCaller().Begin(&idem.ClientOperation{ID: "Op"}).MarshalForm(body)
+		got, err := idemgen.MarshalForm(idem.NewCaller().Begin(&idemop.ClientOperation{ID: "Op"}), body)
 		if err != nil || string(got) != want.Encode() {
 			t.Errorf("%T: MarshalForm = %q, %v; runtime.MarshalForm = %q", body, got, err, want.Encode())
 		}
 	}
-	got, _ := idem.NewCaller().Begin(&idem.ClientOperation{ID: "Op"}).MarshalForm(formapi.PostCustomersFormdataRequestBody{Metadata: &map[string]string{"order": "42", "a": "b"}})
+	got, _ := idemgen.MarshalForm(idem.NewCaller().Begin(&idemop.ClientOperation{ID: "Op"}), formapi.PostCustomersFormdataRequestBody{Metadata: &map[string]string{"order": "42", "a": "b"}})
 	if string(got) != "metadata%5Ba%5D=b&metadata%5Border%5D=42" {
 		t.Errorf("map: %q, want metadata[a]=b&metadata[order]=42", got)
 	}

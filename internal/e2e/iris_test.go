@@ -11,17 +11,18 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/irisapi"
 	"github.com/idemgen/idemgen/internal/e2e/irisstrictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // irisServers are the iris forms of serversWith.
 func irisServers(opts ...idem.Option) []server {
 	return []server{
-		{"iris plain", func(s *shop, store idem.Store) http.Handler {
+		{"iris plain", func(s *shop, store idemstore.Store) http.Handler {
 			app := irisApp()
 			irisapi.RegisterHandlers(app, irisapi.WithIdempotency(irisShop{s}, store, opts...))
 			return app
 		}, false},
-		{"iris strict", func(s *shop, store idem.Store) http.Handler {
+		{"iris strict", func(s *shop, store idemstore.Store) http.Handler {
 			app := irisApp()
 			irisstrictapi.RegisterHandlers(app, irisstrictapi.NewStrictHandlerWithIdempotency(irisStrictShop{s}, nil, store, opts...))
 			return app

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // dropFirstAnswer runs the first request's handler to the end (so its result
@@ -64,8 +65,8 @@ func TestLostResponse(t *testing.T) {
 					if res.Attempts != 2 || !res.Replayed {
 						t.Errorf("result %+v, want the replay on attempt 2", res)
 					}
-					if got := resp.HTTPResponse.Header.Get(idem.HeaderReplayed); got != "true" {
-						t.Errorf("%s = %q, want true", idem.HeaderReplayed, got)
+					if got := resp.HTTPResponse.Header.Get(idemop.HeaderReplayed); got != "true" {
+						t.Errorf("%s = %q, want true", idemop.HeaderReplayed, got)
 					}
 					wantCount(t, "createOrder", s.created.Load(), 1)
 				})

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
@@ -19,7 +19,7 @@ import (
 
 // mariadbBackend is mysqlstore on MYSQL_DSN, a records table per test.
 func mariadbBackend() backend {
-	return backend{name: "mariadb", store: func(t *testing.T) idem.Store {
+	return backend{name: "mariadb", store: func(t *testing.T) idemstore.Store {
 		s, _ := mysqltest.Store(t, mysqltest.DB(t, 20))
 		return s
 	}, orders: func(t *testing.T) orderTable { return newMySQLOrderTable(t) }}
@@ -57,7 +57,7 @@ func (ot *mysqlOrderTable) count(t *testing.T) int64 {
 
 // mariadbShopSpace is shopSpace on MariaDB: the shop's records table and a
 // store on the same server for the provider.
-func mariadbShopSpace(t *testing.T) (string, idem.Store) {
+func mariadbShopSpace(t *testing.T) (string, idemstore.Store) {
 	db := mysqltest.DB(t, 20)
 	_, table := mysqltest.Store(t, db)
 	p, _ := mysqltest.Store(t, db)
@@ -65,7 +65,7 @@ func mariadbShopSpace(t *testing.T) (string, idem.Store) {
 }
 
 // openMariaDBStore is openStore on MariaDB (MYSQL_DSN), over table.
-func openMariaDBStore(table string) (idem.Store, error) {
+func openMariaDBStore(table string) (idemstore.Store, error) {
 	db, err := sql.Open("mysql", os.Getenv("MYSQL_DSN"))
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -22,7 +22,7 @@ func TestGeneratedConstructorsRefuseNilStore(t *testing.T) {
 	var rs *redisstore.Store
 	for _, c := range []struct {
 		name  string
-		store idem.Store
+		store idemstore.Store
 		kind  string
 	}{
 		{"nil", nil, "the store is nil"},

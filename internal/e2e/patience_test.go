@@ -21,6 +21,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/e2e/patientapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -211,7 +212,7 @@ func TestClientOutlastsTheLock(t *testing.T) {
 	if o.err != nil || o.resp.StatusCode() != http.StatusCreated {
 		t.Fatalf("CreateOrder with the default policy: %v (status %d), want 201", o.err, o.resp.StatusCode())
 	}
-	if o.res.Attempts <= idem.DefaultRetryPolicy().MaxAttempts {
+	if o.res.Attempts <= idemop.DefaultRetryPolicy().MaxAttempts {
 		t.Logf("note: %d attempts were enough this time; the test proves the most when the restart costs more", o.res.Attempts)
 	}
 

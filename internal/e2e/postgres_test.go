@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -21,7 +20,7 @@ import (
 
 // postgresBackend is pgstore on DATABASE_URL, a records table per test.
 func postgresBackend() backend {
-	return backend{name: "postgres", store: func(t *testing.T) idem.Store {
+	return backend{name: "postgres", store: func(t *testing.T) idemstore.Store {
 		s, _ := pgtest.Store(t, pgtest.Pool(t, 20))
 		return s
 	}, orders: func(t *testing.T) orderTable { return newPGOrderTable(t) }}
@@ -75,14 +74,14 @@ type failingTxStore struct {
 
 func (s failingTxStore) AcquireRun(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, idemstore.RunTx, error) {
 	if s.fail.CompareAndSwap(true, false) {
-		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: test outage", idem.ErrStoreUnavailable)
+		return idemstore.Acquisition{}, nil, fmt.Errorf("%w: test outage", idemstore.ErrStoreUnavailable)
 	}
 	return s.tx.AcquireRun(ctx, req)
 }
 
 // engineStore is the store to give the engine for f: f itself, or f as a
 // TxStore when what it wraps is one.
-func engineStore(f *failingStore) idem.Store {
+func engineStore(f *failingStore) idemstore.Store {
 	if tx, ok := f.Store.(idemstore.TxStore); ok {
 		return failingTxStore{failingStore: f, tx: tx}
 	}

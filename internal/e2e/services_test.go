@@ -23,6 +23,8 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
@@ -167,7 +169,7 @@ func freeAddr(t *testing.T) string {
 // shopSpace creates what the shop's records need on store ("redis" or
 // "postgres") and returns its key prefix or table, and a store on the same
 // server for the provider.
-func shopSpace(t *testing.T, store string) (space string, provider idem.Store) {
+func shopSpace(t *testing.T, store string) (space string, provider idemstore.Store) {
 	t.Helper()
 	switch store {
 	case "redis":
@@ -190,7 +192,7 @@ func shopSpace(t *testing.T, store string) (space string, provider idem.Store) {
 }
 
 // openStore is the shop process's store, from its environment.
-func openStore(ctx context.Context) (idem.Store, error) {
+func openStore(ctx context.Context) (idemstore.Store, error) {
 	space := os.Getenv(envShopSpace)
 	switch os.Getenv(envShopStore) {
 	case "redis":
@@ -325,7 +327,7 @@ func (p *provider) CreatePayment(w http.ResponseWriter, r *http.Request) {
 
 // startProvider serves a provider on store, under an API identity of its
 // own.
-func startProvider(t *testing.T, store idem.Store) (*provider, string) {
+func startProvider(t *testing.T, store idemstore.Store) (*provider, string) {
 	p := &provider{charged: map[int]int{}}
 	h := plainapi.HandlerWithOptions(plainapi.WithIdempotency(p, store, append(scoped(), idem.WithAPI("provider"))...), plainapi.ChiServerOptions{
 		BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler})
@@ -336,7 +338,7 @@ func startProvider(t *testing.T, store idem.Store) (*provider, string) {
 
 // patientPolicy is the retry policy of the shop's client: long enough to
 // outlast a killed process's lease (lock 10s in the spec).
-var patientPolicy = idem.RetryPolicy{MaxAttempts: 1000, InitialInterval: 20 * time.Millisecond, MaxInterval: 500 * time.Millisecond, MaxElapsed: time.Minute}
+var patientPolicy = idemop.RetryPolicy{MaxAttempts: 1000, InitialInterval: 20 * time.Millisecond, MaxInterval: 500 * time.Millisecond, MaxElapsed: time.Minute}
 
 // placeOrders places orders 1..n with the shop at addr, each with key
 // "order-i" and a patient policy, concurrently, and returns a channel that

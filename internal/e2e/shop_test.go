@@ -28,6 +28,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/stdstrictapi"
 	"github.com/idemgen/idemgen/internal/e2e/strictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -255,7 +256,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // server is one of the generated servers over a shop and a store.
 type server struct {
 	name    string
-	handler func(s *shop, store idem.Store) http.Handler
+	handler func(s *shop, store idemstore.Store) http.Handler
 	// routerProblems: the router's own 400s (a required key header
 	// parameter missing) are problem documents, through the generated
 	// IdempotencyErrorHandler; echo and gin have none yet and answer in
@@ -278,7 +279,7 @@ func scoped() []idem.Option {
 func serversWith(opts ...idem.Option) []server {
 	srvs := bareServersWith(opts...)
 	for i, srv := range srvs {
-		srvs[i].handler = func(s *shop, store idem.Store) http.Handler { return oneCaller(srv.handler(s, store)) }
+		srvs[i].handler = func(s *shop, store idemstore.Store) http.Handler { return oneCaller(srv.handler(s, store)) }
 	}
 	return srvs
 }
@@ -303,51 +304,51 @@ func bareServersWith(opts ...idem.Option) []server {
 // bareServersWith.
 func netHTTPAndEchoGinServers(opts ...idem.Option) []server {
 	return []server{
-		{"chi strict", func(s *shop, store idem.Store) http.Handler {
+		{"chi strict", func(s *shop, store idemstore.Store) http.Handler {
 			si := strictapi.NewStrictHandlerWithIdempotency(strictShop{s}, nil, store, opts...)
 			return recoverer(strictapi.HandlerWithOptions(si, strictapi.ChiServerOptions{
 				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: strictapi.IdempotencyErrorHandler}))
 		}, true},
-		{"chi plain", func(s *shop, store idem.Store) http.Handler {
+		{"chi plain", func(s *shop, store idemstore.Store) http.Handler {
 			return recoverer(plainapi.HandlerWithOptions(plainapi.WithIdempotency(plainShop{s}, store, opts...), plainapi.ChiServerOptions{
 				BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler}))
 		}, true},
-		{"std-http strict", func(s *shop, store idem.Store) http.Handler {
+		{"std-http strict", func(s *shop, store idemstore.Store) http.Handler {
 			si := stdstrictapi.NewStrictHandlerWithIdempotency(stdStrictShop{strictShop{s}}, nil, store, opts...)
 			return recoverer(stdstrictapi.HandlerWithOptions(si, stdstrictapi.StdHTTPServerOptions{
 				BaseRouter: http.NewServeMux(), ErrorHandlerFunc: stdstrictapi.IdempotencyErrorHandler}))
 		}, true},
-		{"std-http plain", func(s *shop, store idem.Store) http.Handler {
+		{"std-http plain", func(s *shop, store idemstore.Store) http.Handler {
 			return recoverer(stdapi.HandlerWithOptions(stdapi.WithIdempotency(stdShop{plainShop{s}}, store, opts...), stdapi.StdHTTPServerOptions{
 				BaseRouter: http.NewServeMux(), ErrorHandlerFunc: stdapi.IdempotencyErrorHandler}))
 		}, true},
-		{"gorilla strict", func(s *shop, store idem.Store) http.Handler {
+		{"gorilla strict", func(s *shop, store idemstore.Store) http.Handler {
 			si := gorillastrictapi.NewStrictHandlerWithIdempotency(gorillaStrictShop{strictShop{s}}, nil, store, opts...)
 			return recoverer(gorillastrictapi.HandlerWithOptions(si, gorillastrictapi.GorillaServerOptions{
 				BaseRouter: mux.NewRouter(), ErrorHandlerFunc: gorillastrictapi.IdempotencyErrorHandler}))
 		}, true},
-		{"gorilla plain", func(s *shop, store idem.Store) http.Handler {
+		{"gorilla plain", func(s *shop, store idemstore.Store) http.Handler {
 			return recoverer(gorillaapi.HandlerWithOptions(gorillaapi.WithIdempotency(gorillaShop{plainShop{s}}, store, opts...), gorillaapi.GorillaServerOptions{
 				BaseRouter: mux.NewRouter(), ErrorHandlerFunc: gorillaapi.IdempotencyErrorHandler}))
 		}, true},
-		{"echo plain", func(s *shop, store idem.Store) http.Handler {
+		{"echo plain", func(s *shop, store idemstore.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
 			echoapi.RegisterHandlers(e, echoapi.WithIdempotency(echoShop{s}, store, opts...))
 			return e
 		}, false},
-		{"echo strict", func(s *shop, store idem.Store) http.Handler {
+		{"echo strict", func(s *shop, store idemstore.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
 			echostrictapi.RegisterHandlers(e, echostrictapi.NewStrictHandlerWithIdempotency(echoStrictShop{strictShop{s}}, nil, store, opts...))
 			return e
 		}, false},
-		{"gin plain", func(s *shop, store idem.Store) http.Handler {
+		{"gin plain", func(s *shop, store idemstore.Store) http.Handler {
 			r := ginRouter()
 			ginapi.RegisterHandlers(r, ginapi.WithIdempotency(ginShop{s}, store, opts...))
 			return r
 		}, false},
-		{"gin strict", func(s *shop, store idem.Store) http.Handler {
+		{"gin strict", func(s *shop, store idemstore.Store) http.Handler {
 			// gin's strict server hands the typed handler the *gin.Context
 			// as its context.Context, which reaches the request's context
 			// only with ContextWithFallback. Left unset here: idem.FromContext
@@ -396,7 +397,7 @@ func recoverer(next http.Handler) http.Handler {
 // backend is a store: on the real Redis, miniredis, PostgreSQL or MariaDB.
 type backend struct {
 	name  string
-	store func(t *testing.T) idem.Store
+	store func(t *testing.T) idemstore.Store
 	// orders, for a transactional store, makes the business table its
 	// runs write to (nil: none).
 	orders func(t *testing.T) orderTable
@@ -404,11 +405,11 @@ type backend struct {
 
 func backends() []backend {
 	return []backend{
-		{name: "miniredis", store: func(t *testing.T) idem.Store {
+		{name: "miniredis", store: func(t *testing.T) idemstore.Store {
 			_, rdb := embedredis.StartTB(t)
 			return redisstore.New(rdb)
 		}},
-		{name: "redis", store: func(t *testing.T) idem.Store {
+		{name: "redis", store: func(t *testing.T) idemstore.Store {
 			return redisstore.New(redistest.Real(t), redisstore.WithPrefix(redistest.Prefix(t)))
 		}},
 		postgresBackend(),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/plainapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -28,7 +29,7 @@ type stepShop struct {
 	stall string
 }
 
-func newStepShop(_ context.Context, table, stall string, _ idem.Store) *stepShop {
+func newStepShop(_ context.Context, table, stall string, _ idemstore.Store) *stepShop {
 	return &stepShop{table: table, stall: stall}
 }
 

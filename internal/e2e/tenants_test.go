@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/clientapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -20,13 +21,13 @@ import (
 
 // failingStore fails the next Acquire when armed, to make the engine log.
 type failingStore struct {
-	idem.Store
+	idemstore.Store
 	fail atomic.Bool
 }
 
 func (s *failingStore) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	if s.fail.CompareAndSwap(true, false) {
-		return idemstore.Acquisition{}, fmt.Errorf("%w: test outage", idem.ErrStoreUnavailable)
+		return idemstore.Acquisition{}, fmt.Errorf("%w: test outage", idemstore.ErrStoreUnavailable)
 	}
 	return s.Store.Acquire(ctx, req)
 }
@@ -127,7 +128,7 @@ func TestUnscopedServerRefusesToStart(t *testing.T) {
 }
 
 // nopStore is a store the constructors take but no request reaches.
-type nopStore struct{ idem.Store }
+type nopStore struct{ idemstore.Store }
 
 // TestKeylessCallersRefused: the spec requires an API key and the servers
 // scope keys by it, so a request without one (or with an empty one) is
@@ -142,8 +143,8 @@ func TestKeylessCallersRefused(t *testing.T) {
 			for _, header := range [][]string{{"Idempotency-Key", "k"}, {"Idempotency-Key", "k", "X-API-Key", ""}} {
 				out := do(t, h, "POST", "/orders", `{"item":"fig","quantity":1}`, header...)
 				wantStatus(t, out, http.StatusUnauthorized)
-				if code := problemCode(t, out); code != idem.CodeMissingCredential {
-					t.Errorf("code %q, want %q", code, idem.CodeMissingCredential)
+				if code := problemCode(t, out); code != idemop.CodeMissingCredential {
+					t.Errorf("code %q, want %q", code, idemop.CodeMissingCredential)
 				}
 			}
 			wantCount(t, "createOrder", s.created.Load(), 0)

@@ -17,7 +17,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/hooks/fiberhooks"
 	"github.com/idemgen/idemgen/internal/e2e/hooks/ginhooks"
 	"github.com/idemgen/idemgen/internal/e2e/hooks/irishooks"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // payments as the receiver interface of each framework beyond net/http.
@@ -98,26 +98,26 @@ func readAll(r *http.Request) []byte {
 // receivers, each mounted as its framework mounts a handler.
 func frameworkReceivers() []receiver {
 	return []receiver{
-		{"echo", func(p *payments, store idem.Store) http.Handler {
+		{"echo", func(p *payments, store idemstore.Store) http.Handler {
 			e := echo.New()
 			e.Use(echoRecover)
 			e.POST(hookPath, echohooks.OrderPaidWebhookHandler(echohooks.WithIdempotentWebhooks(echoPayments{p}, store)))
 			e.POST(callbackPath, echohooks.RefundSettledCallbackHandler(echohooks.WithIdempotentCallbacks(echoPayments{p}, store)))
 			return e
 		}},
-		{"echo v5", func(p *payments, store idem.Store) http.Handler {
+		{"echo v5", func(p *payments, store idemstore.Store) http.Handler {
 			e := echo5.New()
 			e.POST(hookPath, echo5hooks.OrderPaidWebhookHandler(echo5hooks.WithIdempotentWebhooks(echo5Payments{p}, store)))
 			e.POST(callbackPath, echo5hooks.RefundSettledCallbackHandler(echo5hooks.WithIdempotentCallbacks(echo5Payments{p}, store)))
 			return e
 		}},
-		{"gin", func(p *payments, store idem.Store) http.Handler {
+		{"gin", func(p *payments, store idemstore.Store) http.Handler {
 			r := ginRouter()
 			r.POST(hookPath, ginhooks.OrderPaidWebhookHandler(ginhooks.WithIdempotentWebhooks(ginPayments{p}, store)))
 			r.POST(callbackPath, ginhooks.RefundSettledCallbackHandler(ginhooks.WithIdempotentCallbacks(ginPayments{p}, store)))
 			return r
 		}},
-		{"iris", func(p *payments, store idem.Store) http.Handler {
+		{"iris", func(p *payments, store idemstore.Store) http.Handler {
 			app := irisApp()
 			app.Post(hookPath, irishooks.OrderPaidWebhookHandler(irishooks.WithIdempotentWebhooks(irisPayments{p}, store)))
 			app.Post(callbackPath, irishooks.RefundSettledCallbackHandler(irishooks.WithIdempotentCallbacks(irisPayments{p}, store)))
@@ -126,13 +126,13 @@ func frameworkReceivers() []receiver {
 			}
 			return app
 		}},
-		{"fiber", func(p *payments, store idem.Store) http.Handler {
+		{"fiber", func(p *payments, store idemstore.Store) http.Handler {
 			app := fiberApp()
 			app.Post(hookPath, fiberhooks.OrderPaidWebhookHandler(fiberhooks.WithIdempotentWebhooks(fiberPayments{p}, store)))
 			app.Post(callbackPath, fiberhooks.RefundSettledCallbackHandler(fiberhooks.WithIdempotentCallbacks(fiberPayments{p}, store)))
 			return fiberHandler{app}
 		}},
-		{"fiber v3", func(p *payments, store idem.Store) http.Handler {
+		{"fiber v3", func(p *payments, store idemstore.Store) http.Handler {
 			app := fiber3App()
 			app.Post(hookPath, fiber3hooks.OrderPaidWebhookHandler(fiber3hooks.WithIdempotentWebhooks(fiber3Payments{p}, store)))
 			app.Post(callbackPath, fiber3hooks.RefundSettledCallbackHandler(fiber3hooks.WithIdempotentCallbacks(fiber3Payments{p}, store)))

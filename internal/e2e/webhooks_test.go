@@ -15,7 +15,7 @@ import (
 	"github.com/idemgen/idemgen/internal/e2e/hooks/chihooks"
 	"github.com/idemgen/idemgen/internal/e2e/hooks/gorillahooks"
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // The webhook and callback receivers: hooks/webhooks.yaml's orderPaid
@@ -75,7 +75,7 @@ func (p netHTTPPayments) HandleOrderPaidWebhook(w http.ResponseWriter, r *http.R
 // the callback, over a payments and a store.
 type receiver struct {
 	name    string
-	handler func(p *payments, store idem.Store) http.Handler
+	handler func(p *payments, store idemstore.Store) http.Handler
 }
 
 // receivers are the generated webhook receivers of every framework.
@@ -88,19 +88,19 @@ func receivers() []receiver {
 // layer.
 func netHTTPReceivers() []receiver {
 	return []receiver{
-		{"std-http", func(p *payments, store idem.Store) http.Handler {
+		{"std-http", func(p *payments, store idemstore.Store) http.Handler {
 			m := http.NewServeMux()
 			m.Handle("POST "+hookPath, stdhooks.OrderPaidWebhookHandler(stdhooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil))
 			m.Handle("POST "+callbackPath, stdhooks.RefundSettledCallbackHandler(stdhooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil))
 			return recoverer(m)
 		}},
-		{"chi", func(p *payments, store idem.Store) http.Handler {
+		{"chi", func(p *payments, store idemstore.Store) http.Handler {
 			r := chi.NewRouter()
 			r.Method(http.MethodPost, hookPath, chihooks.OrderPaidWebhookHandler(chihooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil))
 			r.Method(http.MethodPost, callbackPath, chihooks.RefundSettledCallbackHandler(chihooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil))
 			return recoverer(r)
 		}},
-		{"gorilla", func(p *payments, store idem.Store) http.Handler {
+		{"gorilla", func(p *payments, store idemstore.Store) http.Handler {
 			r := mux.NewRouter()
 			r.Handle(hookPath, gorillahooks.OrderPaidWebhookHandler(gorillahooks.WithIdempotentWebhooks(netHTTPPayments{p}, store), nil)).Methods(http.MethodPost)
 			r.Handle(callbackPath, gorillahooks.RefundSettledCallbackHandler(gorillahooks.WithIdempotentCallbacks(netHTTPPayments{p}, store), nil)).Methods(http.MethodPost)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/e2e/hooks/stdhooks"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -96,8 +97,8 @@ func TestWebhookTwoEnds(t *testing.T) {
 		t.Fatalf("delivery failed: %v (attempts %+v)", err, attempts)
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK || res.Header.Get(idem.HeaderReplayed) != "true" {
-		t.Errorf("the sender got %d (replayed %q), want 200 answered from the receiver's record", res.StatusCode, res.Header.Get(idem.HeaderReplayed))
+	if res.StatusCode != http.StatusOK || res.Header.Get(idemop.HeaderReplayed) != "true" {
+		t.Errorf("the sender got %d (replayed %q), want 200 answered from the receiver's record", res.StatusCode, res.Header.Get(idemop.HeaderReplayed))
 	}
 	wantCount(t, "the receiver", p.runs.Load(), 1)
 	if result.Key != eventID || result.Attempts != 2 || !result.Replayed {

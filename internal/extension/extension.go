@@ -42,7 +42,7 @@ type Spec struct {
 	Wait        *time.Duration
 	Fingerprint *Fingerprint
 	Retry       *Retry
-	// Final and Transient are the storage policy (idem.Operation's fields
+	// Final and Transient are the storage policy (idemop.Operation's fields
 	// of those names): nil when not given.
 	Final     []string
 	Transient []int
@@ -414,7 +414,7 @@ func parseRetry(p *problems, v any) *Retry {
 }
 
 // parseRetryOn parses the statuses the client helper retries. Which
-// statuses can be retried is the runtime's rule (idem.RetryPolicy.Validate),
+// statuses can be retried is the runtime's rule (idemop.RetryPolicy.Validate),
 // applied to each status on its own so that the error names it.
 func parseRetryOn(p *problems, v any) []int {
 	list, ok := v.([]any)
@@ -444,7 +444,7 @@ func parseRetryOn(p *problems, v any) []int {
 
 // parseFinal parses final, the statuses whose answers are stored: status
 // codes (500, unquoted in YAML) and classes (2xx). Whether each is allowed
-// is the runtime's rule, idem.CheckFinal, which Resolve applies to the
+// is the runtime's rule, idemop.CheckFinal, which Resolve applies to the
 // merged policy.
 func parseFinal(p *problems, v any) []string {
 	list, ok := v.([]any)

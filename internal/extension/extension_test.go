@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/internal/extension"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -112,7 +112,7 @@ func TestRetryOnAgreesWithRuntime(t *testing.T) {
 		if err == nil {
 			_, err = extension.Resolve(extension.Spec{}, s)
 		}
-		runtimeErr := idem.RetryPolicy{RetryOn: []int{n}}.Validate()
+		runtimeErr := idemop.RetryPolicy{RetryOn: []int{n}}.Validate()
 		if (err == nil) != (runtimeErr == nil) {
 			t.Errorf("retryOn [%d]: generator error %v, runtime error %v", n, err, runtimeErr)
 		}
@@ -133,14 +133,14 @@ func TestDefaultsAreTheRuntimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The runtime's default budget is the operation's lock plus a margin.
-	want := idem.DefaultRetryPolicy()
-	want.MaxElapsed = idem.DefaultMaxElapsed(s.Lock)
+	want := idemop.DefaultRetryPolicy()
+	want.MaxElapsed = idemop.DefaultMaxElapsed(s.Lock)
 	if !reflect.DeepEqual(s.Retry.Policy(), want) {
 		t.Errorf("retry policy %+v, runtime default %+v", s.Retry.Policy(), want)
 	}
-	if s.KeyHeader != idem.DefaultKeyHeader || s.Retention != idem.DefaultRetention || s.Lock != idem.DefaultLock {
+	if s.KeyHeader != idemop.DefaultKeyHeader || s.Retention != idemop.DefaultRetention || s.Lock != idemop.DefaultLock {
 		t.Errorf("key header %q, retention %v, lock %v; runtime defaults %q, %v, %v",
-			s.KeyHeader, s.Retention, s.Lock, idem.DefaultKeyHeader, idem.DefaultRetention, idem.DefaultLock)
+			s.KeyHeader, s.Retention, s.Lock, idemop.DefaultKeyHeader, idemop.DefaultRetention, idemop.DefaultLock)
 	}
 	if err := s.Retry.Policy().Validate(); err != nil {
 		t.Error(err)

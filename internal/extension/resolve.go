@@ -29,7 +29,7 @@ type Settings struct {
 	FingerprintHeaders []string // canonical header names
 
 	// Final and Transient are the storage policy; Final is
-	// idem.DefaultFinal() unless the spec says otherwise.
+	// idemop.DefaultFinal() unless the spec says otherwise.
 	Final     []string
 	Transient []int
 
@@ -85,7 +85,7 @@ func (r RetrySettings) Policy() idemop.RetryPolicy {
 
 // Resolve merges op over doc and over the Defaults, and checks the fields
 // against each other and the retry policy against the runtime's own rules
-// (idem.RetryPolicy.Validate). The key is replaced as a whole; fingerprint
+// (idemop.RetryPolicy.Validate). The key is replaced as a whole; fingerprint
 // and retry are merged member by member; lists replace lists. The error
 // joins every problem found, each an *Error.
 func Resolve(doc, op Spec) (Settings, error) {

@@ -28,7 +28,7 @@
 //   - Strict bodies: oapi-codegen's strict handler decodes the body before
 //     any strict middleware runs, so NewStrictHandlerWithIdempotency puts a
 //     ServerInterface decorator in front of it that reads the body as sent
-//     (idem.Engine.ServeBody, or idemecho/idemgin.ServeBody: bounded,
+//     (idemgen.ServeBody, or idemecho/idemgin.ServeBody: bounded,
 //     restored for the decoder) and a middleware behind it that
 //     fingerprints those bytes (idem.Engine.ServeStrict), whatever the
 //     media type: JSON, form, text, octet and multipart bodies count

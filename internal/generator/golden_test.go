@@ -192,14 +192,3 @@ func checkGolden(t *testing.T, path string, got []byte) {
 		t.Errorf("the generated output differs from the golden file (go test -update rewrites it):\n%s", d)
 	}
 }
-
-// TestPreviousGenVersionBuilds: files that the previous idemgen generated
-// (testdata/genversion, kept byte for byte) still build and vet against
-// the current runtime, so that adding runtime API breaks no user's
-// generated file.
-func TestPreviousGenVersionBuilds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("go vet of the kept packages is slow; skipped with -short")
-	}
-	goVet(t, "../../testdata", "./genversion/...")
-}

@@ -19,7 +19,7 @@ func TestOgenWrapsTheServer(t *testing.T) {
 	}
 	src := string(files[0].Content)
 	for _, want := range []string{
-		"func WithIdempotency(s *Server, store idem.Store, opts ...idem.Option) http.Handler {",
+		"func WithIdempotency(s *Server, store idemstore.Store, opts ...idem.Option) http.Handler {",
 		"route, ok := h.server.FindPath(r.Method, r.URL)",
 	} {
 		if !strings.Contains(src, want) {
@@ -39,7 +39,7 @@ func TestOgenWrapsWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := string(files[0].Content)
-	if !strings.Contains(src, "func WithIdempotentWebhooks(ws *WebhookServer, store idem.Store, opts ...idem.Option) *IdempotentWebhookServer {") ||
+	if !strings.Contains(src, "func WithIdempotentWebhooks(ws *WebhookServer, store idemstore.Store, opts ...idem.Option) *IdempotentWebhookServer {") ||
 		!strings.Contains(src, `case webhookName == "petStatusChanged" && method == "POST":`) || files[0].Note != "" {
 		t.Errorf("note %q, file:\n%s", files[0].Note, src)
 	}

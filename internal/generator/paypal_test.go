@@ -85,7 +85,7 @@ func paypalPackage(t *testing.T, spec, dir, cfg, out string, wantOps int) []stri
 		t.Errorf("%s: oapi-codegen generates it, idemgen does not: %v", name, err)
 		return nil
 	}
-	ops := strings.Count(string(files[0].Content), "= idem.Operation{")
+	ops := strings.Count(string(files[0].Content), "= idemop.Operation{")
 	if ops == 0 || wantOps > 0 && ops != wantOps {
 		t.Errorf("%s: %d idempotent operations generated, want %d; is the overlay applied?", name, ops, wantOps)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -74,7 +75,7 @@ func large(ctx context.Context, cfg Config, rdb *redis.Client, prefix string, st
 	}
 	store := redisstore.New(rdb, redisstore.WithPrefix(prefix+":large"), redisstore.WithLogger(nil))
 	engine := idem.NewEngine(store, idem.WithHooks(hooks), idem.WithLogger(nil))
-	op := &idem.Operation{ID: "ExportReport", Method: http.MethodPost, Path: "/reports", KeyHeader: idem.DefaultKeyHeader}
+	op := &idemop.Operation{ID: "ExportReport", Method: http.MethodPost, Path: "/reports", KeyHeader: idemop.DefaultKeyHeader}
 	mw := engine.Middleware(*op)
 	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -160,14 +161,14 @@ func largeCall(ctx context.Context, client *http.Client, url, key string, size i
 	if err != nil {
 		return err
 	}
-	req.Header.Set(idem.DefaultKeyHeader, key)
+	req.Header.Set(idemop.DefaultKeyHeader, key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if degraded != nil && resp.Header.Get(idem.HeaderDegraded) == "true" {
+	if degraded != nil && resp.Header.Get(idemop.HeaderDegraded) == "true" {
 		degraded.Add(1)
 	}
 	if resp.StatusCode != http.StatusCreated {

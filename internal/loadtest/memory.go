@@ -17,7 +17,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -168,7 +167,7 @@ func measureMemory(ctx context.Context, cfg Config, rdb *redis.Client, prefix st
 
 // storeRecord acquires key and completes it with a 201 JSON response, with
 // a Location header if location is set.
-func storeRecord(ctx context.Context, store idem.Store, key string, body []byte, location bool, retention time.Duration) error {
+func storeRecord(ctx context.Context, store idemstore.Store, key string, body []byte, location bool, retention time.Duration) error {
 	fp := sha256.Sum256([]byte(key))
 	token := rand.Text()
 	acq, err := store.Acquire(ctx, idemstore.AcquireRequest{Key: key, Token: token, Fingerprint: hex.EncodeToString(fp[:]), Lease: 30 * time.Second})

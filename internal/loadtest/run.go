@@ -44,7 +44,7 @@ type Config struct {
 
 	// memory mode
 	MemoryRecords int
-	MemoryAPI     string // the API identity in memory mode's keys (idem.Operation.API); "" for none
+	MemoryAPI     string // the API identity in memory mode's keys (idemop.Operation.API); "" for none
 	MemorySizes   []int
 	CompressOver  int
 
@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&cfg.NoReplays, "no-replays", false, "measure first requests only (a CPU profile then holds no replay)")
 	fs.StringVar(&cfg.Chart, "chart", "", "write a bar chart of the compare run's first-request and replay throughput, relative to the floor, to this file (.svg or .png)")
 	fs.IntVar(&cfg.MemoryRecords, "memory-records", 10000, "records stored per size in memory mode")
-	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idem.Operation.API); empty: none")
+	fs.StringVar(&cfg.MemoryAPI, "memory-api", "", "the API identity in memory mode's record keys, as generated servers add it (idemop.Operation.API); empty: none")
 	fs.StringVar(&memSizes, "memory-sizes", "200,2048,20480", "response body sizes of memory mode")
 	fs.IntVar(&cfg.CompressOver, "compress-over", 1, "redisstore.WithCompression threshold of the compressed measurement (bytes)")
 	fs.IntVar(&cfg.LargeRequests, "large-requests", 2000, "first requests of large mode")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/loadtest/strictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // strictServer serves the handler's work (count the run under its key,
@@ -16,7 +17,7 @@ import (
 // generated chi router and strict handler, built by idemgen's
 // NewStrictHandlerWithIdempotency: the wiring README recommends, with the
 // typed body decoded by oapi-codegen.
-func strictServer(store idem.Store) func(body []byte, runs *runCounter) http.Handler {
+func strictServer(store idemstore.Store) func(body []byte, runs *runCounter) http.Handler {
 	return func(body []byte, runs *runCounter) http.Handler {
 		si := strictapi.NewStrictHandlerWithIdempotency(strictOrders{body: body, runs: runs}, nil, store)
 		return strictapi.HandlerWithOptions(si, strictapi.ChiServerOptions{

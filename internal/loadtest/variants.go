@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -156,13 +157,13 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 		case VariantIdemgen:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch; batched)", "1 (SET NX GET; batched)", true
 			eng := idem.NewEngine(steadyStore(rdb, prefix+":idem"))
-			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
+			v.wrap = eng.Middleware(idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenScriptAcquire:
 			v.redisFirst, v.redisReplay, v.protects = "2 (EVALSHA acquire, complete)", "1 (EVALSHA acquire)", true
 			// A client that can only run scripts: the store cannot
 			// pipeline SET NX and GET and runs acquire.lua every time.
 			eng := idem.NewEngine(steadyStore(scriptsOnly{rdb}, prefix+":"+name))
-			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
+			v.wrap = eng.Middleware(idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantIdemgenNoHeartbeat, VariantIdemgenRawBody, VariantIdemgenRawNoHeartbeat:
 			v.redisFirst, v.redisReplay, v.protects = "2 (SET NX GET; EVALSHA complete + INFO per batch)", "1 (SET NX GET)", true
 			v.wrap = diagnosticEngine(rdb, prefix+":"+name,
@@ -201,7 +202,7 @@ func newVariants(names []string, rdb *redis.Client, repl *replicatedClients, pre
 				opts = append(opts, redisstore.WithReplicaAcks(0, 0))
 			}
 			eng := idem.NewEngine(steadyStore(repl.master, prefix+":"+name, opts...))
-			v.wrap = eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
+			v.wrap = eng.Middleware(idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 		case VariantFloorStoreReplica:
 			if repl == nil {
 				return nil, errors.New("loadtest: variant " + name + " needs the replicated master")
@@ -241,7 +242,7 @@ type scriptsOnly struct{ redis.Scripter }
 // what the engine would cost without those two costs.
 func diagnosticEngine(rdb *redis.Client, prefix string, noHeartbeat, rawBody bool) func(http.Handler) http.Handler {
 	eng := idem.NewEngine(steadyStore(rdb, prefix), idem.WithHeartbeat(!noHeartbeat))
-	mw := eng.Middleware(idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
+	mw := eng.Middleware(idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"})
 	if !rawBody {
 		return mw
 	}

@@ -66,7 +66,7 @@ type StrictShape int
 // The shapes of strict servers.
 const (
 	// StrictWriter: response objects write to an http.ResponseWriter; the
-	// middleware captures them with idem.CaptureContext.
+	// middleware captures them with idemgen.CaptureContext.
 	StrictWriter StrictShape = iota
 	// StrictVisitsContext: response objects answer through the
 	// framework's context; the adapter's Capture records them.

@@ -11,27 +11,24 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// RuntimeImport is the import path of the runtime package (package idem).
-const RuntimeImport = "github.com/idemgen/idemgen/runtime"
+// The import paths of the runtime's packages that generated code calls:
+// the engine and the client (package idem), the operation's description
+// (idemop), the store contract (idemstore) and the plumbing only generated
+// code calls (idemgen).
+const (
+	RuntimeImport = "github.com/idemgen/idemgen/runtime"
+	OpImport      = RuntimeImport + "/idemop"
+	StoreImport   = RuntimeImport + "/idemstore"
+	GenImport     = RuntimeImport + "/idemgen"
+)
 
 // RuntimeVersion is the version of the runtime's API for generated code
 // that generated files check at compile time: the runtime's own constant,
-// so that the generator and the runtime it is built with cannot disagree,
-// for a file with a client helper or webhook initiator (version 5 added
-// idem.ClientOperation's Lock, which they set); 4 for a file that uses
-// what version 4 added (the receivers of webhooks and callbacks set
-// idem.Operation's Provider; a storage policy sets its Final and
-// Transient); 3 for one that uses neither, so that such files did not
-// change when versions 4 and 5 came.
-func (f File) RuntimeVersion() int {
-	switch {
-	case f.Client || f.Initiators || f.OgenClient:
-		return idemop.MaxVersion
-	case f.HasEvents() || f.HasPolicy() || f.OgenWebhooks != nil:
-		return eventsVersion
-	}
-	return pathsVersion
-}
+// so that the generator and the runtime it is built with cannot disagree.
+// Every file states it while the runtime supports only it; once a version
+// is added, a file that uses nothing it adds states the one before, so
+// that it does not change.
+func (f File) RuntimeVersion() int { return idemop.MaxVersion }
 
 // HasPolicy reports whether an operation of f has a storage policy other
 // than the runtime's default (x-idempotent final or transient).
@@ -44,20 +41,16 @@ func (f File) HasPolicy() bool {
 	return false
 }
 
-// pathsVersion is the version a server file without webhooks, callbacks
-// or a storage policy is generated for; eventsVersion one with them and
-// without a client.
-const (
-	pathsVersion  = 3
-	eventsVersion = 4
-)
-
 // Imports returns the import specs the file needs, standard library first,
 // each group sorted by path, with an empty string between groups.
 func (f File) Imports() []string {
 	std, other := f.stdImports(), f.runtimeImports()
 	for name, p := range f.Names.Aliases {
-		std = append(std, name+" "+strconv.Quote(p))
+		if strings.HasPrefix(p, RuntimeImport) {
+			other = append(other, name+" "+strconv.Quote(p))
+		} else {
+			std = append(std, name+" "+strconv.Quote(p))
+		}
 	}
 	typeStd, typeOther := f.typeImports()
 	std, other = append(std, typeStd...), append(other, typeOther...)
@@ -98,9 +91,20 @@ func (f File) stdImports() []string {
 func (o Operation) sendsReader() bool { return o.HasBody() && o.ClientBodyKind() == ClientBodyReader }
 
 // runtimeImports are the runtime's packages the generated code calls: idem,
-// and a framework's own package and its adapter.
+// idemop (every file's version guard), idemstore and idemgen, and a
+// framework's own package and its adapter.
 func (f File) runtimeImports() []string {
-	other := []string{"idem " + strconv.Quote(RuntimeImport)}
+	other := []string{strconv.Quote(OpImport)}
+	engine := f.Server || f.AnyStrict() || f.Receivers || f.OgenServer || f.OgenWebhooks != nil
+	if engine || f.Client || f.Initiators || f.OgenClient {
+		other = append(other, "idem "+strconv.Quote(RuntimeImport))
+	}
+	if engine {
+		other = append(other, strconv.Quote(StoreImport))
+	}
+	if engine || f.Client && len(f.Operations) > 0 || f.OgenClient || f.Initiators {
+		other = append(other, strconv.Quote(GenImport))
+	}
 	if f.FrameworkServer() || f.FrameworkStrict || (f.Receivers && f.Framework != NetHTTP) {
 		fw := f.Facts()
 		other = append(other, strconv.Quote(fw.Import), strconv.Quote(fw.AdapterImport()))

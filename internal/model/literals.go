@@ -59,7 +59,7 @@ func Float(f float64) string {
 	return s
 }
 
-// Literal renders s as the elements of an idem.Security composite literal,
+// Literal renders s as the elements of an idemop.Security composite literal,
 // without braces.
 func (s Security) Literal() string {
 	lit := "Scheme: " + quote(s.Scheme) + ", Type: " + quote(s.Type)

@@ -37,7 +37,7 @@ type File struct {
 	// the zero value is the net/http routers'.
 	Framework Framework
 
-	// API is the API's identity in storage keys (idem.Operation.API): the
+	// API is the API's identity in storage keys (idemop.Operation.API): the
 	// document-level x-idempotent api, else a slug of info.title.
 	API string
 
@@ -84,8 +84,8 @@ type Operation struct {
 	FingerprintIgnore  []string
 	FingerprintHeaders []string
 
-	// Final and Transient are the storage policy as idem.Operation takes
-	// it: nil where the runtime's default applies (idem.DefaultFinal, no
+	// Final and Transient are the storage policy as idemop.Operation takes
+	// it: nil where the runtime's default applies (idemop.DefaultFinal, no
 	// transient statuses).
 	Final     []string
 	Transient []int
@@ -131,7 +131,7 @@ type Retry struct {
 }
 
 // Security is one security scheme an operation requires, as the runtime's
-// idem.Security declares it.
+// idemop.Security declares it.
 type Security struct {
 	Scheme string // name under components.securitySchemes
 	Type   string // apiKey, http, oauth2, openIdConnect or mutualTLS

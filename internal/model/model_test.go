@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // op returns an operation named name with path parameters of type string.
@@ -35,7 +35,7 @@ func TestAllocateNamesAvoidsParameters(t *testing.T) {
 	got := f.Operations[0].Names.Client
 	want := ClientLocals{Ctx: "ctx1", Params: "params", Body: "body", ContentType: "contentType", Opts: "opts",
 		Call: "call1", Buf: "buf", Err: "err", Key: "key1", P: "p1", Resp: "resp", R: "r",
-		Context: "context", HTTP: "http", IO: "io", Bytes: "bytes"}
+		Context: "context", HTTP: "http", IO: "io", Bytes: "bytes", Gen: "idemgen"}
 	if got != want {
 		t.Errorf("client locals\n got %+v\nwant %+v", got, want)
 	}
@@ -105,22 +105,23 @@ func TestKeyParamCond(t *testing.T) {
 // package that the method body uses gets that package a second import, and
 // only where the body uses it.
 func TestAllocateNamesAliasesHiddenPackages(t *testing.T) {
-	upload := op("Upload", "context", "io", "bytes")
+	upload := op("Upload", "context", "io", "bytes", "idemgen")
 	upload.Bodies = []Body{{ContentType: "application/octet-stream", Kind: BodyReader, Field: "Body"}}
 	f := File{Client: true, Operations: []Operation{upload, op("Get", "io")}}
 	f.AllocateNames(nil)
 	l := f.Operations[0].Names.Client
-	if l.Context != "context1" || l.IO != "io1" || l.Bytes != "bytes1" || l.HTTP != "http" {
-		t.Errorf("Upload's packages: context %s, io %s, bytes %s, http %s", l.Context, l.IO, l.Bytes, l.HTTP)
+	if l.Context != "context1" || l.IO != "io1" || l.Bytes != "bytes1" || l.HTTP != "http" || l.Gen != "idemgen1" {
+		t.Errorf("Upload's packages: context %s, io %s, bytes %s, http %s, idemgen %s", l.Context, l.IO, l.Bytes, l.HTTP, l.Gen)
 	}
 	if g := f.Operations[1].Names.Client; g.IO != "io" {
 		t.Errorf("Get, whose body does not read, names io %q", g.IO)
 	}
-	want := []string{`"bytes"`, `bytes1 "bytes"`, `"context"`, `context1 "context"`, `"io"`, `io1 "io"`, `"net/http"`, `"time"`, "", `idem "github.com/idemgen/idemgen/runtime"`}
+	want := []string{`"bytes"`, `bytes1 "bytes"`, `"context"`, `context1 "context"`, `"io"`, `io1 "io"`, `"net/http"`, `"time"`, "",
+		`idem "github.com/idemgen/idemgen/runtime"`, `"github.com/idemgen/idemgen/runtime/idemgen"`, `idemgen1 "github.com/idemgen/idemgen/runtime/idemgen"`, `"github.com/idemgen/idemgen/runtime/idemop"`}
 	if got := f.Imports(); !reflect.DeepEqual(got, want) {
 		t.Errorf("imports\n got %q\nwant %q", got, want)
 	}
-	if s := f.Operations[0].ClientCallArgs(); s != ", context, io, bytes, contentType, bytes1.NewReader(buf)" {
+	if s := f.Operations[0].ClientCallArgs(); s != ", context, io, bytes, idemgen, contentType, bytes1.NewReader(buf)" {
 		t.Errorf("ClientCallArgs %q", s)
 	}
 
@@ -139,7 +140,8 @@ func TestImportsTypeImports(t *testing.T) {
 		"uuid":          "github.com/google/uuid",
 	}, Operations: []Operation{op("A")}}
 	f.AllocateNames(nil)
-	want := []string{`"net/http"`, `"time"`, `gotime "time"`, "", `"github.com/google/uuid"`, `idem "github.com/idemgen/idemgen/runtime"`, `openapi_types "github.com/oapi-codegen/runtime/types"`}
+	want := []string{`"net/http"`, `"time"`, `gotime "time"`, "", `"github.com/google/uuid"`, `idem "github.com/idemgen/idemgen/runtime"`,
+		`"github.com/idemgen/idemgen/runtime/idemgen"`, `"github.com/idemgen/idemgen/runtime/idemop"`, `"github.com/idemgen/idemgen/runtime/idemstore"`, `openapi_types "github.com/oapi-codegen/runtime/types"`}
 	if got := f.Imports(); !reflect.DeepEqual(got, want) {
 		t.Errorf("imports\n got %q\nwant %q", got, want)
 	}
@@ -190,26 +192,13 @@ func TestOperationText(t *testing.T) {
 	}
 }
 
-// A file states the newest runtime version only when it has a client
-// helper or webhook initiator, which set what that version added
-// (ClientOperation.Lock); one that wraps webhooks or callbacks, or has a
-// storage policy, states 4; files without any stay on the version they
-// had, and the runtime supports them all.
+// Every file states the runtime's newest version, the only one it
+// supports: what a file holds does not matter while there is one.
 func TestRuntimeVersion(t *testing.T) {
-	for _, f := range []File{{Client: true}, {Initiators: true}, {Server: true, Client: true, Receivers: true}} {
-		if v := f.RuntimeVersion(); v != idem.MaxVersion {
-			t.Errorf("a file with a client (%+v) states version %d, want the runtime's newest, %d", f, v, idem.MaxVersion)
+	for _, f := range []File{{Client: true}, {Initiators: true}, {Server: true}, {Receivers: true},
+		{Server: true, Operations: []Operation{{Transient: []int{402}}}}} {
+		if v := f.RuntimeVersion(); v != idemop.MaxVersion {
+			t.Errorf("%+v states version %d, want the runtime's newest, %d", f, v, idemop.MaxVersion)
 		}
-	}
-	plain := File{Server: true}
-	events := File{Receivers: true}
-	policy := File{Server: true, Operations: []Operation{{Transient: []int{402}}}}
-	for _, f := range []File{events, policy} {
-		if v := f.RuntimeVersion(); v != 4 || v > idem.MaxVersion || v < idem.MinVersion {
-			t.Errorf("a server file with receivers or a storage policy states version %d, want 4", v)
-		}
-	}
-	if v := plain.RuntimeVersion(); v >= 4 || v < idem.MinVersion {
-		t.Errorf("a file without webhooks states version %d, want one below 4 that the runtime still supports (from %d)", v, idem.MinVersion)
 	}
 }

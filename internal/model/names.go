@@ -30,8 +30,8 @@ type FileNames struct {
 
 // OpNames are the names one operation's generated code chooses itself.
 type OpNames struct {
-	OpVar       string // package-level idem.Operation of the server wrappers
-	ClientOpVar string // package-level idem.ClientOperation of the client helper
+	OpVar       string // package-level idemop.Operation of the server wrappers
+	ClientOpVar string // package-level idemop.ClientOperation of the client helper
 	StrictFunc  string // package-level function wrapping the strict handler
 	Server      ServerLocals
 	Client      ClientLocals
@@ -45,6 +45,7 @@ type ServerLocals struct {
 	HTTP         string // package net/http
 	Framework    string // the framework's package (echo, gin, ...)
 	Adapter      string // the runtime's adapter package (idemecho, idemgin, ...)
+	Gen          string // package idemgen
 }
 
 // ClientLocals are the names in the client helper's method of the
@@ -53,7 +54,7 @@ type ClientLocals struct {
 	Ctx, Params, Body, ContentType, Opts string // parameters besides the path parameters
 	TargetURL                            string // an initiator's target URL
 	Call, Buf, Err, Key, P, Resp, R      string // locals
-	Context, HTTP, IO, Bytes             string // packages
+	Context, HTTP, IO, Bytes, Gen        string // packages
 }
 
 // Clash is an exported identifier that idemgen would declare and the
@@ -173,7 +174,7 @@ func (f *File) newAllocator(declared map[string]bool) *allocator {
 	for _, op := range f.Operations {
 		params = append(params, op.paramNames()...)
 	}
-	imports := []string{"bytes", "context", "errors", "fmt", "http", "idem", "io", "time"}
+	imports := []string{"bytes", "context", "errors", "fmt", "http", "idem", "idemgen", "idemop", "idemstore", "io", "time"}
 	for _, fw := range frameworks {
 		if fw.Pkg != "" {
 			imports = append(imports, fw.Pkg, fw.Adapter)
@@ -222,6 +223,7 @@ func (a *allocator) serverLocals(op Operation) ServerLocals {
 		Framework: a.alias(hidden, framework, fw.Pkg, fw.Import),
 		Adapter:   a.alias(hidden, framework, fw.Adapter, fw.AdapterImport()),
 		Ctx:       body.fresh(fw.CtxVarName()),
+		Gen:       a.alias(hidden, f.AnyStrict() && fw.Adapter == "", "idemgen", GenImport),
 	}
 }
 
@@ -247,13 +249,14 @@ func (a *allocator) clientLocals(op Operation) ClientLocals {
 		HTTP:        a.alias(hidden, f.Client, "http", "net/http"),
 		IO:          a.alias(hidden, f.Client && op.IsClientBodyReader(), "io", "io"),
 		Bytes:       a.alias(hidden, f.Client && op.HasBody(), "bytes", "bytes"),
+		Gen:         a.alias(hidden, f.Client, "idemgen", GenImport),
 	}
 }
 
 // Receiver is the receiver of the ServerInterface decorator's methods.
 func (f File) Receiver() string { return f.Names.ServerReceiver }
 
-// OpVar is the package-level idem.Operation of the server wrappers.
+// OpVar is the package-level idemop.Operation of the server wrappers.
 func (o Operation) OpVar() string { return o.Names.OpVar }
 
 // OpVarDoc is the doc comment of OpVar, line by line.
@@ -264,7 +267,7 @@ func (o Operation) OpVarDoc() []string {
 	return []string{o.OpVar() + " is the idempotency configuration of " + o.GoName + " (" + o.Route() + ")."}
 }
 
-// ClientOpVar is the package-level idem.ClientOperation of the client helper.
+// ClientOpVar is the package-level idemop.ClientOperation of the client helper.
 func (o Operation) ClientOpVar() string { return o.Names.ClientOpVar }
 
 // StrictFunc is the function that wraps the operation's strict handler.

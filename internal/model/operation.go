@@ -124,6 +124,17 @@ type Piece struct {
 	Call string // Serve, or ServeBody in front of a strict handler
 }
 
+// EngineCall is the start of the call that runs a net/http decorator's
+// method through the engine, up to its first argument: the engine's Serve,
+// or idemgen's ServeBody in front of a strict handler.
+func (p Piece) EngineCall() string {
+	engine := p.Receiver() + ".engine"
+	if p.Call == "ServeBody" {
+		return p.Op.Names.Server.Gen + ".ServeBody(" + engine + ", "
+	}
+	return engine + "." + p.Call + "("
+}
+
 // Piece returns the Piece of op.
 func (f File) Piece(op Operation) Piece { return Piece{File: f, Op: op} }
 

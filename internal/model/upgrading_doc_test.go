@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // TestUpgradingDocVersions: the runtime versions that docs/upgrading.md
@@ -19,11 +19,9 @@ func TestUpgradingDocVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]File{
-		"a client helper":               {Client: true},
-		"webhook or callback receivers": {Receivers: true},
-		"server wrappers only":          {Server: true},
+		"any wrapper": {Client: true, Server: true, Strict: true, Receivers: true, Initiators: true},
 	}
-	rows := regexp.MustCompile("(?m)^\\| (.+) \\| (\\d) \\| `idem.EnforceVersion\\((\\d) - idem.MinVersion\\)` \\|$").FindAllStringSubmatch(string(doc), -1)
+	rows := regexp.MustCompile("(?m)^\\| (.+) \\| (\\d) \\| `idemop.EnforceVersion\\((\\d) - idemop.MinVersion\\)` \\|$").FindAllStringSubmatch(string(doc), -1)
 	seen := map[string]bool{}
 	for _, r := range rows {
 		for what, f := range files {
@@ -41,12 +39,12 @@ func TestUpgradingDocVersions(t *testing.T) {
 			t.Errorf("docs/upgrading.md has no row for a file with %s", what)
 		}
 	}
-	rng := regexp.MustCompile(`supports versions (\d) to (\d)`).FindStringSubmatch(string(doc))
-	if rng == nil || rng[1] != strconv.Itoa(idem.MinVersion) || rng[2] != strconv.Itoa(idem.MaxVersion) {
-		t.Errorf("docs/upgrading.md's range %v; the runtime supports %d to %d", rng, idem.MinVersion, idem.MaxVersion)
+	rng := regexp.MustCompile(`supports version (\d) only`).FindStringSubmatch(string(doc))
+	if rng == nil || rng[1] != strconv.Itoa(idemop.MinVersion) || rng[1] != strconv.Itoa(idemop.MaxVersion) {
+		t.Errorf("docs/upgrading.md's range %v; the runtime supports %d to %d", rng, idemop.MinVersion, idemop.MaxVersion)
 	}
 	for _, m := range regexp.MustCompile(`[Vv]ersion (\d+)`).FindAllStringSubmatch(string(doc), -1) {
-		if n, _ := strconv.Atoi(m[1]); n < idem.MinVersion || n > idem.MaxVersion {
+		if n, _ := strconv.Atoi(m[1]); n < idemop.MinVersion || n > idemop.MaxVersion {
 			t.Errorf("docs/upgrading.md names %q, outside the runtime's range", m[0])
 		}
 	}

@@ -137,7 +137,7 @@ func (o Operation) InitiatorCall() string {
 	if o.HasBody() {
 		b.WriteString(", \"" + o.Bodies[0].ContentType + "\", " + o.Names.Client.Bytes + ".NewReader(" + o.Names.Client.Buf + ")")
 	}
-	b.WriteString(", " + o.Names.Client.Call + ".Editor())")
+	b.WriteString(", " + o.Names.Client.Gen + ".Editor(" + o.Names.Client.Call + "))")
 	return b.String()
 }
 
@@ -166,11 +166,11 @@ func (f *File) allocateEventNames(pkg scope, exported func(op int, name string))
 			// user's is in scope in their methods but package-level names,
 			// which oapi-codegen exports, so fixed lower-case names are free.
 			fw := f.Facts()
-			op.Names.Server = ServerLocals{W: "w", R: "r", Params: "params", Ctx: fw.CtxVarName(), HTTP: "http", Framework: fw.Pkg, Adapter: fw.Adapter}
+			op.Names.Server = ServerLocals{W: "w", R: "r", Params: "params", Ctx: fw.CtxVarName(), HTTP: "http", Framework: fw.Pkg, Adapter: fw.Adapter, Gen: "idemgen"}
 			op.Names.Client = ClientLocals{
 				Ctx: "ctx", TargetURL: "targetURL", Params: "params", Body: "body", Opts: "opts",
 				Call: "call", Buf: "buf", Err: "err", Resp: "resp", R: "r",
-				Context: "context", HTTP: "http", Bytes: "bytes",
+				Context: "context", HTTP: "http", Bytes: "bytes", Gen: "idemgen",
 			}
 		}
 	}

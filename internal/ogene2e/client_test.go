@@ -14,6 +14,8 @@ import (
 
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
@@ -59,7 +61,7 @@ func (l *lossy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // fastCaller retries at once, so that the tests wait on no backoff.
 func fastCaller() *idem.Caller {
-	return idem.NewCaller(idem.WithPolicy(func(_ string, p idem.RetryPolicy) idem.RetryPolicy {
+	return idem.NewCaller(idem.WithPolicy(func(_ string, p idemop.RetryPolicy) idemop.RetryPolicy {
 		p.InitialInterval, p.MaxInterval = time.Millisecond, time.Millisecond
 		return p
 	}))
@@ -67,13 +69,13 @@ func fastCaller() *idem.Caller {
 
 // client returns ogen's idempotent Client of h served on store, behind a
 // lossy front that drops the first drop answers.
-func client(t *testing.T, h api.Handler, store idem.Store, drop int64) (*api.Client, *lossy) {
+func client(t *testing.T, h api.Handler, store idemstore.Store, drop int64) (*api.Client, *lossy) {
 	t.Helper()
 	return clientUnder(t, "", h, store, drop)
 }
 
 // clientUnder is client for a server whose paths follow prefix.
-func clientUnder(t *testing.T, prefix string, h api.Handler, store idem.Store, drop int64) (*api.Client, *lossy) {
+func clientUnder(t *testing.T, prefix string, h api.Handler, store idemstore.Store, drop int64) (*api.Client, *lossy) {
 	t.Helper()
 	srv, err := api.NewServer(h, api.WithPathPrefix(prefix))
 	if err != nil {
@@ -104,7 +106,7 @@ func sameAttempts(t *testing.T, attempts []sent, want int) {
 }
 
 func TestClientRetriesALostAnswer(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		c, front := client(t, h, store, 2)
 		order, err := c.CreateOrder(context.Background(), &api.NewOrder{Item: "book"}, api.CreateOrderParams{})
@@ -149,7 +151,7 @@ func TestClientSendsTheCallersKey(t *testing.T) {
 }
 
 func TestClientFillsTheBodyKey(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		c, front := client(t, h, store, 1)
 		pay, err := c.CreatePayment(context.Background(), &api.NewPayment{Amount: 7})
@@ -175,7 +177,7 @@ func TestClientProblemAnswer(t *testing.T) {
 	}
 	_, err := c.CreateOrder(ctx, &api.NewOrder{Item: "lamp"}, api.CreateOrderParams{IdempotencyKey: "used-1"})
 	var prob *idem.ProblemError
-	if !errors.As(err, &prob) || prob.Problem.Code != idem.CodeFingerprintMismatch {
+	if !errors.As(err, &prob) || prob.Problem.Code != idemop.CodeFingerprintMismatch {
 		t.Errorf("a key reused for another order: %v, want an *idem.ProblemError fingerprint-mismatch", err)
 	}
 }
@@ -235,7 +237,7 @@ func TestClientGivesUpOnAStoreDown(t *testing.T) {
 	front := &lossy{next: api.WithIdempotency(srv, downStore(t))}
 	ts := httptest.NewServer(front)
 	t.Cleanup(ts.Close)
-	caller := idem.NewCaller(idem.WithPolicy(func(_ string, p idem.RetryPolicy) idem.RetryPolicy {
+	caller := idem.NewCaller(idem.WithPolicy(func(_ string, p idemop.RetryPolicy) idemop.RetryPolicy {
 		p.MaxAttempts, p.InitialInterval, p.MaxInterval = 2, time.Millisecond, time.Millisecond
 		return p
 	}))

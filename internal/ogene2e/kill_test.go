@@ -17,6 +17,7 @@ import (
 
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
@@ -90,7 +91,7 @@ func serverProcess(addr string) error {
 
 // processStore is the server process's store, and what its handler writes
 // in a run (nothing on Redis).
-func processStore() (idem.Store, func(ctx context.Context, key string) error, error) {
+func processStore() (idemstore.Store, func(ctx context.Context, key string) error, error) {
 	if prefix := os.Getenv(envRedisPrefix); prefix != "" {
 		opt, err := redis.ParseURL(os.Getenv("REDIS_URL"))
 		if err != nil {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
@@ -114,30 +116,30 @@ var _ api.Handler = (*shop)(nil)
 // storeCase is one store the scenarios run on.
 type storeCase struct {
 	name string
-	new  func(t *testing.T) idem.Store
+	new  func(t *testing.T) idemstore.Store
 }
 
 // storeCases are the stores every scenario runs on: the reference store,
 // Redis at REDIS_URL under a key prefix of the test's own, and PostgreSQL
 // (DATABASE_URL) and MariaDB (MYSQL_DSN) on tables of the test's own.
 var storeCases = []storeCase{
-	{"memstore", func(*testing.T) idem.Store { return memstore.New() }},
-	{"redis", func(t *testing.T) idem.Store {
+	{"memstore", func(*testing.T) idemstore.Store { return memstore.New() }},
+	{"redis", func(t *testing.T) idemstore.Store {
 		rdb, prefix := redistest.Keyspace(t)
 		return redisstore.New(rdb, redisstore.WithPrefix(prefix))
 	}},
-	{"postgres", func(t *testing.T) idem.Store {
+	{"postgres", func(t *testing.T) idemstore.Store {
 		s, _ := pgtest.Store(t, pgtest.Pool(t, 20))
 		return s
 	}},
-	{"mariadb", func(t *testing.T) idem.Store {
+	{"mariadb", func(t *testing.T) idemstore.Store {
 		s, _ := mysqltest.Store(t, mysqltest.DB(t, 20))
 		return s
 	}},
 }
 
 // serve starts ogen's server for h behind the idempotency layer on store.
-func serve(t *testing.T, h api.Handler, store idem.Store, opts ...idem.Option) *httptest.Server {
+func serve(t *testing.T, h api.Handler, store idemstore.Store, opts ...idem.Option) *httptest.Server {
 	t.Helper()
 	srv, err := api.NewServer(h)
 	if err != nil {
@@ -164,7 +166,7 @@ func (a answer) problemCode() string {
 	return p.Code
 }
 
-func (a answer) replayed() bool { return a.header.Get(idem.HeaderReplayed) == "true" }
+func (a answer) replayed() bool { return a.header.Get(idemop.HeaderReplayed) == "true" }
 
 // post sends body to path with key as the Idempotency-Key ("" for none).
 func post(t *testing.T, ts *httptest.Server, path, key, body string) answer {
@@ -197,14 +199,14 @@ func do(t *testing.T, ts *httptest.Server, req *http.Request) answer {
 }
 
 // eachStore runs fn on every store case.
-func eachStore(t *testing.T, fn func(t *testing.T, store idem.Store)) {
+func eachStore(t *testing.T, fn func(t *testing.T, store idemstore.Store)) {
 	for _, sc := range storeCases {
 		t.Run(sc.name, func(t *testing.T) { fn(t, sc.new(t)) })
 	}
 }
 
 func TestConcurrentDuplicatesRunOnce(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		const n = 16
 		h := &shop{gate: newGate()}
 		ts := serve(t, h, store)
@@ -216,7 +218,7 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 		// runs and is told so.
 		<-h.gate.entered
 		for range n - 1 {
-			if a := <-answers; a.status != http.StatusConflict || a.problemCode() != idem.CodeConflict || a.header.Get("Retry-After") == "" {
+			if a := <-answers; a.status != http.StatusConflict || a.problemCode() != idemop.CodeConflict || a.header.Get("Retry-After") == "" {
 				t.Errorf("a duplicate during the run: %d %s %q, want 409 conflict with Retry-After", a.status, a.header, a.body)
 			}
 		}
@@ -231,7 +233,7 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 }
 
 func TestRetryReplaysTheSameBytes(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store)
 		first := post(t, ts, "/orders", "retry-1", `{"item":"book"}`)
@@ -252,12 +254,12 @@ func TestRetryReplaysTheSameBytes(t *testing.T) {
 }
 
 func TestKeyReusedForAnotherPayload(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store)
 		post(t, ts, "/orders", "reuse-1", `{"item":"book"}`)
 		a := post(t, ts, "/orders", "reuse-1", `{"item":"lamp"}`)
-		if a.status != http.StatusUnprocessableEntity || a.problemCode() != idem.CodeFingerprintMismatch {
+		if a.status != http.StatusUnprocessableEntity || a.problemCode() != idemop.CodeFingerprintMismatch {
 			t.Errorf("another payload under the key: %d %q, want 422 fingerprint-mismatch", a.status, a.body)
 		}
 		if got := h.runs.Load(); got != 1 {
@@ -267,7 +269,7 @@ func TestKeyReusedForAnotherPayload(t *testing.T) {
 }
 
 func TestBodyKey(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store)
 		first := post(t, ts, "/payments", "", `{"idempotency_key":"pay-1","amount":5}`)
@@ -286,7 +288,7 @@ func TestBodyKey(t *testing.T) {
 }
 
 func TestPathParameters(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store)
 		first := post(t, ts, "/orders/o%2F1/ship", "ship-1", "")
@@ -306,7 +308,7 @@ func TestPathParameters(t *testing.T) {
 // wantRefused posts one order with key and body to a shop on store (with
 // opts) and wants the engine's problem answer status and code, the
 // handler not run.
-func wantRefused(t *testing.T, store idem.Store, key, body string, status int, code string, opts ...idem.Option) {
+func wantRefused(t *testing.T, store idemstore.Store, key, body string, status int, code string, opts ...idem.Option) {
 	t.Helper()
 	h := &shop{}
 	ts := serve(t, h, store, opts...)
@@ -320,13 +322,13 @@ func wantRefused(t *testing.T, store idem.Store, key, body string, status int, c
 }
 
 func TestMissingKey(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
-		wantRefused(t, store, "", `{"item":"book"}`, http.StatusBadRequest, idem.CodeMissingKey)
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
+		wantRefused(t, store, "", `{"item":"book"}`, http.StatusBadRequest, idemop.CodeMissingKey)
 	})
 }
 
 func TestUnmarkedOperationsPassThrough(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store)
 		for range 2 {
@@ -347,31 +349,23 @@ func TestUnmarkedOperationsPassThrough(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		wantRefused(t, store, "big-1", `{"item":"`+strings.Repeat("x", 64)+`"}`,
-			http.StatusRequestEntityTooLarge, idem.CodePayloadTooLarge, idem.WithBodyLimit(32))
+			http.StatusRequestEntityTooLarge, idemop.CodePayloadTooLarge, idem.WithBodyLimit(32))
 	})
 }
 
 // txCase is a store that runs the handler in its transaction: write
 // writes key through the transaction a handler's context carries, and
-// committed counts the committed writes of key.
+// committed counts the committed writes of key. (The reference store's
+// transactions, memstore.NewTx, are the runtime's own tests'.)
 type txCase struct {
 	name string
-	new  func(t *testing.T) (store idem.Store, write func(ctx context.Context, key string) error, committed func(key string) int)
+	new  func(t *testing.T) (store idemstore.Store, write func(ctx context.Context, key string) error, committed func(key string) int)
 }
 
 var txCases = []txCase{
-	{"memstore", func(*testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
-		store := memstore.NewTx()
-		return store, memstore.TxWrite, func(key string) int {
-			if ok, _ := store.TxMarked(context.Background(), key); ok {
-				return 1
-			}
-			return 0
-		}
-	}},
-	{"postgres", func(t *testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
+	{"postgres", func(t *testing.T) (idemstore.Store, func(context.Context, string) error, func(string) int) {
 		pool := pgtest.Pool(t, 20)
 		store, _ := pgtest.Store(t, pool)
 		table := pgtest.Name(t) + "_orders"
@@ -383,7 +377,7 @@ var txCases = []txCase{
 		}
 		return store, write, func(key string) int { return pgtest.Count(t, pool, table, "key = $1", key) }
 	}},
-	{"mariadb", func(t *testing.T) (idem.Store, func(context.Context, string) error, func(string) int) {
+	{"mariadb", func(t *testing.T) (idemstore.Store, func(context.Context, string) error, func(string) int) {
 		db := mysqltest.DB(t, 20)
 		store, _ := mysqltest.Store(t, db)
 		table := mysqltest.Name(t) + "_orders"
@@ -433,7 +427,7 @@ func TestRunTransactionReachesTheHandler(t *testing.T) {
 
 // downStores are a Redis, a PostgreSQL and a MariaDB store of a port nothing
 // listens on: every store call is refused.
-func downStores(t *testing.T) map[string]idem.Store {
+func downStores(t *testing.T) map[string]idemstore.Store {
 	t.Helper()
 	ln := httptest.NewServer(http.NotFoundHandler())
 	addr := ln.Listener.Addr().String()
@@ -450,22 +444,22 @@ func downStores(t *testing.T) map[string]idem.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	return map[string]idem.Store{"redis": redisstore.New(rdb), "postgres": pgstore.New(pool), "mariadb": mysqlstore.New(db)}
+	return map[string]idemstore.Store{"redis": redisstore.New(rdb), "postgres": pgstore.New(pool), "mariadb": mysqlstore.New(db)}
 }
 
 // downStore is the Redis one of downStores.
-func downStore(t *testing.T) idem.Store { return downStores(t)["redis"] }
+func downStore(t *testing.T) idemstore.Store { return downStores(t)["redis"] }
 
 func TestStoreDown(t *testing.T) {
 	for name, store := range downStores(t) {
 		t.Run(name, func(t *testing.T) {
-			wantRefused(t, store, "down-1", `{"item":"book"}`, http.StatusServiceUnavailable, idem.CodeStoreUnavailable)
+			wantRefused(t, store, "down-1", `{"item":"book"}`, http.StatusServiceUnavailable, idemop.CodeStoreUnavailable)
 		})
 	}
 }
 
 func TestScopes(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		h := &shop{}
 		ts := serve(t, h, store, idem.WithScopeFromHeader("X-Api-Key"), idem.WithScopeSecret([]byte(strings.Repeat("s", idem.MinScopeSecret))))
 		order := func(apiKey string) answer {

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/ogene2e/api"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // receiver is the ogen WebhookHandler of the tests: it counts its runs and,
@@ -30,7 +31,7 @@ func (rc *receiver) OrderShipped(context.Context, *api.Order) error {
 var _ api.WebhookHandler = (*receiver)(nil)
 
 // serveWebhook serves the orderShipped webhook of rc behind the layer.
-func serveWebhook(t *testing.T, rc *receiver, store idem.Store) *httptest.Server {
+func serveWebhook(t *testing.T, rc *receiver, store idemstore.Store) *httptest.Server {
 	t.Helper()
 	ws, err := api.NewWebhookServer(rc)
 	if err != nil {
@@ -58,7 +59,7 @@ func deliver(t *testing.T, ts *httptest.Server, id, body string) answer {
 const shipped = `{"id":"o-1","item":"book","run":1}`
 
 func TestWebhookConcurrentDeliveriesRunOnce(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		const n = 8
 		rc := &receiver{gate: newGate()}
 		ts := serveWebhook(t, rc, store)
@@ -83,7 +84,7 @@ func TestWebhookConcurrentDeliveriesRunOnce(t *testing.T) {
 }
 
 func TestWebhookRedelivery(t *testing.T) {
-	eachStore(t, func(t *testing.T, store idem.Store) {
+	eachStore(t, func(t *testing.T, store idemstore.Store) {
 		rc := &receiver{}
 		ts := serveWebhook(t, rc, store)
 		first := deliver(t, ts, "evt-2", shipped)
@@ -97,7 +98,7 @@ func TestWebhookRedelivery(t *testing.T) {
 			t.Errorf("redelivery: %d replayed=%v, want the replayed 204", again.status, again.replayed())
 		case other.status != http.StatusUnprocessableEntity:
 			t.Errorf("the id with another payload: %d %q, want 422", other.status, other.body)
-		case missing.status != http.StatusBadRequest || missing.problemCode() != idem.CodeMissingKey:
+		case missing.status != http.StatusBadRequest || missing.problemCode() != idemop.CodeMissingKey:
 			t.Errorf("no delivery id: %d %q, want 400 missing-key", missing.status, missing.body)
 		}
 		if got := rc.runs.Load(); got != 1 {

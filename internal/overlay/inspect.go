@@ -62,7 +62,7 @@ func hasHeader(headers openapi3.Headers, name string) bool {
 }
 
 // replayable reports whether a response with status code can be a replay
-// under op's storage policy (the runtime's rule, idem.Operation.Stores): a
+// under op's storage policy (the runtime's rule, idemop.Operation.Stores): a
 // code the policy stores, or a range 2XX to 5XX of which it stores some
 // code. default does not qualify (it mostly stands for errors).
 func (op Operation) replayable(code string) bool {

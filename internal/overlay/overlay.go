@@ -54,7 +54,7 @@ type Operation struct {
 	// Callback, when set, makes the operation a callback's rather than a
 	// path's: Path is then empty.
 	Callback *Callback
-	// Final and Transient are the storage policy, as idem.Operation's
+	// Final and Transient are the storage policy, as idemop.Operation's
 	// fields of those names: nil for the runtime's default. Only responses
 	// the policy stores are marked as possible replays.
 	Final     []string

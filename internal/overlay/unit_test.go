@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	speakeasy "github.com/speakeasy-api/openapi/overlay"
 	"gopkg.in/yaml.v3"
 )
@@ -94,14 +94,14 @@ func TestAppendParagraph(t *testing.T) {
 // the two cannot drift apart unnoticed.
 func TestProblemCodes(t *testing.T) {
 	want := []string{
-		idem.CodeMissingKey, idem.CodeInvalidKey, idem.CodeBodyUnreadable, idem.CodeBadRequest, idem.CodeConflict,
-		idem.CodePayloadTooLarge, idem.CodeUnsupportedContentEncoding, idem.CodeFingerprintMismatch, idem.CodeStoreUnavailable,
-		idem.CodeStoreMisconfigured, idem.CodeReconcileFailed, idem.CodeRequestCancelled, idem.CodeStoreCompletionFailed, idem.CodeMissingCredential,
+		idemop.CodeMissingKey, idemop.CodeInvalidKey, idemop.CodeBodyUnreadable, idemop.CodeBadRequest, idemop.CodeConflict,
+		idemop.CodePayloadTooLarge, idemop.CodeUnsupportedContentEncoding, idemop.CodeFingerprintMismatch, idemop.CodeStoreUnavailable,
+		idemop.CodeStoreMisconfigured, idemop.CodeReconcileFailed, idemop.CodeRequestCancelled, idemop.CodeStoreCompletionFailed, idemop.CodeMissingCredential,
 	}
 	if got := problemCodes(); !slices.Equal(got, want) {
 		t.Errorf("problemCodes() = %v, want %v", got, want)
 	}
-	if replayedHeader != idem.HeaderReplayed || problemMediaType != idem.ProblemContentType {
+	if replayedHeader != idemop.HeaderReplayed || problemMediaType != idemop.ProblemContentType {
 		t.Error("header or media type differs from the runtime's")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/model"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // CI passes -update to every package under internal/ when it rewrites
@@ -55,30 +55,30 @@ func TestVersionGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Keep only the version guard: the constants that refer to idem.EnforceVersion.
+	// Keep only the version guard: the constants that refer to idemop.EnforceVersion.
 	var guard []ast.Decl
 	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST && strings.Contains(string(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]), "idem.EnforceVersion") {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST && strings.Contains(string(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]), "idemop.EnforceVersion") {
 			guard = append(guard, d)
 		}
 	}
 	if len(guard) != 1 {
-		t.Fatalf("%d const declarations refer to idem.EnforceVersion, want 1:\n%s", len(guard), src)
+		t.Fatalf("%d const declarations refer to idemop.EnforceVersion, want 1:\n%s", len(guard), src)
 	}
 	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{&ast.ImportSpec{
-		Name: ast.NewIdent("idem"), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(model.RuntimeImport)}}}}}, guard...)
+		Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(model.OpImport)}}}}}, guard...)
 	gen := m.RuntimeVersion()
 	for _, r := range []struct {
 		min, max int
 		ok       bool
 	}{
-		{min(gen, idem.MinVersion), idem.MaxVersion, true},
+		{min(gen, idemop.MinVersion), idemop.MaxVersion, true},
 		{gen, gen, true},
 		{gen - 1, gen + 3, true},  // a newer runtime that still supports it
 		{gen - 2, gen - 1, false}, // an older runtime: upgrade it
 		{gen + 1, gen + 2, false}, // a runtime that dropped it: regenerate
 	} {
-		fake := types.NewPackage(model.RuntimeImport, "idem")
+		fake := types.NewPackage(model.OpImport, "idemop")
 		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "MinVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(r.min))))
 		fake.Scope().Insert(types.NewConst(token.NoPos, fake, "MaxVersion", types.Typ[types.UntypedInt], constant.MakeInt64(int64(r.max))))
 		fake.Scope().Insert(types.NewTypeName(token.NoPos, fake, "EnforceVersion", types.Typ[types.Uint]))

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/idemgen/idemgen/internal/cpumeter"
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // PoolSize is the connections of a harness's pool: above the parallel
@@ -45,7 +45,7 @@ func RoundCount() int {
 const ReplayKeys = 512
 
 // Op is the operation the engine serves in the harness.
-var Op = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+var Op = &idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 
 // Variant is one layer under test: Serve answers a request whose key is
 // the Idempotency-Key header, its first or a replay, 201 with the

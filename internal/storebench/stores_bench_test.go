@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
 	"github.com/idemgen/idemgen/runtime/redisstore"
@@ -23,7 +25,7 @@ import (
 // parallel callers, so that none waits for a connection.
 const benchPoolSize = 40
 
-var benchOp = &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+var benchOp = &idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 
 // insertHandler is the business handler of every variant: one INSERT of a
 // payment (in the run's transaction under pgstore, autocommit otherwise),
@@ -67,7 +69,7 @@ func BenchmarkStores(b *testing.B) {
 
 	variants := []struct {
 		name  string
-		store idem.Store // nil: the bare handler
+		store idemstore.Store // nil: the bare handler
 	}{{"bare", nil}, {"pgstore", pgs}, {"redisstore", rs}}
 	for _, mode := range []string{"first", "replay"} {
 		for _, v := range variants {

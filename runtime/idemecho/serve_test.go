@@ -10,10 +10,11 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemecho"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+var op = idemop.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
 	return idem.NewEngine(memstore.New())
@@ -47,8 +48,8 @@ func TestServeStoresTheRenderedError(t *testing.T) {
 	})
 	for i, replayed := range []string{"", "true"} {
 		rec := post(e)
-		if rec.Code != http.StatusTeapot || rec.Body.String() != "teapot: no coffee" || rec.Header().Get(idem.HeaderReplayed) != replayed {
-			t.Errorf("answer %d: %d %q, replayed %q; want 418 %q, replayed %q", i+1, rec.Code, rec.Body, rec.Header().Get(idem.HeaderReplayed), "teapot: no coffee", replayed)
+		if rec.Code != http.StatusTeapot || rec.Body.String() != "teapot: no coffee" || rec.Header().Get(idemop.HeaderReplayed) != replayed {
+			t.Errorf("answer %d: %d %q, replayed %q; want 418 %q, replayed %q", i+1, rec.Code, rec.Body, rec.Header().Get(idemop.HeaderReplayed), "teapot: no coffee", replayed)
 		}
 	}
 	if runs != 1 || rendered != 1 {

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Serve runs h under e's idempotency protocol for op, as the generated
@@ -20,7 +21,7 @@ import (
 // the client gets; Serve then returns nil, and echo renders nothing more.
 // A panic in h releases the key and goes on to echo's Recover middleware
 // with c's own response restored, still uncommitted.
-func Serve(e *idem.Engine, c *echo.Context, op *idem.Operation, h echo.HandlerFunc) error {
+func Serve(e *idem.Engine, c *echo.Context, op *idemop.Operation, h echo.HandlerFunc) error {
 	res, req := c.Response(), c.Request()
 	defer func() {
 		c.SetResponse(res)

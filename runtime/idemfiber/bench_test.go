@@ -12,11 +12,12 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // op is the benchmark's operation.
-var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+var op = idemop.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 // replayStore answers every Acquire with the replay of one record and
 // takes no time: a benchmark over it measures the adapter, not a store.

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/fasthttpio"
 )
 
@@ -23,7 +24,7 @@ import (
 // then returns nil, and fiber renders nothing more. A panic in h releases
 // the key and goes on to fiber's recover middleware with c's response
 // reset.
-func Serve(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) error {
+func Serve(e *idem.Engine, c *fiber.Ctx, op *idemop.Operation, h fiber.Handler) error {
 	return ServeStrict(e, c, op, func(c *fiber.Ctx) error {
 		if err := h(c); err != nil && c.App().ErrorHandler(c, err) != nil {
 			return c.SendStatus(fiber.StatusInternalServerError) // as fiber does when its ErrorHandler fails
@@ -38,7 +39,7 @@ func Serve(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) er
 // c.UserContext() carrying the key and fence (the strict handler hands it
 // to the typed handler). An error run returns releases the key and is
 // returned, for fiber to render; nothing is stored.
-func ServeStrict(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handler) error {
+func ServeStrict(e *idem.Engine, c *fiber.Ctx, op *idemop.Operation, h fiber.Handler) error {
 	ctx := c.UserContext()
 	defer c.SetUserContext(ctx)
 	var own *idem.Response // what h answered, when it ran
@@ -64,8 +65,8 @@ func ServeStrict(e *idem.Engine, c *fiber.Ctx, op *idem.Operation, h fiber.Handl
 	case err != nil:
 		return err
 	case resp == own:
-		if resp.Header.Get(idem.HeaderDegraded) != "" {
-			c.Set(idem.HeaderDegraded, "true")
+		if resp.Header.Get(idemop.HeaderDegraded) != "" {
+			c.Set(idemop.HeaderDegraded, "true")
 		}
 		return nil
 	case ran:

@@ -4,6 +4,8 @@ import (
 	"github.com/gofiber/fiber/v3"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/fasthttpio"
 )
 
@@ -11,10 +13,10 @@ import (
 // generated NewStrictHandlerWithIdempotency puts it there: before the
 // strict handler decodes anything, it answers a missing or malformed key
 // header (400) and a body over the limit (413) itself
-// ([idem.Engine.CheckRequest]); otherwise it calls next. fasthttp keeps
+// ([idemgen.CheckRequest]); otherwise it calls next. fasthttp keeps
 // the body as the client sent it, for [ServeStrict] to fingerprint.
-func ServeBody(e *idem.Engine, c fiber.Ctx, op *idem.Operation, next fiber.Handler) error {
-	if resp := e.CheckRequest(request(c), op); resp != nil {
+func ServeBody(e *idem.Engine, c fiber.Ctx, op *idemop.Operation, next fiber.Handler) error {
+	if resp := idemgen.CheckRequest(e, request(c), op); resp != nil {
 		fasthttpio.Write(c.Response(), &c.Response().Header, resp)
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -22,7 +23,7 @@ import (
 // of h (a replay, 400, 409, 413, 422, 503), it writes to c's own writer.
 // A panic in h releases the key and goes on to gin's Recovery with c's own
 // writer restored, still unwritten.
-func Serve(e *idem.Engine, c *gin.Context, op *idem.Operation, h func(c *gin.Context)) {
+func Serve(e *idem.Engine, c *gin.Context, op *idemop.Operation, h func(c *gin.Context)) {
 	res, req := c.Writer, c.Request
 	defer func() { c.Writer, c.Request = res, req; c.Delete(idemstore.RunContextKey) }()
 	e.Serve(res, req, op, func(w http.ResponseWriter, r *http.Request) {

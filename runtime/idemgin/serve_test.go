@@ -9,12 +9,13 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemgin"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
-var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+var op = idemop.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
 	return idem.NewEngine(memstore.New())
@@ -43,8 +44,8 @@ func TestServeStoresAStatusWithoutBody(t *testing.T) {
 	})
 	for i, replayed := range []string{"", "true"} {
 		rec := post(r)
-		if rec.Code != http.StatusAccepted || rec.Header().Get("Location") != "/brew/1" || rec.Header().Get(idem.HeaderReplayed) != replayed {
-			t.Errorf("answer %d: %d, Location %q, replayed %q; want 202, /brew/1, replayed %q", i+1, rec.Code, rec.Header().Get("Location"), rec.Header().Get(idem.HeaderReplayed), replayed)
+		if rec.Code != http.StatusAccepted || rec.Header().Get("Location") != "/brew/1" || rec.Header().Get(idemop.HeaderReplayed) != replayed {
+			t.Errorf("answer %d: %d, Location %q, replayed %q; want 202, /brew/1, replayed %q", i+1, rec.Code, rec.Header().Get("Location"), rec.Header().Get(idemop.HeaderReplayed), replayed)
 		}
 	}
 	if runs != 1 {

@@ -7,18 +7,20 @@ import (
 	"github.com/gin-gonic/gin"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// ServeBody is [idem.Engine.ServeBody] for gin's strict server, as the
+// ServeBody is [idemgen.ServeBody] for gin's strict server, as the
 // generated NewStrictHandlerWithIdempotency calls it in front of the strict
 // handler: it checks the key header and reads the body as the client sent
 // it, bounded by the body limit, then calls next with c.Request carrying
 // the bytes for [ServeStrict] and its body restored for oapi-codegen's
 // decoder. When it answers 400 or 413 itself, it aborts c's chain.
-func ServeBody(e *idem.Engine, c *gin.Context, op *idem.Operation, next func(c *gin.Context)) {
+func ServeBody(e *idem.Engine, c *gin.Context, op *idemop.Operation, next func(c *gin.Context)) {
 	ran := false
-	e.ServeBody(c.Writer, c.Request, op, func(_ http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(e, c.Writer, c.Request, op, func(_ http.ResponseWriter, r *http.Request) {
 		ran = true
 		c.Request = r
 		next(c)
@@ -42,7 +44,7 @@ func ServeBody(e *idem.Engine, c *gin.Context, op *idem.Operation, next func(c *
 // also keeps the handler's context under [idemstore.RunContextKey]. The
 // request's cancellation and deadline reach the handler through c only
 // with ContextWithFallback.
-func ServeStrict(e *idem.Engine, c *gin.Context, op *idem.Operation, run func(c *gin.Context) (*idem.Response, error)) (*idem.Response, error) {
+func ServeStrict(e *idem.Engine, c *gin.Context, op *idemop.Operation, run func(c *gin.Context) (*idem.Response, error)) (*idem.Response, error) {
 	req := c.Request
 	defer func() { c.Request = req; c.Delete(idemstore.RunContextKey) }()
 	return e.ServeStrict(req.Context(), req, op, func(ctx context.Context) (*idem.Response, error) {

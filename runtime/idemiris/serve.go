@@ -8,6 +8,8 @@ import (
 	irisctx "github.com/kataras/iris/v12/context"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // Serve runs h under e's idempotency protocol for op, as the generated
@@ -19,7 +21,7 @@ import (
 // instead of h (a replay, 400, 409, 413, 422, 503), it writes to ctx's own
 // writer. A panic in h releases the key and goes on to iris's recover
 // middleware with ctx's own writer restored, still unwritten.
-func Serve(e *idem.Engine, ctx iris.Context, op *idem.Operation, h iris.Handler) {
+func Serve(e *idem.Engine, ctx iris.Context, op *idemop.Operation, h iris.Handler) {
 	res, req := ctx.ResponseWriter(), ctx.Request()
 	defer func() {
 		ctx.ResetResponseWriter(res)
@@ -56,15 +58,15 @@ func into(ctx iris.Context, w http.ResponseWriter, visit func(ctx iris.Context) 
 	return err
 }
 
-// ServeBody is [idem.Engine.ServeBody] for iris's strict server, as the
+// ServeBody is [idemgen.ServeBody] for iris's strict server, as the
 // generated NewStrictHandlerWithIdempotency calls it in front of the strict
 // handler: it checks the key header and reads the body as the client sent
 // it, bounded by the body limit (answering 400 or 413 itself, and stopping
 // ctx's chain), then calls next with ctx's request carrying the bytes for
 // [ServeStrict] and its body restored for oapi-codegen's decoder.
-func ServeBody(e *idem.Engine, ctx iris.Context, op *idem.Operation, next iris.Handler) {
+func ServeBody(e *idem.Engine, ctx iris.Context, op *idemop.Operation, next iris.Handler) {
 	ran := false
-	e.ServeBody(ctx.ResponseWriter(), ctx.Request(), op, func(_ http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(e, ctx.ResponseWriter(), ctx.Request(), op, func(_ http.ResponseWriter, r *http.Request) {
 		ran = true
 		ctx.ResetRequest(r)
 		next(ctx)
@@ -79,7 +81,7 @@ func ServeBody(e *idem.Engine, ctx iris.Context, op *idem.Operation, next iris.H
 // [ServeBody] read, and run gets ctx with its request's context carrying
 // the key and fence (the strict handler hands that context to the typed
 // handler); ctx's request is restored afterwards.
-func ServeStrict(e *idem.Engine, ctx iris.Context, op *idem.Operation, run func(ctx iris.Context) (*idem.Response, error)) (*idem.Response, error) {
+func ServeStrict(e *idem.Engine, ctx iris.Context, op *idemop.Operation, run func(ctx iris.Context) (*idem.Response, error)) (*idem.Response, error) {
 	req := ctx.Request()
 	defer ctx.ResetRequest(req)
 	return e.ServeStrict(req.Context(), req, op, func(c context.Context) (*idem.Response, error) {
@@ -88,11 +90,11 @@ func ServeStrict(e *idem.Engine, ctx iris.Context, op *idem.Operation, run func(
 	})
 }
 
-// Capture is [idem.CaptureContext] for iris's strict response objects,
+// Capture is [idemgen.CaptureContext] for iris's strict response objects,
 // which answer through ctx: it runs visit (a VisitXResponse method) with
 // ctx writing to a recorder, and returns what it wrote. Under [ServeStrict]
 // a body larger than the stored-body limit is streamed past the limit to
 // the client, not buffered whole.
 func Capture(ctx iris.Context, visit func(ctx iris.Context) error) (*idem.Response, error) {
-	return idem.CaptureContext(ctx.Request().Context(), func(w http.ResponseWriter) error { return into(ctx, w, visit) })
+	return idemgen.CaptureContext(ctx.Request().Context(), func(w http.ResponseWriter) error { return into(ctx, w, visit) })
 }

@@ -9,10 +9,11 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemiris"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
 
-var op = idem.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
+var op = idemop.Operation{ID: "Brew", Method: "POST", Path: "/brew"}
 
 func newEngine(t *testing.T) *idem.Engine {
 	return idem.NewEngine(memstore.New())
@@ -53,8 +54,8 @@ func TestServeStoresAStatusWithoutBody(t *testing.T) {
 	})
 	for i, replayed := range []string{"", "true"} {
 		rec := post(app)
-		if rec.Code != http.StatusAccepted || rec.Header().Get("Location") != "/brew/1" || rec.Header().Get(idem.HeaderReplayed) != replayed {
-			t.Errorf("answer %d: %d, Location %q, replayed %q; want 202, /brew/1, replayed %q", i+1, rec.Code, rec.Header().Get("Location"), rec.Header().Get(idem.HeaderReplayed), replayed)
+		if rec.Code != http.StatusAccepted || rec.Header().Get("Location") != "/brew/1" || rec.Header().Get(idemop.HeaderReplayed) != replayed {
+			t.Errorf("answer %d: %d, Location %q, replayed %q; want 202, /brew/1, replayed %q", i+1, rec.Code, rec.Header().Get("Location"), rec.Header().Get(idemop.HeaderReplayed), replayed)
 		}
 	}
 	if runs != 1 {
@@ -150,7 +151,7 @@ func TestCaptureStreamsPastTheLimit(t *testing.T) {
 	if sentBeforeLast < chunk*(chunks-2) {
 		t.Errorf("the client had %d bytes before the handler's last write: not streamed", sentBeforeLast)
 	}
-	if w := req(); w.Code != http.StatusCreated || w.Body.Len() != 0 || w.Header().Get(idem.HeaderBodyOmitted) != "true" {
+	if w := req(); w.Code != http.StatusCreated || w.Body.Len() != 0 || w.Header().Get(idemop.HeaderBodyOmitted) != "true" {
 		t.Errorf("replay: %d, %d bytes, %v; want 201 without the body, said so", w.Code, w.Body.Len(), w.Header())
 	}
 	if runs != 1 {

@@ -6,10 +6,11 @@
 // and headers of the wire contract, and the version range that generated
 // code and the runtime meet on.
 //
-// It imports only the standard library and idemstore, so that the
-// generator, idemctl and idemctl probe apply the runtime's own rules and
-// defaults without linking the engine, as drivers import
-// database/sql/driver and not database/sql. Package idem aliases every
-// name here; users and generated code use those (idem.Operation,
-// idem.CheckFinal, idem.MaxVersion, ...).
+// It is the one home of these names: generated code, users (an
+// [Operation] for a hand-written route, a [RetryPolicy] in
+// idem.WithPolicy, a problem code to match) and the tools all write
+// idemop.X. It imports only the standard library and idemstore, so that
+// the generator, idemctl and idemctl probe apply the runtime's own rules
+// and defaults without linking the engine, as drivers import
+// database/sql/driver and not database/sql.
 package idemop

@@ -38,7 +38,7 @@ func (e *FinalError) Error() string { return e.Field + ": " + e.Msg }
 // ("2xx" to "5xx"); a code must be 200 to 599 and not one of [NeverFinal].
 // Transient entries are status codes from 100 to 599, none of which Final
 // names exactly. An entry listed twice is an error. The generator applies
-// it to x-idempotent; idem.NewEngineFor and idem.Do refuse a policy it
+// it to x-idempotent; idemgen.NewEngineFor and idem.Do refuse a policy it
 // refuses.
 func CheckFinal(final []string, transient []int) error {
 	var errs []error

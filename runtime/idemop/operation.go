@@ -59,7 +59,7 @@ type Operation struct {
 
 	// Security lists the schemes the spec requires for the operation; an
 	// engine for it refuses a key space shared by every caller unless told
-	// (see idem.NewEngineFor). nil: the spec requires none.
+	// (see idemgen.NewEngineFor). nil: the spec requires none.
 	Security []Security
 }
 
@@ -75,7 +75,7 @@ const (
 // operation: its own security requirement, else the document's. Generated
 // code fills it in [Operation.Security]; an engine refuses to start with a
 // shared key space for such an operation unless told to (see
-// idem.NewEngineFor).
+// idemgen.NewEngineFor).
 type Security struct {
 	Scheme string // the scheme's name under components.securitySchemes
 	Type   string // apiKey, http, oauth2, openIdConnect or mutualTLS

@@ -72,7 +72,7 @@ func storeErrorType(err error) string {
 	switch {
 	case errors.Is(err, idemstore.ErrNotOwner):
 		return "not_owner"
-	case errors.Is(err, idem.ErrUnreplicated):
+	case errors.Is(err, idemstore.ErrUnreplicated):
 		return "unreplicated"
 	}
 	return "store_unavailable"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemotel"
 )
 
@@ -24,7 +25,7 @@ func TestClientInstruments(t *testing.T) {
 		waits = append(waits, d)
 		return nil
 	}))
-	op := &idem.ClientOperation{ID: "createPet"}
+	op := &idemop.ClientOperation{ID: "createPet"}
 	// answer is an attempt: a status (with Retry-After 2 for 429, and
 	// Idempotent-Replayed for replay), or a transport error.
 	type answer struct {
@@ -32,7 +33,7 @@ func TestClientInstruments(t *testing.T) {
 		replay bool
 		err    error
 	}
-	run := func(policy idem.RetryPolicy, answers ...answer) error {
+	run := func(policy idemop.RetryPolicy, answers ...answer) error {
 		call := caller.Begin(op, idem.WithCallPolicy(policy))
 		n := 0
 		return call.Run(context.Background(), func(context.Context) (*http.Response, error) {
@@ -46,12 +47,12 @@ func TestClientInstruments(t *testing.T) {
 				resp.Header.Set("Retry-After", "2")
 			}
 			if a.replay {
-				resp.Header.Set(idem.HeaderReplayed, "true")
+				resp.Header.Set(idemop.HeaderReplayed, "true")
 			}
 			return resp, nil
 		})
 	}
-	fast := idem.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: 5 * time.Second}
+	fast := idemop.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: 5 * time.Second}
 	if err := run(fast, answer{status: 503}, answer{err: io.ErrUnexpectedEOF}, answer{status: 201, replay: true}); err != nil {
 		t.Fatalf("503, EOF, replay: %v", err)
 	}

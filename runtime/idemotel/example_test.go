@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemotel"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
 )
@@ -27,7 +28,7 @@ func ExampleNewHooks() {
 	}
 
 	store := memstore.New() // any store: redisstore.New(rdb), pgstore.New(pool), ...
-	h := idem.NewEngine(store, idem.WithHooks(hooks)).Middleware(idem.Operation{ID: "createPet"})(
+	h := idem.NewEngine(store, idem.WithHooks(hooks)).Middleware(idemop.Operation{ID: "createPet"})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	for range 2 { // a first run, then its replay
 		r := httptest.NewRequest("POST", "/pets", strings.NewReader(`{"name":"Rex"}`))

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // server holds the engine's instruments.
@@ -72,7 +73,7 @@ func (s *server) count(outcome string) func(context.Context, idem.Event) {
 // refuses to run as it is configured.
 func (s *server) storeError(ctx context.Context, ev idem.Event) {
 	outcome := OutcomeStoreError
-	if errors.Is(ev.Err, idem.ErrStoreMisconfigured) {
+	if errors.Is(ev.Err, idemstore.ErrStoreMisconfigured) {
 		outcome = OutcomeMisconfigured
 	}
 	s.outcomes.Add(ctx, 1, metric.WithAttributes(keyOperation.String(ev.Operation), keyOutcome.String(outcome)))

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemotel"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
@@ -68,7 +69,7 @@ func TestServerInstruments(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":1}`)
 	})
 	protected := idem.NewEngine(store, idem.WithHooks(hooks), idem.WithHeartbeat(false)).
-		Middleware(idem.Operation{ID: "createPet"})(handler)
+		Middleware(idemop.Operation{ID: "createPet"})(handler)
 	// Each request runs in a span of its own, as otelhttp would start it.
 	tracer := tel.tp.Tracer("test")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -217,11 +218,11 @@ func TestServerStoreOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	misconfigured := &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: maxmemory-policy is allkeys-lru", idem.ErrStoreMisconfigured)}
+	misconfigured := &idemstore.StoreError{Op: "acquire", Err: fmt.Errorf("%w: maxmemory-policy is allkeys-lru", idemstore.ErrStoreMisconfigured)}
 	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: misconfigured})
 	hooks.StoreError(ctx, idem.Event{Operation: "createPet", Err: &idemstore.StoreError{Op: "acquire", Err: errors.New("dial tcp: connection refused")}})
 	hooks.Unstored(ctx, idem.Event{Operation: "createPet", Status: 201, Response: &idem.Response{Status: 201}})
-	hooks.Unreplicated(ctx, idem.Event{Operation: "createPet", Status: 201, Err: idem.ErrUnreplicated, Response: &idem.Response{Status: 201}})
+	hooks.Unreplicated(ctx, idem.Event{Operation: "createPet", Status: 201, Err: idemstore.ErrUnreplicated, Response: &idem.Response{Status: 201}})
 	tel.wantCounts(t, "idem.server.outcomes", []countRow{
 		{map[string]string{"idem.outcome": idemotel.OutcomeMisconfigured}, 1},
 		{map[string]string{"idem.outcome": idemotel.OutcomeStoreError}, 1},

@@ -25,8 +25,8 @@
 // The engine hands a store the key a record is kept under: [RecordKeyIn]
 // composes it (the API and operation as an [OperationToken], the scope as a
 // [ScopeKey], the client's key), [SplitRecordKey] takes one apart, for tools
-// that list records (idemctl). [PreviousRecordKey] is the key of the layout
-// before, which idemctl still lists and which a store decorator that migrates
-// records reads during an upgrade ([AcquireRequest.Origin]); an
-// [OperationNamer] keeps the names behind the tokens.
+// that list records (idemctl); an [OperationNamer] keeps the names behind
+// the tokens. The layout before is redisstore/previouslayout's, the
+// decorator that migrates records during an upgrade, from what
+// [AcquireRequest.Origin] says a key was composed of.
 package idemstore

@@ -53,7 +53,8 @@ const tokenLen = 1 + 8
 // search, and even then a client key sent to both is answered 422 rather
 // than replayed, since the engine's fingerprint covers the API identity
 // and the operation. The "~" tells a key of this layout from the previous one
-// ([PreviousRecordKey]), whose names never start with it as generated.
+// (previouslayout.PreviousRecordKey), whose names never start with it as
+// generated.
 func OperationToken(api, op string) string {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
@@ -72,8 +73,8 @@ const tokenMark = '~'
 
 // SplitRecordKey is the inverse of [RecordKeyIn], for tools that list the
 // records of a store: the operation token and the scope and key,
-// unescaped. ok is false for a key of another shape (see
-// [SplitPreviousRecordKey] for the previous layout).
+// unescaped. ok is false for a key of another shape (the previous
+// layout's keys are previouslayout's).
 func SplitRecordKey(k string) (token, scope, key string, ok bool) {
 	if len(k) < tokenLen+2 || k[0] != tokenMark || k[tokenLen] != ':' {
 		return "", "", "", false
@@ -85,48 +86,9 @@ func SplitRecordKey(k string) (token, scope, key string, ok bool) {
 	return k[:tokenLen], parts[0], parts[1], true
 }
 
-// PreviousRecordKey is the key the record had in the previous layout of
-// keys, the names in full: api + ":" + op + ":" + scope + ":" + key, each
-// part escaped, or op + ":" + scope + ":" + key for api "". idemctl lists
-// records of either layout; a store decorator that migrates records looks
-// there during an upgrade ([AcquireRequest.Origin]), so that a retry across
-// the upgrade is still answered from the record written before it.
-func PreviousRecordKey(api, op, scope, key string) string {
-	var b strings.Builder
-	b.Grow(len(api) + len(op) + len(scope) + len(key) + 10)
-	if api != "" {
-		writeEscaped(&b, api)
-		b.WriteByte(':')
-	}
-	writeEscaped(&b, op)
-	b.WriteByte(':')
-	writeEscaped(&b, scope)
-	b.WriteByte(':')
-	writeEscaped(&b, key)
-	return b.String()
-}
-
-// SplitPreviousRecordKey is the inverse of [PreviousRecordKey]: the parts of
-// k, unescaped, with api "" for a key without one. ok is false for a key of
-// another shape (fewer than three parts, or more than four, or a key of the
-// current layout).
-func SplitPreviousRecordKey(k string) (api, op, scope, key string, ok bool) {
-	if _, _, _, cur := SplitRecordKey(k); cur {
-		return "", "", "", "", false
-	}
-	parts, n := splitEscaped(k)
-	switch n {
-	case 3:
-		return "", parts[0], parts[1], parts[2], true
-	case 4:
-		return parts[0], parts[1], parts[2], parts[3], true
-	}
-	return "", "", "", "", false
-}
-
-// splitEscaped splits k at its unescaped ':' into at most four parts,
-// unescaped, and returns how many there are (0 for more than four).
-func splitEscaped(k string) (parts [4]string, n int) {
+// splitEscaped splits k at its unescaped ':' into at most two parts,
+// unescaped, and returns how many there are (0 for more than two).
+func splitEscaped(k string) (parts [2]string, n int) {
 	var b strings.Builder
 	for i := 0; i < len(k); i++ {
 		switch c := k[i]; {

@@ -27,8 +27,9 @@ func TestStorageKeyIsUnambiguous(t *testing.T) {
 
 // TestRecordKeyIn: API and operation become one short token, so no API,
 // op, scope and key split differently compose the same key, the key of a
-// generated server stays in Redis's 64-byte class, and SplitRecordKey and
-// SplitPreviousRecordKey each take apart only keys of their own layout.
+// generated server stays in Redis's 64-byte class, and SplitRecordKey
+// takes apart only keys of this layout (previouslayout's test holds the
+// previous layout's keys to the same).
 func TestRecordKeyIn(t *testing.T) {
 	seen := map[string][4]string{}
 	for _, p := range [][4]string{
@@ -44,30 +45,14 @@ func TestRecordKeyIn(t *testing.T) {
 		if !ok || token != OperationToken(p[0], p[1]) || scope != p[2] || key != p[3] {
 			t.Errorf("SplitRecordKey(%q) = %q, %q, %q, %v; want %q, %q, %q", k, token, scope, key, ok, OperationToken(p[0], p[1]), p[2], p[3])
 		}
-		if _, _, _, _, ok := SplitPreviousRecordKey(k); ok {
-			t.Errorf("SplitPreviousRecordKey(%q) splits a key of the current layout", k)
-		}
-		prev := PreviousRecordKey(p[0], p[1], p[2], p[3])
-		if api, op, scope, key, ok := SplitPreviousRecordKey(prev); !ok || [4]string{api, op, scope, key} != p {
-			t.Errorf("SplitPreviousRecordKey(%q) = %q, %q, %q, %q, %v; want %q", prev, api, op, scope, key, ok, p)
-		}
-		if _, _, _, ok := SplitRecordKey(prev); ok {
-			t.Errorf("SplitRecordKey(%q) splits a key of the previous layout", prev)
-		}
 	}
-	for _, k := range []string{"a:b", "a", "a:b:c:d:e", `a\:b:c`, "~abc:s:k", "~abcdefgh:s", "~abcdefgh:s:k:l"} {
+	for _, k := range []string{"a:b", "a", "a:b:c:d:e", `a\:b:c`, "~abc:s:k", "~abcdefgh:s", "~abcdefgh:s:k:l", "petstore:CreatePet::k", "CreatePet:s:k"} {
 		if _, _, _, ok := SplitRecordKey(k); ok {
 			t.Errorf("SplitRecordKey(%q) splits a key RecordKeyIn never composes", k)
 		}
 	}
 	if got, want := RecordKeyIn("", "CreatePet", "s", "k"), RecordKey("CreatePet", "s", "k"); got != want {
 		t.Errorf("without an API: %q, want %q", got, want)
-	}
-	if got, want := PreviousRecordKey("", "CreatePet", "s", "k"), "CreatePet:s:k"; got != want {
-		t.Errorf("PreviousRecordKey without an API = %q, want the layout before API identities, %q", got, want)
-	}
-	if got, want := PreviousRecordKey("petstore", "CreatePet", "", "k"), "petstore:CreatePet::k"; got != want {
-		t.Errorf("PreviousRecordKey = %q, want %q", got, want)
 	}
 	// The petstore's own names and a UUID key: "idem:" + the key must stay
 	// at 60 bytes or less, which Redis keeps in its 64-byte size class.

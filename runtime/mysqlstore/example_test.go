@@ -8,6 +8,7 @@ import (
 	"os"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 )
 
@@ -29,7 +30,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	engine := idem.NewEngine(store)
-	op := &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+	op := &idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 	pay := func(w http.ResponseWriter, r *http.Request) {
 		res, err := mysqlstore.Tx(r.Context()).ExecContext(r.Context(), "INSERT INTO payments (amount) VALUES (5)")
 		if err != nil {

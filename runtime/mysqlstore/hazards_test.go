@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
@@ -53,7 +54,7 @@ func TestServerThatCanLoseOrCutRecords(t *testing.T) {
 		db := mysqltest.DBOf(t, srv.DSN(), 0)
 		s := mysqlstore.New(db, mysqlstore.WithTable(table), mysqlstore.WithPurgeInterval(-1))
 		err := s.Check(ctx)
-		if !errors.Is(err, idem.ErrStoreMisconfigured) {
+		if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 			t.Fatalf("with %s and the settings after it wrong, Check = %v; want ErrStoreMisconfigured", h.name, err)
 		}
 		for j, later := range hazards {
@@ -174,7 +175,7 @@ func TestRollbackOnTimeoutRefused(t *testing.T) {
 	db := mysqltest.DBOf(t, srv.DSN(), 0)
 	s, _ := mysqltest.Store(t, db)
 	err := s.Check(context.Background())
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
 	}
 	for _, want := range []string{"innodb_rollback_on_timeout is ON", "innodb_rollback_on_timeout = OFF"} {
@@ -194,7 +195,7 @@ func TestPrefixKeyRefused(t *testing.T) {
 	s, table := mysqltest.Store(t, db)
 	mysqltest.Exec(t, db, "ALTER TABLE `"+table+"` DROP PRIMARY KEY, ADD PRIMARY KEY (`key`(40))")
 	err := s.Check(context.Background())
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
 	}
 	for _, want := range []string{"first 40 bytes of key", "ADD PRIMARY KEY (`key`)"} {

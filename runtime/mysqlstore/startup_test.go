@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
 	"github.com/idemgen/idemgen/runtime/mysqlstore/mysqltest"
 )
@@ -54,7 +54,7 @@ func says(t *testing.T, err error, want []string, not ...string) {
 // pointer back to Check.
 func TestStartupDatabaseThatDoesNotExist(t *testing.T) {
 	err := checkOf(t, func(c *mysql.Config) { c.DBName = "nosuchdb_" + mysqltest.Name(t) })
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
 	}
 	says(t, err, []string{"the DSN's database does not exist", "CREATE DATABASE", "nosuchdb_"}, "run Store.Check")
@@ -64,7 +64,7 @@ func TestStartupDatabaseThatDoesNotExist(t *testing.T) {
 // so and what to change, then the server's text.
 func TestStartupWrongPassword(t *testing.T) {
 	err := checkOf(t, func(c *mysql.Config) { c.Passwd = "not-the-password" })
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("Check = %v; want ErrStoreMisconfigured", err)
 	}
 	says(t, err, []string{"the server refused the DSN's user and password", "Access denied"}, "run Store.Check", "not-the-password")

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/mysqlstore"
@@ -41,7 +40,7 @@ func TestClosed(t *testing.T) {
 	}
 	batch := s.ReadBatch(ctx, []idemstore.AcquireRequest{{Key: "after", Fingerprint: "fp"}, {Key: "other", Fingerprint: "fp"}})
 	for name, err := range map[string]error{"acquire": aerr, "acquire run": rerr, "batched read": batch[0].Err, "commit of a run open at Close": cerr} {
-		if !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), "store is closed") {
+		if !errors.Is(err, idemstore.ErrStoreUnavailable) || !strings.Contains(err.Error(), "store is closed") {
 			t.Errorf("%s after Close = %v, want ErrStoreUnavailable saying the store is closed", name, err)
 		}
 	}

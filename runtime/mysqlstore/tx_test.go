@@ -31,7 +31,7 @@ func TestLongKeyRefused(t *testing.T) {
 		long[i] = 'k'
 	}
 	_, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: string(long), Token: "token-1", Fingerprint: "fp-1", Lease: time.Second})
-	if err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
+	if err == nil || errors.Is(err, idemstore.ErrStoreUnavailable) {
 		t.Fatalf("Acquire of a 3000-byte key = %v; want an argument error", err)
 	}
 	if want := "at most 2048"; !strings.Contains(err.Error(), want) {

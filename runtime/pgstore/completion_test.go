@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -37,8 +38,8 @@ func TestCompletionRefusedByConstraint(t *testing.T) {
 	}
 	pgtest.Exec(t, pool, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT no_created CHECK (status <> 201) NOT VALID", dialect{}.Quote(records)))
 	st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "after")
-	if st != http.StatusInternalServerError || sqlfamilytest.ProblemCode(body) != idem.CodeStoreCompletionFailed {
-		t.Errorf("the completion the constraint refused = %d %s; want 500 %s", st, body, idem.CodeStoreCompletionFailed)
+	if st != http.StatusInternalServerError || sqlfamilytest.ProblemCode(body) != idemop.CodeStoreCompletionFailed {
+		t.Errorf("the completion the constraint refused = %d %s; want 500 %s", st, body, idemop.CodeStoreCompletionFailed)
 	}
 	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "no_created") {
 		t.Errorf("log %q; want an error naming the constraint", logs.String())
@@ -49,8 +50,8 @@ func TestCompletionRefusedByConstraint(t *testing.T) {
 	if n := pgtest.Count(t, pool, records, "true"); n != 1 {
 		t.Errorf("%d records; want 1 (the first run's; the refused one leaves none)", n)
 	}
-	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idem.CodeStoreMisconfigured {
-		t.Errorf("the retry = %d %s; want 503 %s", st, body, idem.CodeStoreMisconfigured)
+	if st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idemop.CodeStoreMisconfigured {
+		t.Errorf("the retry = %d %s; want 503 %s", st, body, idemop.CodeStoreMisconfigured)
 	}
 	if n := runs.Load(); n != 2 {
 		t.Errorf("%d runs; want 2 (before, and the refused one)", n)
@@ -76,8 +77,8 @@ func TestCompletionAfterDroppedConnection(t *testing.T) {
 	})))
 	defer srv.Close()
 	st, body := sqlfamilytest.Post(t, srv.Client(), srv.URL, "k")
-	if st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idem.CodeStoreCompletionFailed {
-		t.Errorf("a run whose connection dropped = %d %s; want 503 %s", st, body, idem.CodeStoreCompletionFailed)
+	if st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idemop.CodeStoreCompletionFailed {
+		t.Errorf("a run whose connection dropped = %d %s; want 503 %s", st, body, idemop.CodeStoreCompletionFailed)
 	}
 	if n := pgtest.Count(t, pool, pay, "true") + pgtest.Count(t, pool, records, "true"); n != 0 {
 		t.Errorf("%d payment rows and records; want none", n)

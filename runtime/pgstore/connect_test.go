@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 	"github.com/idemgen/idemgen/runtime/pgstore/pgtest"
@@ -43,7 +45,7 @@ func TestConnectionRefusedSaysWhatToChange(t *testing.T) {
 			s := pgstore.New(pool, pgstore.WithPurgeInterval(-1))
 			defer s.Close()
 			err = s.Check(context.Background())
-			if !errors.Is(err, idem.ErrStoreMisconfigured) {
+			if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 				t.Errorf("Check = %v; want ErrStoreMisconfigured", err)
 			}
 			msg := ""
@@ -66,8 +68,8 @@ func TestConnectionRefusedSaysWhatToChange(t *testing.T) {
 				t.Error("the handler ran")
 			}))
 			defer h.Close()
-			if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, "k"); st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idem.CodeStoreMisconfigured {
-				t.Errorf("a request = %d %s; want 503 %s", st, body, idem.CodeStoreMisconfigured)
+			if st, body := sqlfamilytest.Post(t, h.Client(), h.URL, "k"); st != http.StatusServiceUnavailable || sqlfamilytest.ProblemCode(body) != idemop.CodeStoreMisconfigured {
+				t.Errorf("a request = %d %s; want 503 %s", st, body, idemop.CodeStoreMisconfigured)
 			}
 		})
 	}

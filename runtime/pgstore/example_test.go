@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/pgstore"
 )
 
@@ -30,7 +31,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	engine := idem.NewEngine(store)
-	op := &idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
+	op := &idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key"}
 	pay := func(w http.ResponseWriter, r *http.Request) {
 		var id int64
 		err := pgstore.Tx(r.Context()).QueryRow(r.Context(), "INSERT INTO payments (amount) VALUES (5) RETURNING id").Scan(&id)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/internal/sqlfamily/sqlfamilytest"
 	"github.com/idemgen/idemgen/runtime/pgstore"
@@ -32,7 +31,7 @@ func TestCheckRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := pgstore.New(one, pgstore.WithTable(table)).Check(ctx)
-	if !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "GRANT INSERT, DELETE ON "+table) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "GRANT INSERT, DELETE ON "+table) {
 		t.Fatalf("check without INSERT and DELETE = %v", err)
 	}
 }

@@ -37,7 +37,7 @@ type txKey struct{}
 // response, or not at all. The handler must not commit or roll it back (its
 // Commit and Rollback return an error): the engine does. A statement that
 // would end it (COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION) is not
-// sent: it returns an error matching idem.ErrTxEnded, and the run is
+// sent: it returns an error matching idemstore.ErrTxEnded, and the run is
 // rolled back and answered 500 transaction-ended. Begin makes a
 // savepoint, as pgx's.
 func Tx(ctx context.Context) pgx.Tx {

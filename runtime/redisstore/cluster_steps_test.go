@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -27,7 +28,7 @@ var errFailed = errors.New("the run failed after its step")
 func TestClusterStepsFollowThePayloadAndType(t *testing.T) {
 	rdb, prefix := redistest.Cluster(t)
 	store := redisstore.New(rdb, redisstore.WithPrefix(prefix))
-	op := &idem.Operation{ID: "CreateOrder"}
+	op := &idemop.Operation{ID: "CreateOrder"}
 	ctx := context.Background()
 	type charge struct{ Charge string }
 

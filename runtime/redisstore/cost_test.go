@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -49,7 +50,7 @@ func TestNewDeploymentCost(t *testing.T) {
 
 	store := redisstore.New(rdb, redisstore.WithLogger(nil))
 	e := idem.NewEngine(store, idem.WithLogger(nil))
-	op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
+	op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
 	runs := 0
 	serve := func(key string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"item":"`+key+`"}`))
@@ -71,13 +72,13 @@ func TestNewDeploymentCost(t *testing.T) {
 	counter.Reset()
 	const n = 50
 	for i := range n {
-		if w := serve(key(i)); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+		if w := serve(key(i)); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "" {
 			t.Fatalf("first request %d: %d %v", i, w.Code, w.Header())
 		}
 	}
 	first := counter.RoundTrips()
 	for i := range n {
-		if w := serve(key(i)); w.Header().Get(idem.HeaderReplayed) != "true" {
+		if w := serve(key(i)); w.Header().Get(idemop.HeaderReplayed) != "true" {
 			t.Fatalf("replay %d: %d %v", i, w.Code, w.Header())
 		}
 	}
@@ -138,7 +139,7 @@ func TestNewDeploymentCost(t *testing.T) {
 
 // recordKeyOf is the storage key (without the prefix) of op's record of
 // key, as the one key of the server that ends in it.
-func recordKeyOf(t *testing.T, rdb *redis.Client, op idem.Operation, key string) string {
+func recordKeyOf(t *testing.T, rdb *redis.Client, op idemop.Operation, key string) string {
 	t.Helper()
 	keys, err := rdb.Keys(context.Background(), "idem:*:"+key).Result()
 	if err != nil || len(keys) != 1 {

@@ -9,7 +9,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
@@ -70,7 +69,7 @@ func ExampleStore_Check() {
 	plain := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer plain.Close()
 	err = redisstore.New(plain).Check(ctx)
-	fmt.Println("without ContextTimeoutEnabled, misconfigured:", errors.Is(err, idem.ErrStoreMisconfigured))
+	fmt.Println("without ContextTimeoutEnabled, misconfigured:", errors.Is(err, idemstore.ErrStoreMisconfigured))
 	// Output:
 	// check: <nil>
 	// without ContextTimeoutEnabled, misconfigured: true

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -35,7 +35,7 @@ func TestInspectAndForget(t *testing.T) {
 		}
 		if info.State != StateInProgress || info.Fence != 1 || !info.Owner || info.RedisKey != b.key(k) ||
 			info.LeaseRemaining <= 25*time.Second || info.LeaseRemaining > 30*time.Second ||
-			info.Abandoned != idem.DefaultRetention || info.TTL != info.LeaseRemaining+info.Abandoned {
+			info.Abandoned != idemop.DefaultRetention || info.TTL != info.LeaseRemaining+info.Abandoned {
 			t.Errorf("in progress: %+v", info)
 		}
 		if age := info.Age(0, 30*time.Second); age < 0 || age > 5*time.Second {
@@ -103,7 +103,7 @@ func TestInspectLapsedLeaseAndNonRecord(t *testing.T) {
 		if err := b.rdb.Set(ctx, b.key(junk), "not a record", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inspect(ctx, junk); !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), "not a record") {
+		if _, err := s.Inspect(ctx, junk); !errors.Is(err, idemstore.ErrStoreUnavailable) || !strings.Contains(err.Error(), "not a record") {
 			t.Errorf("Inspect of a non-record = %v", err)
 		}
 		if err := s.Forget(ctx, junk, false); err != nil { // a repair: it is no lease

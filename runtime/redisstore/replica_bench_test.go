@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemgen/idemgen/lua"
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -100,7 +99,7 @@ func BenchmarkReplicaAck(b *testing.B) {
 							err = tx.Commit(ctx, "charge", []byte(`"ch_1"`), time.Minute)
 						}
 						switch {
-						case errors.Is(err, idem.ErrUnreplicated):
+						case errors.Is(err, idemstore.ErrUnreplicated):
 							unacked.Add(1)
 						case err != nil:
 							b.Fatalf("step: %v", err)
@@ -109,7 +108,7 @@ func BenchmarkReplicaAck(b *testing.B) {
 					}
 					began := time.Now()
 					switch err := store.Complete(ctx, key, token, benchRecord, time.Minute); {
-					case errors.Is(err, idem.ErrUnreplicated):
+					case errors.Is(err, idemstore.ErrUnreplicated):
 						unacked.Add(1)
 					case err != nil:
 						b.Fatalf("complete: %v", err)

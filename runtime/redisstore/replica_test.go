@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -67,7 +66,7 @@ func completeOne(t *testing.T, s *Store, key string) error {
 // TestReplicaAcks: on a master with a replica, every kind of client waits
 // for it (WAIT, pipelined on the script's connection), so a completion
 // returns nil once the replica has it; with the replication link stalled
-// it returns an error matching idem.ErrUnreplicated, and the record is
+// it returns an error matching idemstore.ErrUnreplicated, and the record is
 // stored on the master all the same. WithReplicaAcks(0, 0) does not wait,
 // and a master without replicas is not waited for.
 func TestReplicaAcks(t *testing.T) {
@@ -97,7 +96,7 @@ func TestReplicaAcks(t *testing.T) {
 		// test machine the wait may outlast the default timeout, which is
 		// an unacknowledged completion, not a failure.
 		before := redistest.CommandCalls(t, admin)["wait"]
-		if err := completeOne(t, New(rdb, WithPrefix(name)), "default"); err != nil && !errors.Is(err, idem.ErrUnreplicated) {
+		if err := completeOne(t, New(rdb, WithPrefix(name)), "default"); err != nil && !errors.Is(err, idemstore.ErrUnreplicated) {
 			t.Errorf("%s: complete with a replica in sync: %v", name, err)
 		}
 		if n := redistest.CommandCalls(t, admin)["wait"]; n != before+1 {
@@ -140,7 +139,7 @@ func TestReplicaAcks(t *testing.T) {
 			s := New(rdb, WithPrefix(name), WithReplicaAcks(1, 50*time.Millisecond))
 			err := completeOne(t, s, "stalled")
 			var se *idemstore.StoreError
-			if !errors.Is(err, idem.ErrUnreplicated) || errors.As(err, &se) {
+			if !errors.Is(err, idemstore.ErrUnreplicated) || errors.As(err, &se) {
 				t.Errorf("%s: complete with the link stalled: %v; want ErrUnreplicated, not a store error", name, err)
 			}
 			acq, err := s.Acquire(context.Background(), idemstore.AcquireRequest{Key: "stalled", Token: "again", Fingerprint: "fp"})
@@ -194,7 +193,7 @@ func TestReplicasGoneForGood(t *testing.T) {
 	}
 	admin := client(t, master.Addr())
 	s := New(client(t, master.Addr()))
-	if err := completeOne(t, s, "dropped"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, s, "dropped"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete with the replica's link down: %v; want ErrUnreplicated", err)
 	}
 	if err := admin.ConfigSet(ctx, "repl-backlog-ttl", "1").Err(); err != nil {
@@ -247,7 +246,7 @@ func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
 	if err := s.Check(ctx); err != nil { // what the store's next check reads
 		t.Fatal(err)
 	}
-	if err := completeOne(t, s, "restarted"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, s, "restarted"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete on the restarted master, its replica's link still down: %v; want ErrUnreplicated", err)
 	}
 	if err := redisproc.MendLink(ctx, master.Addr(), replica); err != nil {
@@ -256,7 +255,7 @@ func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
 	if err := completeOne(t, New(client(t, master.Addr()), WithReplicaAcks(1, 10*time.Second)), "mended"); err != nil {
 		t.Fatalf("complete once the replica is back: %v", err)
 	}
-	if err := completeOne(t, s, "back"); err != nil && !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, s, "back"); err != nil && !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete once the replica is back: %v", err)
 	}
 }
@@ -300,7 +299,7 @@ func TestClusterListedReplicaAtStart(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := completeOne(t, s, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, s, "listed"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete on a master whose listed replica is down, by a store started since: %v; want ErrUnreplicated", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
@@ -66,7 +68,7 @@ type stepRuns struct {
 // until it answers 201. A retry resumes its run from the journal: a step
 // found there is not run again. No step may run again unless its first run
 // was told that its entry was not acknowledged (Step's error matches
-// idem.ErrUnreplicated). The link fails in two ways: frozen (the master
+// idemstore.ErrUnreplicated). The link fails in two ways: frozen (the master
 // does not notice), and down (the replica cannot re-authenticate and the
 // master reports no connected replica, read by the store's next check,
 // which must keep waiting).
@@ -89,8 +91,8 @@ func stepFailover(t *testing.T, down bool) {
 	store := New(client(t, front.Addr()))
 	runs := &stepRuns{attempts: map[string]int{}, charges: map[string]int{}, firstErr: map[string]error{}}
 	eng := idem.NewEngine(store)
-	h := eng.Middleware(idem.Operation{ID: "Charge", Method: http.MethodPost, Path: "/charges"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(idem.DefaultKeyHeader)
+	h := eng.Middleware(idemop.Operation{ID: "Charge", Method: http.MethodPost, Path: "/charges"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(idemop.DefaultKeyHeader)
 		runs.mu.Lock()
 		runs.attempts[key]++
 		first := runs.attempts[key] == 1
@@ -118,7 +120,7 @@ func stepFailover(t *testing.T, down bool) {
 	post := func(key string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/charges", strings.NewReader(`{"amount":10}`))
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set(idem.DefaultKeyHeader, key)
+		r.Header.Set(idemop.DefaultKeyHeader, key)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		return w
@@ -167,7 +169,7 @@ func stepFailover(t *testing.T, down bool) {
 	told, silent, healthyAcked := 0, 0, 0
 	for _, key := range keys {
 		ferr := runs.firstErr[key]
-		unacked := errors.Is(ferr, idem.ErrUnreplicated)
+		unacked := errors.Is(ferr, idemstore.ErrUnreplicated)
 		if ferr != nil && !unacked {
 			t.Errorf("%s: first Step: %v; want nil or ErrUnreplicated", key, ferr)
 		}
@@ -219,11 +221,11 @@ func TestStepLateReplica(t *testing.T) {
 	}
 	waitOnline(t, master.Addr())
 	waits := redistest.CommandCalls(t, admin)["wait"]
-	if err := commitStep(s, "late", "t1", fence, "unannounced", "1"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := commitStep(s, "late", "t1", fence, "unannounced", "1"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("step with a replica attached since the check: %v; want ErrUnreplicated", err)
 	}
 	err := commitStep(s, "late", "t1", fence, "after", "2")
-	if err != nil && !errors.Is(err, idem.ErrUnreplicated) { // a loaded machine may miss the timeout
+	if err != nil && !errors.Is(err, idemstore.ErrUnreplicated) { // a loaded machine may miss the timeout
 		t.Errorf("step after the replica was counted: %v", err)
 	}
 	if n := redistest.CommandCalls(t, admin)["wait"] - waits; n != 1 {
@@ -274,7 +276,7 @@ func TestStepOnClusterIsAcknowledged(t *testing.T) {
 		key := fmt.Sprintf("cluster-step-%d", i)
 		fence := stepAcquire(t, s, key, "t-"+key, fp)
 		err := commitStep(s, key, "t-"+key, fence, "charge", strconv.Itoa(i))
-		if err != nil && !errors.Is(err, idem.ErrUnreplicated) { // a loaded machine may miss the timeout
+		if err != nil && !errors.Is(err, idemstore.ErrUnreplicated) { // a loaded machine may miss the timeout
 			t.Fatalf("%s: step: %v", key, err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 
 	"github.com/alicebob/miniredis/v2"
@@ -216,8 +215,8 @@ func TestRedisStoreUnavailable(t *testing.T) {
 		"extend":   s.Extend(ctx, "k", "t", 0),
 	}
 	for op, err := range errs {
-		if !errors.Is(err, idem.ErrStoreUnavailable) {
-			t.Errorf("%s: got %v, want idem.ErrStoreUnavailable", op, err)
+		if !errors.Is(err, idemstore.ErrStoreUnavailable) {
+			t.Errorf("%s: got %v, want idemstore.ErrStoreUnavailable", op, err)
 		}
 		var se *idemstore.StoreError
 		if !errors.As(err, &se) || se.Op != op {
@@ -248,7 +247,7 @@ func TestRedisStoreRejectsBadArguments(t *testing.T) {
 		"extend negative":    s.Extend(ctx, "k", "t", -1),
 	}
 	for name, err := range errs {
-		if err == nil || errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idemstore.ErrNotOwner) {
+		if err == nil || errors.Is(err, idemstore.ErrStoreUnavailable) || errors.Is(err, idemstore.ErrNotOwner) {
 			t.Errorf("%s: got %v, want an argument error", name, err)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "idem: ") {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 
 	"github.com/alicebob/miniredis/v2/server"
@@ -378,7 +377,7 @@ var redisTransitions = []struct {
 			b.rdb.Set(ctx, b.key("corrupt"), v, time.Minute)
 			_, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "corrupt", Token: "a", Fingerprint: "f"})
 			var se *idemstore.StoreError
-			if !errors.As(err, &se) || !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), want) {
+			if !errors.As(err, &se) || !errors.Is(err, idemstore.ErrStoreUnavailable) || !strings.Contains(err.Error(), want) {
 				t.Errorf("record %q: got %v, want a idemstore.StoreError saying %s", v, err, want)
 			}
 			if got := b.raw(t, "corrupt"); got != v {
@@ -397,7 +396,7 @@ var redisTransitions = []struct {
 		// A key of another type, e.g. a hash: Redis's own WRONGTYPE.
 		b.rdb.HSet(ctx, b.key("hash"), "state", "in_progress")
 		_, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "hash", Token: "a", Fingerprint: "f"})
-		if !errors.Is(err, idem.ErrStoreUnavailable) || !strings.Contains(err.Error(), "WRONGTYPE") {
+		if !errors.Is(err, idemstore.ErrStoreUnavailable) || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Errorf("hash key: got %v, want a idemstore.StoreError saying WRONGTYPE", err)
 		}
 	}},
@@ -409,7 +408,7 @@ var redisTransitions = []struct {
 			{Key: "k", Token: "a", Fingerprint: "f\ng"},
 			{Key: "k", Token: "a", Fingerprint: ""},
 		} {
-			if _, err := s.Acquire(ctx, req); err == nil || errors.Is(err, idem.ErrStoreUnavailable) {
+			if _, err := s.Acquire(ctx, req); err == nil || errors.Is(err, idemstore.ErrStoreUnavailable) {
 				t.Errorf("acquire %+v: got %v, want an argument error", req, err)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -47,7 +46,7 @@ func TestWaitsPerCompletion(t *testing.T) {
 				}
 				err = s.Complete(ctx, key, "t", &idemstore.Record{Status: 201}, time.Hour)
 				switch {
-				case errors.Is(err, idem.ErrUnreplicated):
+				case errors.Is(err, idemstore.ErrUnreplicated):
 					mu.Lock()
 					unacked++
 					mu.Unlock()

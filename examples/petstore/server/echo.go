@@ -10,6 +10,7 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/api/echo"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // Echo implements echoapi.ServerInterface: the same shop, written against
@@ -22,7 +23,7 @@ var _ echoapi.ServerInterface = Echo{}
 
 // NewEchoHandler serves the shop through oapi-codegen's echo
 // ServerInterface, decorated by idemgen's generated WithIdempotency.
-func NewEchoHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) *echo.Echo {
+func NewEchoHandler(s *shop.Shop, store idemstore.Store, opts ...idem.Option) *echo.Echo {
 	e := echo.New()
 	echoapi.RegisterHandlers(e, echoapi.WithIdempotency(Echo{Shop: s}, store, opts...))
 	return e

@@ -9,6 +9,7 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/api/strict"
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // APIKeyHeader carries the caller's API key: the spec's apiKey scheme.
@@ -25,14 +26,14 @@ func ScopedByAPIKey(secret []byte) []idem.Option {
 // NewStrictHandler serves the shop through oapi-codegen's strict server,
 // built by idemgen's generated NewStrictHandlerWithIdempotency, with every
 // request error of the router answered as a problem document.
-func NewStrictHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
+func NewStrictHandler(s *shop.Shop, store idemstore.Store, opts ...idem.Option) http.Handler {
 	return strictapi.HandlerWithOptions(strictapi.NewStrictHandlerWithIdempotency(Strict{Shop: s}, nil, store, opts...),
 		strictapi.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: strictapi.IdempotencyErrorHandler})
 }
 
 // NewPlainHandler serves the shop through oapi-codegen's plain
 // ServerInterface, decorated by idemgen's generated WithIdempotency.
-func NewPlainHandler(s *shop.Shop, store idem.Store, opts ...idem.Option) http.Handler {
+func NewPlainHandler(s *shop.Shop, store idemstore.Store, opts ...idem.Option) http.Handler {
 	return plainapi.HandlerWithOptions(plainapi.WithIdempotency(Plain{Shop: s}, store, opts...),
 		plainapi.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: plainapi.IdempotencyErrorHandler})
 }

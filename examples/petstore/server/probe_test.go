@@ -19,6 +19,8 @@ import (
 	"github.com/idemgen/idemgen/examples/petstore/shop"
 	"github.com/idemgen/idemgen/internal/probe"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -26,7 +28,7 @@ import (
 // petstoreOn starts the petstore's strict server on real Redis, with pet 1
 // in the shop, behind deploy (how it is deployed: as is, behind a proxy,
 // ...), on a loopback listener.
-func petstoreOn(t *testing.T, deploy func(wrapped http.Handler, s *shop.Shop, store idem.Store, opts []idem.Option) http.Handler) (*url.URL, *shop.Shop) {
+func petstoreOn(t *testing.T, deploy func(wrapped http.Handler, s *shop.Shop, store idemstore.Store, opts []idem.Option) http.Handler) (*url.URL, *shop.Shop) {
 	t.Helper()
 	s := shop.New()
 	s.AddPet(context.Background(), "Rex", "dog", "")
@@ -123,11 +125,11 @@ func TestProbePassesThePetstore(t *testing.T) {
 func TestProbeCatchesBrokenDeployments(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		deploy func(wrapped http.Handler, s *shop.Shop, store idem.Store, opts []idem.Option) http.Handler
+		deploy func(wrapped http.Handler, s *shop.Shop, store idemstore.Store, opts []idem.Option) http.Handler
 		want   []string // checks that must fail
 		pass   []string // operations that must pass every check
 	}{
-		{"a proxy that drops Idempotency-Key", func(wrapped http.Handler, _ *shop.Shop, _ idem.Store, _ []idem.Option) http.Handler {
+		{"a proxy that drops Idempotency-Key", func(wrapped http.Handler, _ *shop.Shop, _ idemstore.Store, _ []idem.Option) http.Handler {
 			backend := httptest.NewServer(wrapped)
 			t.Cleanup(backend.Close)
 			u, _ := url.Parse(backend.URL)
@@ -140,7 +142,7 @@ func TestProbeCatchesBrokenDeployments(t *testing.T) {
 			return proxy
 		}, []string{"createPet: first request", "createPet: replay", "adoptPet: first request"}, []string{"createPayment"}},
 
-		{"a route left unwrapped", func(wrapped http.Handler, s *shop.Shop, store idem.Store, opts []idem.Option) http.Handler {
+		{"a route left unwrapped", func(wrapped http.Handler, s *shop.Shop, store idemstore.Store, opts []idem.Option) http.Handler {
 			bare := plainapi.HandlerWithOptions(server.Plain{Shop: s}, plainapi.ChiServerOptions{BaseRouter: chi.NewRouter()})
 			mux := http.NewServeMux()
 			mux.Handle("POST /pets", bare) // mounted without WithIdempotency
@@ -148,7 +150,7 @@ func TestProbeCatchesBrokenDeployments(t *testing.T) {
 			return mux
 		}, []string{"createPet: missing key", "createPet: replay", "createPet: same key, another request"}, []string{"adoptPet", "createPayment"}},
 
-		{"a server that does not replay headers", func(wrapped http.Handler, _ *shop.Shop, _ idem.Store, _ []idem.Option) http.Handler {
+		{"a server that does not replay headers", func(wrapped http.Handler, _ *shop.Shop, _ idemstore.Store, _ []idem.Option) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				wrapped.ServeHTTP(&stripReplay{ResponseWriter: w}, r)
 			})
@@ -179,8 +181,8 @@ func TestProbeCatchesBrokenDeployments(t *testing.T) {
 type stripReplay struct{ http.ResponseWriter }
 
 func (w *stripReplay) WriteHeader(status int) {
-	if h := w.Header(); h.Get(idem.HeaderReplayed) == "true" {
-		h.Del(idem.HeaderReplayed)
+	if h := w.Header(); h.Get(idemop.HeaderReplayed) == "true" {
+		h.Del(idemop.HeaderReplayed)
 		h.Del("Location")
 	}
 	w.ResponseWriter.WriteHeader(status)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 type (
@@ -34,7 +36,7 @@ var (
 	order    any
 	entry    []byte
 	msg      Message
-	store    idem.Store
+	store    idemstore.Store
 	bus      interface {
 		Publish(context.Context, Message)
 	}

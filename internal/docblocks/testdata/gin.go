@@ -9,11 +9,12 @@ import (
 
 	api "github.com/idemgen/idemgen/internal/e2e/ginstrictapi"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 var (
 	impl  api.ServerInterface       // your handlers
 	simpl api.StrictServerInterface // your strict handlers
-	store idem.Store
+	store idemstore.Store
 	scope []idem.Option
 )

@@ -11,24 +11,26 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyClientOp = idem.ClientOperation{
+var createOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
 		MaxInterval:     5 * time.Millisecond,
@@ -39,11 +41,11 @@ var createOrderIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createPaymentIdempotencyClientOp is the client configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyClientOp = idem.ClientOperation{
+var createPaymentIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "CreatePayment",
 	KeyPointer: "/idempotency_key",
 	Lock:       10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
 		MaxInterval:     5 * time.Millisecond,
@@ -54,11 +56,11 @@ var createPaymentIdempotencyClientOp = idem.ClientOperation{
 }
 
 // shipOrderIdempotencyClientOp is the client configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyClientOp = idem.ClientOperation{
+var shipOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "ShipOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
 		MaxInterval:     5 * time.Millisecond,
@@ -69,11 +71,11 @@ var shipOrderIdempotencyClientOp = idem.ClientOperation{
 }
 
 // uploadFileIdempotencyClientOp is the client configuration of UploadFile (POST /files).
-var uploadFileIdempotencyClientOp = idem.ClientOperation{
+var uploadFileIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "UploadFile",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: time.Millisecond,
 		MaxInterval:     5 * time.Millisecond,
@@ -109,7 +111,7 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, opts ...idem.CallOption) (*CreateOrderResponse, error) {
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +123,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 	p.IdempotencyKey = &key
 	var resp *CreateOrderResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateOrderWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreateOrderWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -141,13 +143,13 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, params *CreateOrderP
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *CreatePaymentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreatePaymentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreatePaymentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +173,7 @@ func (c *IdempotentClient) ShipOrder(ctx context.Context, orderId string, opts .
 	p := ShipOrderParams{IdempotencyKey: key}
 	var resp *ShipOrderResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.ShipOrderWithResponse(ctx, orderId, &p, call.Editor())
+		r, err := c.client.ShipOrderWithResponse(ctx, orderId, &p, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +199,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, contentType string, b
 	}
 	var resp *UploadFileResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.UploadFileWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.UploadFileWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -10,21 +10,24 @@ import (
 
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemecho5"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/labstack/echo/v5"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
@@ -33,13 +36,13 @@ var createOrderIdempotencyOp = idem.Operation{
 	Retention:          time.Hour,
 	Lock:               10 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
@@ -50,13 +53,13 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Final:             []string{"2xx", "3xx", "4xx", "500"},
 	Transient:         []int{402},
 	FingerprintIgnore: []string{"/trace_id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyOp = idem.Operation{
+var shipOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
@@ -64,13 +67,13 @@ var shipOrderIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
-var uploadFileIdempotencyOp = idem.Operation{
+var uploadFileIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
@@ -78,7 +81,7 @@ var uploadFileIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
@@ -95,8 +98,8 @@ var uploadFileIdempotencyOp = idem.Operation{
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
 // to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -173,8 +176,8 @@ func (s *idempotentServer) UploadFile(ctx *echo.Context) error {
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, NewStrictHandlerWithIdempotency
 // panics, saying what to add.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -263,7 +266,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request().Context(), obj.VisitCreateOrderResponse)
+			return idemgen.CaptureContext(ctx.Request().Context(), obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -302,7 +305,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request().Context(), obj.VisitCreatePaymentResponse)
+			return idemgen.CaptureContext(ctx.Request().Context(), obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -345,7 +348,7 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipOrder: strict handler answered %T; want ShipOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request().Context(), obj.VisitShipOrderResponse)
+			return idemgen.CaptureContext(ctx.Request().Context(), obj.VisitShipOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -384,7 +387,7 @@ func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request().Context(), obj.VisitUploadFileResponse)
+			return idemgen.CaptureContext(ctx.Request().Context(), obj.VisitUploadFileResponse)
 		})
 		if err != nil {
 			return nil, err

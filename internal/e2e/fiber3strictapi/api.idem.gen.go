@@ -10,20 +10,23 @@ import (
 	"github.com/gofiber/fiber/v3"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber3"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
@@ -32,13 +35,13 @@ var createOrderIdempotencyOp = idem.Operation{
 	Retention:          time.Hour,
 	Lock:               10 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
@@ -49,13 +52,13 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Final:             []string{"2xx", "3xx", "4xx", "500"},
 	Transient:         []int{402},
 	FingerprintIgnore: []string{"/trace_id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyOp = idem.Operation{
+var shipOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
@@ -63,13 +66,13 @@ var shipOrderIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
-var uploadFileIdempotencyOp = idem.Operation{
+var uploadFileIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
@@ -77,7 +80,7 @@ var uploadFileIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
@@ -94,8 +97,8 @@ var uploadFileIdempotencyOp = idem.Operation{
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
 // to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -172,8 +175,8 @@ func (s *idempotentServer) UploadFile(c fiber.Ctx) error {
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, NewStrictHandlerWithIdempotency
 // panics, saying what to add.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,

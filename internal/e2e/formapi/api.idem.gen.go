@@ -11,24 +11,26 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // postCustomersIdempotencyClientOp is the client configuration of PostCustomers (POST /v1/customers).
-var postCustomersIdempotencyClientOp = idem.ClientOperation{
+var postCustomersIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PostCustomers",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -39,11 +41,11 @@ var postCustomersIdempotencyClientOp = idem.ClientOperation{
 }
 
 // postRefundsIdempotencyClientOp is the client configuration of PostRefunds (POST /v1/refunds).
-var postRefundsIdempotencyClientOp = idem.ClientOperation{
+var postRefundsIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "PostRefunds",
 	KeyPointer: "/idempotency_key",
 	Lock:       30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -85,7 +87,7 @@ func (c *IdempotentClient) PostCustomers(ctx context.Context, contentType string
 	}
 	var resp *PostCustomersResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostCustomersWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PostCustomersWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -106,13 +108,13 @@ func (c *IdempotentClient) PostCustomers(ctx context.Context, contentType string
 // or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PostCustomersWithFormdataBody(ctx context.Context, body PostCustomersFormdataRequestBody, opts ...idem.CallOption) (*PostCustomersResponse, error) {
 	call := c.caller.Begin(&postCustomersIdempotencyClientOp, opts...)
-	buf, err := call.MarshalForm(body)
+	buf, err := idemgen.MarshalForm(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *PostCustomersResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostCustomersWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PostCustomersWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +140,7 @@ func (c *IdempotentClient) PostRefunds(ctx context.Context, contentType string, 
 	}
 	var resp *PostRefundsResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostRefundsWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PostRefundsWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -161,13 +163,13 @@ func (c *IdempotentClient) PostRefunds(ctx context.Context, contentType string, 
 // 9457 problem.
 func (c *IdempotentClient) PostRefundsWithFormdataBody(ctx context.Context, body PostRefundsFormdataRequestBody, opts ...idem.CallOption) (*PostRefundsResponse, error) {
 	call := c.caller.Begin(&postRefundsIdempotencyClientOp, opts...)
-	buf, err := call.MarshalForm(body)
+	buf, err := idemgen.MarshalForm(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *PostRefundsResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostRefundsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PostRefundsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -11,20 +11,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:                "idemgen-end-to-end-shop",
 	ID:                 "CreateOrder",
 	Method:             "POST",
@@ -33,13 +36,13 @@ var createOrderIdempotencyOp = idem.Operation{
 	Retention:          time.Hour,
 	Lock:               10 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:               "idemgen-end-to-end-shop",
 	ID:                "CreatePayment",
 	Method:            "POST",
@@ -50,13 +53,13 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Final:             []string{"2xx", "3xx", "4xx", "500"},
 	Transient:         []int{402},
 	FingerprintIgnore: []string{"/trace_id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyOp = idem.Operation{
+var shipOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
@@ -64,13 +67,13 @@ var shipOrderIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // uploadFileIdempotencyOp is the idempotency configuration of UploadFile (POST /files).
-var uploadFileIdempotencyOp = idem.Operation{
+var uploadFileIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-shop",
 	ID:        "UploadFile",
 	Method:    "POST",
@@ -78,7 +81,7 @@ var uploadFileIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
@@ -95,8 +98,8 @@ var uploadFileIdempotencyOp = idem.Operation{
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, WithIdempotency panics, saying what
 // to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -161,11 +164,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -186,15 +189,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // idem.WithScopeFromHeader (with idem.WithScopeSecret) or
 // idem.WithSharedKeySpace; without one, NewStrictHandlerWithIdempotency
 // panics, saying what to add.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -210,7 +213,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -221,7 +224,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateOrder reads the request body of POST /orders for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Request, params CreateOrderParams) {
-	s.engine.ServeBody(w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateOrder(w, r, params)
 	})
 }
@@ -229,7 +232,7 @@ func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Requ
 // CreatePayment reads the request body of POST /payments for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreatePayment(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createPaymentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createPaymentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreatePayment(w, r)
 	})
 }
@@ -237,7 +240,7 @@ func (s *idempotentStrictServer) CreatePayment(w http.ResponseWriter, r *http.Re
 // ShipOrder reads the request body of POST /orders/{orderId}/ship for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) ShipOrder(w http.ResponseWriter, r *http.Request, orderId string, params ShipOrderParams) {
-	s.engine.ServeBody(w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &shipOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.ShipOrder(w, r, orderId, params)
 	})
 }
@@ -245,7 +248,7 @@ func (s *idempotentStrictServer) ShipOrder(w http.ResponseWriter, r *http.Reques
 // UploadFile reads the request body of POST /files for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) UploadFile(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &uploadFileIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.UploadFile(w, r)
 	})
 }
@@ -286,7 +289,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -325,7 +328,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -368,7 +371,7 @@ func shipOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipOrder: strict handler answered %T; want ShipOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitShipOrderResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitShipOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -407,7 +410,7 @@ func uploadFileIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("UploadFile: strict handler answered %T; want UploadFileResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitUploadFileResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitUploadFileResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -11,20 +11,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-end-to-end-patient-shop",
 	ID:        "CreateOrder",
 	Method:    "POST",
@@ -35,11 +38,11 @@ var createOrderIdempotencyOp = idem.Operation{
 }
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyClientOp = idem.ClientOperation{
+var createOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      5 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -55,8 +58,8 @@ var createOrderIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 	}, store, opts...)}
 }
@@ -93,11 +96,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // IdempotentClient calls the idempotent operations (those marked
@@ -126,7 +129,7 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, opts ...idem.CallOption) (*CreateOrderResponse, error) {
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +137,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, body CreateOrderJSON
 	p := CreateOrderParams{IdempotencyKey: key}
 	var resp *CreateOrderResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateOrderWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreateOrderWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -14,20 +14,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-ogen-shop",
 	ID:        "CreateOrder",
 	Method:    "POST",
@@ -38,7 +41,7 @@ var createOrderIdempotencyOp = idem.Operation{
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:        "idemgen-ogen-shop",
 	ID:         "CreatePayment",
 	Method:     "POST",
@@ -49,7 +52,7 @@ var createPaymentIdempotencyOp = idem.Operation{
 }
 
 // shipOrderIdempotencyOp is the idempotency configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyOp = idem.Operation{
+var shipOrderIdempotencyOp = idemop.Operation{
 	API:       "idemgen-ogen-shop",
 	ID:        "ShipOrder",
 	Method:    "POST",
@@ -68,8 +71,8 @@ var shipOrderIdempotencyOp = idem.Operation{
 // Handler's context is the run's (idem.FromContext, a store's
 // transaction). Every other request goes to s unchanged. Serve the result
 // in place of s.
-func WithIdempotency(s *Server, store idem.Store, opts ...idem.Option) http.Handler {
-	return &idempotentServer{server: s, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(s *Server, store idemstore.Store, opts ...idem.Option) http.Handler {
+	return &idempotentServer{server: s, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&shipOrderIdempotencyOp,
@@ -103,7 +106,7 @@ func (h *idempotentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // orderShippedIdempotencyOp is the idempotency configuration of OrderShipped,
 // the POST orderShipped webhook.
-var orderShippedIdempotencyOp = idem.Operation{
+var orderShippedIdempotencyOp = idemop.Operation{
 	API:       "idemgen-ogen-shop",
 	ID:        "OrderShipped",
 	Method:    "POST",
@@ -122,8 +125,8 @@ var orderShippedIdempotencyOp = idem.Operation{
 // in place of ws.Handler(name). Verify the sender's signature first, in a
 // middleware around that handler, so that a forged delivery never occupies
 // a real event's id.
-func WithIdempotentWebhooks(ws *WebhookServer, store idem.Store, opts ...idem.Option) *IdempotentWebhookServer {
-	return &IdempotentWebhookServer{server: ws, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentWebhooks(ws *WebhookServer, store idemstore.Store, opts ...idem.Option) *IdempotentWebhookServer {
+	return &IdempotentWebhookServer{server: ws, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&orderShippedIdempotencyOp,
 	}, store, opts...)}
 }
@@ -151,11 +154,11 @@ func (s *IdempotentWebhookServer) Handler(webhookName string) http.Handler {
 }
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyClientOp = idem.ClientOperation{
+var createOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -166,11 +169,11 @@ var createOrderIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createPaymentIdempotencyClientOp is the client configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyClientOp = idem.ClientOperation{
+var createPaymentIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "CreatePayment",
 	KeyPointer: "/idempotency_key",
 	Lock:       10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -181,11 +184,11 @@ var createPaymentIdempotencyClientOp = idem.ClientOperation{
 }
 
 // shipOrderIdempotencyClientOp is the client configuration of ShipOrder (POST /orders/{orderId}/ship).
-var shipOrderIdempotencyClientOp = idem.ClientOperation{
+var shipOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "ShipOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -250,13 +253,13 @@ func (c *idemgenClient) Do(req *http.Request) (*http.Response, error) {
 		body = b
 	}
 	if op.KeyPointer != "" {
-		b, err := call.MarshalBody(json.RawMessage(body))
+		b, err := idemgen.MarshalBody(call, json.RawMessage(body))
 		if err != nil {
 			return nil, err
 		}
 		body = b
 	}
-	edit := call.Editor()
+	edit := idemgen.Editor(call)
 	var resp *http.Response
 	err := call.Run(req.Context(), func(ctx context.Context) (*http.Response, error) {
 		attempt := req.Clone(ctx)
@@ -292,7 +295,7 @@ func (c *idemgenClient) Do(req *http.Request) (*http.Response, error) {
 // idemgenClientOperation returns the client configuration of the
 // idempotent operation of method and path (escaped, after the server URL's
 // path), nil for another.
-func idemgenClientOperation(method, path string) *idem.ClientOperation {
+func idemgenClientOperation(method, path string) *idemop.ClientOperation {
 	switch {
 	case method == "POST" && idemgenPathMatches(path, "/orders"):
 		return &createOrderIdempotencyClientOp

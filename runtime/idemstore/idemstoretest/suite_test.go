@@ -11,6 +11,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // memHarness is the harness of the reference store (memstore, its runs in
@@ -21,8 +22,8 @@ func memHarness() (idemstoretest.Harness, *memstore.TxStore) {
 	return idemstoretest.Harness{
 		New:      func() (idemstore.Store, error) { return s, nil },
 		Advance:  clock.Advance,
-		TxWrite:  memstore.TxWrite,
-		TxMarked: s.TxMarked,
+		TxWrite:  memhooks.TxWrite,
+		TxMarked: memhooks.TxMarked(s),
 	}, s
 }
 
@@ -77,7 +78,7 @@ func (s fenceStuck) AcquireRun(ctx context.Context, req idemstore.AcquireRequest
 type staleCompletes struct{ *memstore.TxStore }
 
 func (s staleCompletes) Complete(ctx context.Context, key, _ string, rec *idemstore.Record, retention time.Duration) error {
-	e, ok := s.Lookup(key)
+	e, ok := memhooks.Lookup(s.TxStore, key)
 	if !ok || e.Completed {
 		return idemstore.ErrNotOwner
 	}
@@ -102,7 +103,7 @@ func (st staleStep) Context(ctx context.Context) context.Context { return ctx }
 func (st staleStep) Rollback(context.Context) error              { return nil }
 
 func (st staleStep) Commit(ctx context.Context, name string, result []byte, retention time.Duration) error {
-	e, ok := st.s.Lookup(st.key)
+	e, ok := memhooks.Lookup(st.s, st.key)
 	if !ok || e.Completed {
 		return idemstore.ErrNotOwner
 	}

@@ -5,8 +5,8 @@
 // (idemstoretest), which is how it is tested.
 //
 // It is what the engine's own tests run on, as database/sql's are run on
-// its fake driver, and a reference for a store of one's own. Lookup, Keys
-// and StepKeys show what it holds; Forget deletes a key's record and step
+// its fake driver, and a reference for a store of one's own. Keys and
+// StepKeys show what it holds; Forget deletes a key's record and step
 // journal, as an operator does. It keeps
 // records in one process's memory: a restart loses them and two processes
 // do not share them, so it protects nothing in production.
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/idemgen/idemgen/runtime/idemstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // Store is an in-memory idemstore.Store and idemstore.StepStore. Its zero
@@ -148,28 +149,17 @@ func (s *Store) Extend(_ context.Context, key, token string, lease time.Duration
 	return nil
 }
 
-// Entry is what the store holds under a key, as Lookup shows it.
-type Entry struct {
-	Fingerprint string
-	Token       string // the owner's, while in progress
-	Fence       int64
-	Completed   bool
-	// Until is the lease's deadline while in progress, the end of the
-	// retention once completed.
-	Until  time.Time
-	Record *idemstore.Record // the stored answer, once completed (a copy)
-}
-
-// Lookup returns what the store holds under key, and false when it holds
-// nothing (or a completed record whose retention has lapsed).
-func (s *Store) Lookup(key string) (Entry, bool) {
+// lookup returns what the store holds under key, and false when it holds
+// nothing (or a completed record whose retention has lapsed): the runtime's
+// tests read it through memhooks.Lookup.
+func (s *Store) lookup(key string) (memhooks.Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.live(key, s.now())
 	if r == nil {
-		return Entry{}, false
+		return memhooks.Entry{}, false
 	}
-	e := Entry{Fingerprint: r.fp, Token: r.token, Fence: r.fence, Completed: r.done, Until: r.until}
+	e := memhooks.Entry{Fingerprint: r.fp, Token: r.token, Fence: r.fence, Completed: r.done, Until: r.until}
 	if r.done {
 		rec := r.rec
 		rec.Header, rec.Body = rec.Header.Clone(), bytes.Clone(rec.Body)

@@ -9,6 +9,7 @@ import (
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/idemstore/idemstoretest"
 	"github.com/idemgen/idemgen/runtime/idemstore/memstore"
+	"github.com/idemgen/idemgen/runtime/internal/memhooks"
 )
 
 // fakeClock is a clock that moves only when told.
@@ -37,8 +38,8 @@ func TestConformance(t *testing.T) {
 	idemstoretest.Run(t, idemstoretest.Harness{
 		New:      func() (idemstore.Store, error) { return s, nil },
 		Advance:  clock.Advance,
-		TxWrite:  memstore.TxWrite,
-		TxMarked: s.TxMarked,
+		TxWrite:  memhooks.TxWrite,
+		TxMarked: memhooks.TxMarked(s),
 	})
 }
 
@@ -50,8 +51,8 @@ func TestConformanceInRealTime(t *testing.T) {
 	idemstoretest.Run(t, idemstoretest.Harness{
 		New:      func() (idemstore.Store, error) { return s, nil },
 		Lease:    50 * time.Millisecond,
-		TxWrite:  memstore.TxWrite,
-		TxMarked: s.TxMarked,
+		TxWrite:  memhooks.TxWrite,
+		TxMarked: memhooks.TxMarked(s),
 	})
 	idemstoretest.Run(t, idemstoretest.Harness{
 		New:   func() (idemstore.Store, error) { return memstore.New(), nil },
@@ -59,7 +60,7 @@ func TestConformanceInRealTime(t *testing.T) {
 	})
 }
 
-// TestLookup: Lookup shows a key's record as it stands (owner and fence in
+// TestLookup: memhooks.Lookup shows a key's record as it stands (owner and fence in
 // progress, a copy of the answer once completed) and nothing once its
 // retention has lapsed; Keys lists the keys held.
 func TestLookup(t *testing.T) {
@@ -69,26 +70,26 @@ func TestLookup(t *testing.T) {
 	if _, err := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t1", Fingerprint: "fp", Lease: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	e, ok := s.Lookup("k")
+	e, ok := memhooks.Lookup(s, "k")
 	if !ok || e.Completed || e.Token != "t1" || e.Fence != 1 || e.Fingerprint != "fp" || !e.Until.Equal(clock.Now().Add(time.Minute)) {
 		t.Fatalf("in progress: %+v, %v", e, ok)
 	}
 	if err := s.Complete(ctx, "k", "t1", &idemstore.Record{Status: 201, Body: []byte("made")}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	e, ok = s.Lookup("k")
+	e, ok = memhooks.Lookup(s, "k")
 	if !ok || !e.Completed || e.Record == nil || e.Record.Status != 201 || string(e.Record.Body) != "made" {
 		t.Fatalf("completed: %+v, %v", e, ok)
 	}
 	e.Record.Body[0] = 'X' // a copy
-	if again, _ := s.Lookup("k"); string(again.Record.Body) != "made" {
-		t.Errorf("Lookup shares the record's body: %q", again.Record.Body)
+	if again, _ := memhooks.Lookup(s, "k"); string(again.Record.Body) != "made" {
+		t.Errorf("memhooks.Lookup shares the record's body: %q", again.Record.Body)
 	}
 	if keys := s.Keys(); len(keys) != 1 || keys[0] != "k" {
 		t.Errorf("Keys = %q", keys)
 	}
 	clock.Advance(time.Hour)
-	if e, ok := s.Lookup("k"); ok {
+	if e, ok := memhooks.Lookup(s, "k"); ok {
 		t.Errorf("after the retention: %+v", e)
 	}
 	if keys := s.Keys(); len(keys) != 0 {

@@ -10,8 +10,8 @@ import (
 )
 
 // TxStore is a Store whose runs are transactions (idemstore.TxStore):
-// what a handler writes through its run's context with TxWrite is
-// committed with the run's record, or not at all.
+// what a handler writes through its run's context is committed with the
+// run's record, or not at all.
 type TxStore struct {
 	*Store
 	mu sync.Mutex // guards claims
@@ -96,19 +96,20 @@ func (tx *memTx) Rollback(ctx context.Context) error {
 	return nil
 }
 
-// TxWrite writes mark through the run's transaction that ctx (a handler's
+// txWrite writes mark through the run's transaction that ctx (a handler's
 // context under a TxStore) carries: it is committed with the run's record
-// (idemstoretest.Harness.TxWrite). It panics without such a transaction.
-func TxWrite(ctx context.Context, mark string) error {
+// (memhooks.TxWrite, for idemstoretest.Harness.TxWrite). It panics without
+// such a transaction.
+func txWrite(ctx context.Context, mark string) error {
 	tx := idemstore.Value(ctx, txKey{}).(*memTx)
 	tx.marks = append(tx.marks, mark)
 	return nil
 }
 
-// TxMarked reports whether a committed run wrote mark
-// (idemstoretest.Harness.TxMarked).
-func (s *Store) TxMarked(_ context.Context, mark string) (bool, error) {
+// txMarked reports whether a committed run wrote mark (memhooks.TxMarked,
+// for idemstoretest.Harness.TxMarked).
+func (s *Store) txMarked(mark string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.marks[mark], nil
+	return s.marks[mark]
 }

@@ -41,14 +41,14 @@ type Response interface {
 }
 
 // Header is a fasthttp request's headers as the engine reads them
-// (idem.HeaderValues). H is a pointer type, so that a Header in an
+// (the Header of an idem.Request). H is a pointer type, so that a Header in an
 // interface value allocates nothing.
 type Header[H RequestHeader] struct{ H H }
 
 // Headers returns h as the engine reads it.
 func Headers[H RequestHeader](h H) Header[H] { return Header[H]{H: h} }
 
-// Values implements idem.HeaderValues.
+// Values implements the Header of an idem.Request.
 func (h Header[H]) Values(name string) []string {
 	all := h.H.PeekAll(name)
 	if len(all) == 0 {

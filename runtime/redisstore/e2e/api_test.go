@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -18,7 +19,7 @@ func TestAPIsSharingRedisKeepApart(t *testing.T) {
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)
 	serve := func(api, body string) *harness {
-		return newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.Operation{ID: "CreateOrder", API: api},
+		return newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(prefix)), idemop.Operation{ID: "CreateOrder", API: api},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusCreated)
 				w.Write([]byte(body))
@@ -30,7 +31,7 @@ func TestAPIsSharingRedisKeepApart(t *testing.T) {
 			t.Fatalf("orders, request %d: %q", i+1, w.Body)
 		}
 		if w := billing.post("k", `{}`); w.Body.String() != "invoice i1" {
-			t.Fatalf("billing, request %d: %q (%s), want its own answer", i+1, w.Body, w.Header().Get(idem.HeaderReplayed))
+			t.Fatalf("billing, request %d: %q (%s), want its own answer", i+1, w.Body, w.Header().Get(idemop.HeaderReplayed))
 		}
 	}
 	orders.wantRuns(1)
@@ -38,10 +39,10 @@ func TestAPIsSharingRedisKeepApart(t *testing.T) {
 
 	// WithAPI overrides the generated identity: the same generated code
 	// deployed as two services.
-	other := newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.Operation{ID: "CreateOrder", API: "orders-api"},
+	other := newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(prefix)), idemop.Operation{ID: "CreateOrder", API: "orders-api"},
 		nil, idem.WithAPI("orders-eu"))
-	if w := other.post("k", `{}`); w.Header().Get(idem.HeaderReplayed) != "" || w.Code != http.StatusCreated {
-		t.Fatalf("WithAPI: %d replayed %q", w.Code, w.Header().Get(idem.HeaderReplayed))
+	if w := other.post("k", `{}`); w.Header().Get(idemop.HeaderReplayed) != "" || w.Code != http.StatusCreated {
+		t.Fatalf("WithAPI: %d replayed %q", w.Code, w.Header().Get(idemop.HeaderReplayed))
 	}
 	other.wantRuns(1)
 }

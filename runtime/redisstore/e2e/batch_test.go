@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -43,7 +44,7 @@ func TestBatchedDuplicates(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				w := faultPost(h, key)
-				a := answer{w.Code, w.Header().Get(idem.HeaderReplayed) == "true", w.Body.String()}
+				a := answer{w.Code, w.Header().Get(idemop.HeaderReplayed) == "true", w.Body.String()}
 				mu.Lock()
 				answers[key] = append(answers[key], a)
 				mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -27,7 +28,7 @@ const benchParallelism = 8
 var benchRespBody = []byte(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","name":"steel kettle","quantity":2,"price_cents":4599,"currency":"EUR"}],"note":"leave at the door     "}`)
 
 // benchOp is the operation of every benchmark.
-var benchOp = idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
+var benchOp = idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
 
 // benchHandler answers 201 with benchRespBody after reading the request.
 var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

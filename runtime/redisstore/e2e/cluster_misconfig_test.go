@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
@@ -59,7 +61,7 @@ func TestClusterMisconfigured(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := redisstore.New(rdb, redisstore.WithPrefix("cevict"), redisstore.WithCheckInterval(50*time.Millisecond))
-		if err := store.Check(ctx); !errors.Is(err, idem.ErrStoreMisconfigured) ||
+		if err := store.Check(ctx); !errors.Is(err, idemstore.ErrStoreMisconfigured) ||
 			!strings.Contains(err.Error(), "allkeys-lru on "+odd.Addr()) {
 			t.Errorf("Check: %v; want ErrStoreMisconfigured naming allkeys-lru on %s", err, odd.Addr())
 		}
@@ -83,7 +85,7 @@ func TestClusterMisconfigured(t *testing.T) {
 		runs := newFaultRuns()
 		h := idem.NewEngine(store).Middleware(faultOp)(faultHandler(runs, nil))
 		wantRefused(t, h, runs, "acl", 12)
-		if err := store.Check(ctx); !errors.Is(err, idem.ErrStoreMisconfigured) ||
+		if err := store.Check(ctx); !errors.Is(err, idemstore.ErrStoreMisconfigured) ||
 			!strings.Contains(err.Error(), "NOPERM") || !strings.Contains(err.Error(), cluster.Nodes[1].Addr()) {
 			t.Errorf("Check: %v; want ErrStoreMisconfigured with the NOPERM of %s", err, cluster.Nodes[1].Addr())
 		}
@@ -115,7 +117,7 @@ func TestClusterMisconfigured(t *testing.T) {
 			w := faultPost(h, key)
 			took := time.Since(began)
 			switch {
-			case w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreUnavailable && runs.of(key) == 0:
+			case w.Code == http.StatusServiceUnavailable && faultCode(w) == idemop.CodeStoreUnavailable && runs.of(key) == 0:
 				refused++
 				if took > timeout+time.Second {
 					t.Errorf("%s answered after %v; want about the store timeout %v", key, took, timeout)

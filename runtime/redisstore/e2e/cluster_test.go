@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -160,7 +161,7 @@ func TestClusterUnreachable(t *testing.T) {
 
 	closed := idem.NewEngine(store).Middleware(faultOp)(faultHandler(runs, nil))
 	w := faultPost(closed, "cluster-down")
-	if w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeStoreUnavailable || w.Header().Get("Retry-After") != "1" {
+	if w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeStoreUnavailable || w.Header().Get("Retry-After") != "1" {
 		t.Errorf("fail closed: %d Retry-After %q %s; want 503 store-unavailable, Retry-After 1", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
 	if n := runs.of("cluster-down"); n != 0 {
@@ -169,10 +170,10 @@ func TestClusterUnreachable(t *testing.T) {
 
 	open := idem.NewEngine(store, idem.WithFailOpen(true)).Middleware(faultOp)(faultHandler(runs, nil))
 	w = faultPost(open, "cluster-down")
-	if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderDegraded) != "true" {
-		t.Errorf("fail open: %d degraded %q; want 201 marked degraded", w.Code, w.Header().Get(idem.HeaderDegraded))
+	if w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderDegraded) != "true" {
+		t.Errorf("fail open: %d degraded %q; want 201 marked degraded", w.Code, w.Header().Get(idemop.HeaderDegraded))
 	}
-	if _, err := store.Acquire(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f", Lease: time.Second}); !errors.Is(err, idem.ErrStoreUnavailable) {
+	if _, err := store.Acquire(context.Background(), idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "f", Lease: time.Second}); !errors.Is(err, idemstore.ErrStoreUnavailable) {
 		t.Errorf("Acquire on an unreachable cluster: %v, want ErrStoreUnavailable", err)
 	}
 }
@@ -267,7 +268,7 @@ func TestClusterShardDown(t *testing.T) {
 				mu.Unlock()
 			}
 			switch {
-			case victimKeys[key(i)] && (w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeStoreUnavailable):
+			case victimKeys[key(i)] && (w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeStoreUnavailable):
 				t.Errorf("%s (slot on the dead master): %d %s; want 503 store-unavailable", key(i), w.Code, w.Body)
 			case !victimKeys[key(i)] && w.Code != http.StatusCreated && w.Code != http.StatusServiceUnavailable:
 				t.Errorf("%s (slot on a live master): %d %s; want 201, or 503 once the cluster has failed", key(i), w.Code, w.Body)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -36,13 +37,13 @@ func TestCollidingOperationTokensRefuse(t *testing.T) {
 	rdb := redistest.Real(t)
 	for _, tc := range []struct {
 		name string
-		ops  [2]idem.Operation
+		ops  [2]idemop.Operation
 	}{
-		{"two APIs", [2]idem.Operation{
+		{"two APIs", [2]idemop.Operation{
 			{ID: "CreatePayment", API: collidingAPIs[0], Method: http.MethodPost, Path: "/payments"},
 			{ID: "CreatePayment", API: collidingAPIs[1], Method: http.MethodPost, Path: "/payments"},
 		}},
-		{"two operations", [2]idem.Operation{
+		{"two operations", [2]idemop.Operation{
 			{ID: collidingOps[0], API: "shop", Method: http.MethodPost, Path: "/payments"},
 			{ID: collidingOps[1], API: "shop", Method: http.MethodPost, Path: "/payments"},
 		}},
@@ -78,7 +79,7 @@ const fingerprintBeforeAPI = "14ad496352b39f514170c621019faa4e5e6370a204f01e69c0
 // used it: records under the current key, with the request's fingerprint
 // without the API identity (fingerprintBeforeAPI, for the one request it
 // serves).
-type beforeAPIFingerprint struct{ idem.Store }
+type beforeAPIFingerprint struct{ idemstore.Store }
 
 func (s beforeAPIFingerprint) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	req.Fingerprint = fingerprintBeforeAPI
@@ -96,8 +97,8 @@ func TestRecordsFingerprintedBeforeTheAPIRefused(t *testing.T) {
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)
 	var runs [2]atomic.Int32
-	serve := func(i int, s idem.Store) *httptest.ResponseRecorder {
-		op := idem.Operation{ID: "CreatePayment", API: collidingAPIs[i], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
+	serve := func(i int, s idemstore.Store) *httptest.ResponseRecorder {
+		op := idemop.Operation{ID: "CreatePayment", API: collidingAPIs[i], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
 		w := httptest.NewRecorder()
 		idem.NewEngine(s).Serve(w, engineReq(http.MethodPost, "/payments", `{"amount":4200}`, "Idempotency-Key", "k-1"), &op, func(w http.ResponseWriter, r *http.Request) {
 			runs[i].Add(1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
@@ -64,8 +65,8 @@ func TestCompletionSurvivesScriptsDenied(t *testing.T) {
 			}
 		}))
 		w := faultPost(h, "order-2")
-		if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderDegraded) != "true" {
-			t.Fatalf("answer %d degraded=%q %s; want 201 marked Idempotency-Degraded", w.Code, w.Header().Get(idem.HeaderDegraded), w.Body)
+		if w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderDegraded) != "true" {
+			t.Fatalf("answer %d degraded=%q %s; want 201 marked Idempotency-Degraded", w.Code, w.Header().Get(idemop.HeaderDegraded), w.Body)
 		}
 		mu.Lock()
 		if len(unstored) != 1 || unstored[0].Response == nil || string(unstored[0].Response.Body) != w.Body.String() ||
@@ -80,7 +81,7 @@ func TestCompletionSurvivesScriptsDenied(t *testing.T) {
 		var w2 *httptest.ResponseRecorder
 		faultEventually(t, 15*time.Second, "a retry that runs", func() bool {
 			w2 = faultPost(h, "order-2")
-			return w2.Code != http.StatusConflict && faultCode(w2) != idem.CodeStoreMisconfigured
+			return w2.Code != http.StatusConflict && faultCode(w2) != idemop.CodeStoreMisconfigured
 		})
 		if w2.Code != http.StatusCreated || faultDecode(t, w2).Fence != 2 {
 			t.Fatalf("retry after the lease lapsed: %d %s; want 201, run again with fence 2", w2.Code, w2.Body)
@@ -107,7 +108,7 @@ type faultAnswerRec struct {
 // calls deny just before it answers; allow is called once a completion
 // attempt has failed. The result must be stored all the same, its client
 // answered normally, and a retry after the lease must be its replay.
-func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
+func completionBlip(t *testing.T, store idemstore.Store, deny, allow func()) {
 	t.Helper()
 	op := faultOp
 	op.Lock = 2 * time.Second
@@ -138,8 +139,8 @@ func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
 	faultWait(t, failed, 10*time.Second, "a completion attempt denied")
 	allow()
 	w := faultWait(t, answer, 10*time.Second, "the answer")
-	if w.code != http.StatusCreated || w.header.Get(idem.HeaderDegraded) != "" {
-		t.Fatalf("answer %d degraded=%q %s; want 201, stored", w.code, w.header.Get(idem.HeaderDegraded), w.body)
+	if w.code != http.StatusCreated || w.header.Get(idemop.HeaderDegraded) != "" {
+		t.Fatalf("answer %d degraded=%q %s; want 201, stored", w.code, w.header.Get(idemop.HeaderDegraded), w.body)
 	}
 	mu.Lock()
 	if completed != 1 || unstored != 0 {
@@ -149,8 +150,8 @@ func completionBlip(t *testing.T, store idem.Store, deny, allow func()) {
 	// A retry after the lease would have lapsed is a replay.
 	<-time.After(time.Until(start.Add(op.Lock + 100*time.Millisecond)))
 	retry := faultPost(h, "order-1")
-	if retry.Code != http.StatusCreated || retry.Header().Get(idem.HeaderReplayed) != "true" || retry.Body.String() != w.body {
-		t.Errorf("retry after the lease: %d replayed=%q %s; want the stored 201", retry.Code, retry.Header().Get(idem.HeaderReplayed), retry.Body)
+	if retry.Code != http.StatusCreated || retry.Header().Get(idemop.HeaderReplayed) != "true" || retry.Body.String() != w.body {
+		t.Errorf("retry after the lease: %d replayed=%q %s; want the stored 201", retry.Code, retry.Header().Get(idemop.HeaderReplayed), retry.Body)
 	}
 	if n := runs.of("order-1"); n != 1 {
 		t.Errorf("the handler ran %d times, want 1", n)

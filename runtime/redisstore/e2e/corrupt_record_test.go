@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -57,7 +58,7 @@ func TestTruncatedRecordIsNotReplayed(t *testing.T) {
 			var logs syncBuffer
 			store := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
 			e := idem.NewEngine(store, idem.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-			op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
+			op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
 			var runs atomic.Int32
 			handler := func(w http.ResponseWriter, r *http.Request) {
 				runs.Add(1)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // TestMissingCredentialRefused: scoped by an API key header on an
@@ -13,14 +15,14 @@ import (
 // and before anything is stored: keyless callers never share a key space.
 // idem.WithAnonymousCallers() lets them share one explicitly.
 func TestMissingCredentialRefused(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store idem.Store) {
+	forEachRedis(t, func(t *testing.T, store idemstore.Store) {
 		h := newHarnessOn(t, store, *securedOp("CreatePet"), nil,
 			idem.WithScopeFromHeader("X-API-Key"), idem.WithScopeSecret(testScopeSecret))
 		for name, r := range map[string]*http.Request{
 			"absent": engineReq("POST", "/pets", `{"name":"Rex"}`, "Idempotency-Key", "k"),
 			"empty":  engineReq("POST", "/pets", `{"name":"Rex"}`, "Idempotency-Key", "k", "X-API-Key", ""),
 		} {
-			p := checkProblem(t, h.do(r), http.StatusUnauthorized, idem.CodeMissingCredential)
+			p := checkProblem(t, h.do(r), http.StatusUnauthorized, idemop.CodeMissingCredential)
 			if p.Detail == "" {
 				t.Errorf("%s: the problem does not say what is missing", name)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 
 	"github.com/redis/go-redis/v9"
@@ -23,14 +24,14 @@ import (
 func TestRedisOutage(t *testing.T) {
 	check := func(t *testing.T, rdb *redis.Client, stop, start func()) {
 		var storeErrors atomic.Int64
-		h := newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t))), idem.Operation{}, nil,
+		h := newHarnessOn(t, redisstore.New(rdb, redisstore.WithPrefix(redistest.Prefix(t))), idemop.Operation{}, nil,
 			idem.WithHooks(idem.Hooks{StoreError: func(context.Context, idem.Event) { storeErrors.Add(1) }}))
 		if w := h.post("before", `{}`); w.Code != http.StatusCreated {
 			t.Fatalf("before the outage: %d %s", w.Code, w.Body)
 		}
 		stop()
 		w := h.post("during", `{}`)
-		checkProblem(t, w, http.StatusServiceUnavailable, idem.CodeStoreUnavailable)
+		checkProblem(t, w, http.StatusServiceUnavailable, idemop.CodeStoreUnavailable)
 		if w.Header().Get("Retry-After") != "1" {
 			t.Errorf("Retry-After = %q, want 1", w.Header().Get("Retry-After"))
 		}
@@ -70,7 +71,7 @@ func TestRedisRoundTrips(t *testing.T) {
 		release := make(chan struct{})
 		prefix := redistest.Prefix(t)
 		store := redisstore.New(rdb, redisstore.WithPrefix(prefix))
-		h := newHarnessOn(t, store, idem.Operation{Lock: time.Minute},
+		h := newHarnessOn(t, store, idemop.Operation{Lock: time.Minute},
 			func(h *harness, w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Block") != "" {
 					start()

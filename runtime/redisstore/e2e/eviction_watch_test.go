@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -64,8 +65,8 @@ func TestEvictionPolicySwitchedAtRunTime(t *testing.T) {
 	for i := range done {
 		key := fmt.Sprintf("done-%d", i)
 		w := faultPost(h, key)
-		replayed := w.Code == http.StatusCreated && w.Header().Get(idem.HeaderReplayed) == "true"
-		refused := w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreMisconfigured
+		replayed := w.Code == http.StatusCreated && w.Header().Get(idemop.HeaderReplayed) == "true"
+		refused := w.Code == http.StatusServiceUnavailable && faultCode(w) == idemop.CodeStoreMisconfigured
 		if !replayed && !refused {
 			t.Errorf("%s: %d %s; want the replay or 503 store-misconfigured", key, w.Code, w.Body)
 		}

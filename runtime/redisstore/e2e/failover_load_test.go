@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
 // failoverLoad drives first requests through an engine while a test fails
@@ -143,9 +143,9 @@ func (l *failoverLoad) check(t *testing.T) (ranTwice, undegraded int, kinds map[
 			var a faultAnswer
 			_ = json.Unmarshal(w.Body.Bytes(), &a)
 			switch {
-			case w.Header().Get(idem.HeaderReplayed) != "true" || a.Fence != r.fence:
+			case w.Header().Get(idemop.HeaderReplayed) != "true" || a.Fence != r.fence:
 				t.Errorf("%s: answered a plain 2xx (fence %d), then the retry after the failover answered %d replayed=%q fence %d",
-					key, r.fence, w.Code, w.Header().Get(idem.HeaderReplayed), a.Fence)
+					key, r.fence, w.Code, w.Header().Get(idemop.HeaderReplayed), a.Fence)
 			case l.runs.of(key) != before:
 				t.Errorf("%s: answered a plain 2xx, and ran again on the retry after the failover", key)
 			}

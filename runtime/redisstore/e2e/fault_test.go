@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -73,7 +74,7 @@ func faultClient(t *testing.T, addr string) *redis.Client {
 }
 
 // faultOp is the operation of the fault tests.
-var faultOp = idem.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
+var faultOp = idemop.Operation{ID: "CreateOrder", Method: http.MethodPost, Path: "/orders"}
 
 // faultRuns counts handler executions per key. It is safe for concurrent
 // use.
@@ -112,7 +113,7 @@ type faultAnswer struct {
 // and fence, then answers 201 with a faultAnswer.
 func faultHandler(runs *faultRuns, hold func(key string, fence int64)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(idem.DefaultKeyHeader)
+		key := r.Header.Get(idemop.DefaultKeyHeader)
 		info, _ := idem.FromContext(r.Context())
 		runs.add(key)
 		if hold != nil {
@@ -128,7 +129,7 @@ func faultHandler(runs *faultRuns, hold func(key string, fence int64)) http.Hand
 func faultPost(h http.Handler, key string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"sku":"SKU-42","quantity":1}`))
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set(idem.DefaultKeyHeader, key)
+	r.Header.Set(idemop.DefaultKeyHeader, key)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
@@ -224,14 +225,14 @@ func TestFaultRedisKilledUnderLoad(t *testing.T) {
 			answered[min(w.Code, len(answered)-1)].Add(1)
 			switch {
 			case w.Code == http.StatusCreated:
-				if w.Header().Get(idem.HeaderReplayed) != "true" {
+				if w.Header().Get(idemop.HeaderReplayed) != "true" {
 					mu.Lock()
 					fresh[key]++
 					mu.Unlock()
 				}
 				completed.Add(1)
 				return true
-			case w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreUnavailable:
+			case w.Code == http.StatusServiceUnavailable && faultCode(w) == idemop.CodeStoreUnavailable:
 			case w.Code == http.StatusConflict:
 				conflicts++ // the other sender runs it, or its lease was orphaned by the crash
 			default:
@@ -267,7 +268,7 @@ func TestFaultRedisKilledUnderLoad(t *testing.T) {
 	for i := range 10 {
 		key := fmt.Sprintf("down-%d", i)
 		w := faultPost(h, key)
-		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeStoreUnavailable || w.Header().Get("Retry-After") != "1" {
+		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeStoreUnavailable || w.Header().Get("Retry-After") != "1" {
 			t.Errorf("while Redis is down: %d Retry-After %q %s; want 503 store-unavailable, Retry-After 1",
 				w.Code, w.Header().Get("Retry-After"), w.Body)
 		}
@@ -469,8 +470,8 @@ func TestFaultLeaseExpiryFencing(t *testing.T) {
 			t.Fatalf("%s new owner: %d %s; want 201 fence 2", key(i), w.Code, w.Body)
 		}
 		replay := faultPost(h, key(i))
-		if replay.Code != http.StatusCreated || replay.Header().Get(idem.HeaderReplayed) != "true" || replay.Body.String() != w.Body.String() {
-			t.Errorf("%s replay: %d %q %s; want the fence 2 result replayed", key(i), replay.Code, replay.Header().Get(idem.HeaderReplayed), replay.Body)
+		if replay.Code != http.StatusCreated || replay.Header().Get(idemop.HeaderReplayed) != "true" || replay.Body.String() != w.Body.String() {
+			t.Errorf("%s replay: %d %q %s; want the fence 2 result replayed", key(i), replay.Code, replay.Header().Get(idemop.HeaderReplayed), replay.Body)
 		}
 		if n := runs.of(key(i)); n != 2 {
 			t.Errorf("%s ran %d times; want 2 (the stale owner and the one that took over)", key(i), n)
@@ -516,7 +517,7 @@ func (s *faultSpyStore) Extend(context.Context, string, string, time.Duration) e
 // acquires that record through store with its own token and a lease of op.Lock,
 // and never completes, releases or extends it. It returns the acquire
 // request used.
-func faultDeadWorker(t *testing.T, store idem.Store, op idem.Operation, key string) idemstore.AcquireRequest {
+func faultDeadWorker(t *testing.T, store idemstore.Store, op idemop.Operation, key string) idemstore.AcquireRequest {
 	t.Helper()
 	spy := &faultSpyStore{}
 	if w := faultPost(idem.NewEngine(spy).Middleware(op)(faultHandler(newFaultRuns(), nil)), key); w.Code != http.StatusServiceUnavailable {
@@ -547,7 +548,7 @@ func faultUntilNotConflict(t *testing.T, h http.Handler, key string) (*httptest.
 		if w.Code != http.StatusConflict {
 			return w, conflicts
 		}
-		if faultCode(w) != idem.CodeConflict {
+		if faultCode(w) != idemop.CodeConflict {
 			t.Fatalf("409 with code %q", faultCode(w))
 		}
 		if time.Now().After(deadline) {
@@ -580,7 +581,7 @@ func TestFaultDeadWorkerRecovered(t *testing.T) {
 		reconcile := func(_ context.Context, info idem.Info, r *http.Request) error {
 			mu.Lock()
 			defer mu.Unlock()
-			if r == nil || r.Header.Get(idem.DefaultKeyHeader) != key {
+			if r == nil || r.Header.Get(idemop.DefaultKeyHeader) != key {
 				t.Errorf("reconciler got request %v", r)
 			}
 			order, infos = append(order, "reconcile"), append(infos, info)
@@ -619,7 +620,7 @@ func TestFaultDeadWorkerRecovered(t *testing.T) {
 			t.Errorf("dead worker's Extend: %v, want ErrNotOwner", err)
 		}
 		replay := faultPost(h, key)
-		if replay.Code != http.StatusCreated || replay.Header().Get(idem.HeaderReplayed) != "true" || replay.Body.String() != w.Body.String() {
+		if replay.Code != http.StatusCreated || replay.Header().Get(idemop.HeaderReplayed) != "true" || replay.Body.String() != w.Body.String() {
 			t.Errorf("replay: %d %s; want the recovered run's result", replay.Code, replay.Body)
 		}
 		if n := runs.of(key); n != 1 {
@@ -639,7 +640,7 @@ func TestFaultDeadWorkerRecovered(t *testing.T) {
 		runs := newFaultRuns()
 		h := idem.NewEngine(store, idem.WithReconciler(reconcile)).Middleware(op)(faultHandler(runs, nil))
 		w, _ := faultUntilNotConflict(t, h, key)
-		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeReconcileFailed {
+		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeReconcileFailed {
 			t.Fatalf("failed reconcile: %d %s; want 503 reconcile-failed", w.Code, w.Body)
 		}
 		if n := runs.of(key); n != 0 || calls.Load() != 1 {

@@ -17,19 +17,21 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // harness is an engine over a store in front of a counting handler.
 type harness struct {
 	t    *testing.T
 	eng  *idem.Engine
-	op   *idem.Operation
+	op   *idemop.Operation
 	runs atomic.Int64
 	h    http.Handler // the protected handler
 }
 
 // newHarnessOn protects handler (nil: createHandler) for op, over store.
-func newHarnessOn(t *testing.T, store idem.Store, op idem.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
+func newHarnessOn(t *testing.T, store idemstore.Store, op idemop.Operation, handler func(h *harness, w http.ResponseWriter, r *http.Request), opts ...idem.Option) *harness {
 	t.Helper()
 	if op.ID == "" {
 		op.ID = "CreatePet"
@@ -98,8 +100,8 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code s
 	if w.Code != status {
 		t.Fatalf("status = %d, want %d; body %s", w.Code, status, w.Body)
 	}
-	if ct := w.Header().Get("Content-Type"); ct != idem.ProblemContentType {
-		t.Errorf("Content-Type = %q, want %q", ct, idem.ProblemContentType)
+	if ct := w.Header().Get("Content-Type"); ct != idemop.ProblemContentType {
+		t.Errorf("Content-Type = %q, want %q", ct, idemop.ProblemContentType)
 	}
 	if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control = %q, want no-store", cc)
@@ -117,7 +119,7 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, code s
 	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
 		t.Fatalf("problem body: %v", err)
 	}
-	want := idem.Problem{Type: idem.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Code: code, Detail: p.Detail}
+	want := idem.Problem{Type: idemop.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Code: code, Detail: p.Detail}
 	if p != want {
 		t.Errorf("problem = %+v, want %+v", p, want)
 	}
@@ -163,8 +165,8 @@ func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // securedOp declares an API key in the X-API-Key header, as generated code
 // does for a spec whose operation requires that scheme.
-func securedOp(id string) *idem.Operation {
-	return &idem.Operation{ID: id, Security: []idem.Security{{Scheme: "ApiKeyAuth", Type: "apiKey", In: "header", Name: "X-API-Key"}}}
+func securedOp(id string) *idemop.Operation {
+	return &idemop.Operation{ID: id, Security: []idemop.Security{{Scheme: "ApiKeyAuth", Type: "apiKey", In: "header", Name: "X-API-Key"}}}
 }
 
 var testScopeSecret = []byte("0123456789abcdef0123456789abcdef")

@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // TestHijackedConnectionNotStored: a handler that takes the connection
@@ -20,14 +23,14 @@ import (
 // must not store one (an empty 200 would be replayed to every retry). The
 // lease is released, a retry runs the handler again, and the log says why.
 func TestHijackedConnectionNotStored(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store idem.Store) {
+	forEachRedis(t, func(t *testing.T, store idemstore.Store) {
 		var logs bytes.Buffer
 		settled := make(chan idem.Event, 2) // the lease was completed or released
 		hooks := idem.Hooks{
 			Completed: func(_ context.Context, ev idem.Event) { settled <- ev },
 			Released:  func(_ context.Context, ev idem.Event) { settled <- ev },
 		}
-		h := newHarnessOn(t, store, idem.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
+		h := newHarnessOn(t, store, idemop.Operation{}, func(h *harness, w http.ResponseWriter, r *http.Request) {
 			conn, buf, err := http.NewResponseController(w).Hijack()
 			if err != nil {
 				t.Errorf("Hijack through the recorder: %v", err)
@@ -49,7 +52,7 @@ func TestHijackedConnectionNotStored(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(bufio.NewReader(resp.Body))
-			return resp.StatusCode, string(body), resp.Header.Get(idem.HeaderReplayed)
+			return resp.StatusCode, string(body), resp.Header.Get(idemop.HeaderReplayed)
 		}
 		for i := range 2 {
 			if status, body, replayed := send(); status != http.StatusCreated || body != "hijacked" || replayed != "" {
@@ -72,19 +75,19 @@ func TestHijackedConnectionNotStored(t *testing.T) {
 // Visit method hijacks the connection is not stored either: the strict
 // wrapper gets an error, the lease is released, and a retry runs again.
 func TestHijackedStrictResponseNotStored(t *testing.T) {
-	forEachRedis(t, func(t *testing.T, store idem.Store) {
+	forEachRedis(t, func(t *testing.T, store idemstore.Store) {
 		settled := make(chan idem.Event, 2) // the lease was completed or released
 		e := idem.NewEngine(store, idem.WithHooks(idem.Hooks{
 			Completed: func(_ context.Context, ev idem.Event) { settled <- ev },
 			Released:  func(_ context.Context, ev idem.Event) { settled <- ev },
 		}))
-		op := &idem.Operation{ID: "CreatePet"}
+		op := &idemop.Operation{ID: "CreatePet"}
 		var runs atomic.Int64
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			e.ServeBody(w, r, op, func(w http.ResponseWriter, r *http.Request) {
+			idemgen.ServeBody(e, w, r, op, func(w http.ResponseWriter, r *http.Request) {
 				_, err := e.ServeStrict(r.Context(), r, op, func(ctx context.Context) (*idem.Response, error) {
 					runs.Add(1)
-					return idem.CaptureContext(ctx, func(w http.ResponseWriter) error {
+					return idemgen.CaptureContext(ctx, func(w http.ResponseWriter) error {
 						conn, buf, err := http.NewResponseController(w).Hijack()
 						if err != nil {
 							return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 )
@@ -28,7 +29,7 @@ func TestLargeCompletionAllocation(t *testing.T) {
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)
 	e := idem.NewEngine(redisstore.New(rdb, redisstore.WithPrefix(prefix)), idem.WithLogger(nil))
-	op := idem.Operation{ID: "ExportReport"}
+	op := idemop.Operation{ID: "ExportReport"}
 	// A JSON-like body that compresses about as a real document does
 	// (base64 of random bytes: 3/4 of it after gzip), so that the store's
 	// compression does not hide the copies.

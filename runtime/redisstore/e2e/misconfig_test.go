@@ -15,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
@@ -92,11 +94,11 @@ func wantRefused(t *testing.T, h http.Handler, runs *faultRuns, prefix string, n
 	for i := range n {
 		key := fmt.Sprintf("%s-%d", prefix, i)
 		w := faultPost(h, key)
-		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeStoreMisconfigured {
+		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeStoreMisconfigured {
 			t.Errorf("%s: %d %s; want 503 store-misconfigured", key, w.Code, strings.TrimSpace(w.Body.String()))
 		}
-		if got := w.Header().Get("Content-Type"); got != idem.ProblemContentType {
-			t.Errorf("%s: Content-Type %q, want %s", key, got, idem.ProblemContentType)
+		if got := w.Header().Get("Content-Type"); got != idemop.ProblemContentType {
+			t.Errorf("%s: Content-Type %q, want %s", key, got, idemop.ProblemContentType)
 		}
 		if r := runs.of(key); r != 0 {
 			t.Errorf("%s: the handler ran %d times on a misconfigured store", key, r)
@@ -113,7 +115,7 @@ func waitRefused(t *testing.T, h http.Handler, runs *faultRuns, what string) {
 		n++
 		key := fmt.Sprintf("during-%d", n)
 		w := faultPost(h, key)
-		return w.Code == http.StatusServiceUnavailable && faultCode(w) == idem.CodeStoreMisconfigured && runs.of(key) == 0
+		return w.Code == http.StatusServiceUnavailable && faultCode(w) == idemop.CodeStoreMisconfigured && runs.of(key) == 0
 	})
 }
 
@@ -148,7 +150,7 @@ func TestMisconfiguredEvictingPolicy(t *testing.T) {
 					t.Errorf("fail-open %v: %d log lines saying why, want 1:\n%s", failOpen, len(got), logs.lines())
 				}
 				err := store.Check(ctx)
-				if !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), tc.policy) ||
+				if !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), tc.policy) ||
 					!strings.Contains(err.Error(), "WithEvictionRunsMayRepeat") {
 					t.Errorf("Check: %v; want ErrStoreMisconfigured naming %s and the option", err, tc.policy)
 				}
@@ -227,14 +229,14 @@ func TestMisconfiguredScriptsDenied(t *testing.T) {
 				if n, err := admin.Keys(ctx, prefix+":*").Result(); err != nil || len(n) != 0 {
 					t.Errorf("records written on a store that denies scripts: %v %v", n, err)
 				}
-				if err := store.Check(ctx); !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "NOPERM") {
+				if err := store.Check(ctx); !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "NOPERM") {
 					t.Errorf("Check: %v; want ErrStoreMisconfigured with the NOPERM", err)
 				}
 			}
 			ran := false
 			_, _, err := idem.Do(ctx, redisstore.New(rdb, redisstore.WithPrefix("acl-do")), &faultOp, "msg-1", []byte("x"),
 				func(context.Context) ([]byte, error) { ran = true; return nil, nil }, idem.WithFailOpen(true))
-			if !errors.Is(err, idem.ErrStoreMisconfigured) || ran {
+			if !errors.Is(err, idemstore.ErrStoreMisconfigured) || ran {
 				t.Errorf("Do: %v, ran %v; want ErrStoreMisconfigured without running", err, ran)
 			}
 		})
@@ -277,7 +279,7 @@ func TestHungRedisAnswersWithinStoreTimeout(t *testing.T) {
 		began := time.Now()
 		w := faultPost(h, key)
 		took := time.Since(began)
-		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idem.CodeStoreUnavailable || runs.of(key) != 0 {
+		if w.Code != http.StatusServiceUnavailable || faultCode(w) != idemop.CodeStoreUnavailable || runs.of(key) != 0 {
 			t.Errorf("%s on a hung Redis: %d %s, %d runs; want 503 store-unavailable and no run", key, w.Code, w.Body, runs.of(key))
 		}
 		// The bound only tells the store timeout (0.3 s) from the socket
@@ -297,7 +299,7 @@ func TestHungRedisAnswersWithinStoreTimeout(t *testing.T) {
 	// A client that ignores context deadlines is refused by Check.
 	plain := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = plain.Close() })
-	if err := redisstore.New(plain).Check(ctx); !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "ContextTimeoutEnabled") {
+	if err := redisstore.New(plain).Check(ctx); !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "ContextTimeoutEnabled") {
 		t.Errorf("Check of a client without ContextTimeoutEnabled: %v; want ErrStoreMisconfigured naming the option", err)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 )
 
@@ -37,10 +40,10 @@ func toString(v any) string {
 // SIGSEGV inside the store).
 func TestNilStoreRefused(t *testing.T) {
 	var rs *redisstore.Store
-	op := &idem.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
+	op := &idemop.Operation{ID: "CreatePet", Method: "POST", Path: "/pets"}
 	for _, c := range []struct {
 		name  string
-		store idem.Store
+		store idemstore.Store
 		kind  string // what the message names the store
 	}{
 		{"nil", nil, "the store is nil"},
@@ -51,7 +54,7 @@ func TestNilStoreRefused(t *testing.T) {
 			fn   func()
 		}{
 			{"NewEngine", func() { idem.NewEngine(c.store) }},
-			{"NewEngineFor", func() { idem.NewEngineFor([]*idem.Operation{op}, c.store) }},
+			{"NewEngineFor", func() { idemgen.NewEngineFor([]*idemop.Operation{op}, c.store) }},
 			{"Do", func() {
 				_, _, _ = idem.Do(context.Background(), c.store, op, "k", []byte(`{}`), func(context.Context) ([]byte, error) { return nil, nil })
 			}},

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -143,7 +144,7 @@ func linkDownFailover(t *testing.T, d linkDownDeployment) {
 			t.Errorf("%s: retry after the failover answered %d %s", key, w.Code, w.Body)
 		case a == "plain" && n != 1:
 			t.Errorf("%s: first answered a plain 2xx, then ran %d times in all: the failover undid an answered completion", key, n)
-		case a == "plain" && w.Header().Get(idem.HeaderReplayed) != "true":
+		case a == "plain" && w.Header().Get(idemop.HeaderReplayed) != "true":
 			t.Errorf("%s: first answered a plain 2xx, retry not replayed", key)
 		case a != "plain" && a != "degraded":
 			t.Errorf("%s: first answer %s; want plain or degraded", key, a)

@@ -17,6 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
@@ -79,9 +81,9 @@ func promote(t *testing.T, addr string) {
 // degraded), degraded (2xx marked Idempotency-Degraded), or what else.
 func firstAnswer(w *httptest.ResponseRecorder) string {
 	switch {
-	case w.Code/100 == 2 && w.Header().Get(idem.HeaderDegraded) == "true":
+	case w.Code/100 == 2 && w.Header().Get(idemop.HeaderDegraded) == "true":
 		return "degraded"
-	case w.Code/100 == 2 && w.Header().Get(idem.HeaderReplayed) != "true":
+	case w.Code/100 == 2 && w.Header().Get(idemop.HeaderReplayed) != "true":
 		return "plain"
 	case w.Code/100 == 2:
 		return "replayed"
@@ -117,7 +119,7 @@ func TestFailoverPartitionedReplica(t *testing.T) {
 	hooks := idem.Hooks{
 		Completed: func(context.Context, idem.Event) { completed.Add(1) },
 		Unreplicated: func(_ context.Context, ev idem.Event) {
-			if !errors.Is(ev.Err, idem.ErrUnreplicated) || ev.Response == nil || ev.Status != http.StatusCreated {
+			if !errors.Is(ev.Err, idemstore.ErrUnreplicated) || ev.Response == nil || ev.Status != http.StatusCreated {
 				t.Errorf("Unreplicated event %+v; want ErrUnreplicated, status 201 and the response", ev)
 			}
 			unreplicated.Add(1)
@@ -189,7 +191,7 @@ func TestFailoverPartitionedReplica(t *testing.T) {
 		switch n := runs.of(key); {
 		case a == "plain" && n != 1:
 			t.Errorf("%s: first answered a plain %s, then ran %d times in all: the failover undid an answered completion", key, "2xx", n)
-		case a == "plain" && w.Header().Get(idem.HeaderReplayed) != "true":
+		case a == "plain" && w.Header().Get(idemop.HeaderReplayed) != "true":
 			t.Errorf("%s: first answered a plain 2xx, retry not replayed", key)
 		case a != "plain" && a != "degraded" && a != "503":
 			t.Errorf("%s: first answer %s; want plain, degraded or 503", key, a)

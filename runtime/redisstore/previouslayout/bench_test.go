@@ -11,6 +11,8 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -23,7 +25,7 @@ import (
 // the upgrade's window (the previous key asked for). Run the variants
 // alternately.
 func BenchmarkFirstRequests(b *testing.B) {
-	op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Retention: time.Hour}
+	op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Retention: time.Hour}
 	body := []byte(`{"customer":"cus_3f9a1c","items":[{"sku":"SKU-000042","quantity":2}],"currency":"EUR"}`)
 	resp := bytes.Repeat([]byte("x"), 200)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +40,7 @@ func BenchmarkFirstRequests(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			rdb, prefix := redistest.Keyspace(b)
 			opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)}
-			var store idem.Store = redisstore.New(rdb, opts...)
+			var store idemstore.Store = redisstore.New(rdb, opts...)
 			if c.marker >= 0 {
 				ms := time.Now().Add(-c.marker).UnixMilli()
 				if err := rdb.Set(context.Background(), prefix+":"+previouslayout.KeyLayoutMarker, strconv.FormatInt(ms, 10), 0).Err(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
@@ -95,7 +96,7 @@ func clusterFailover(t *testing.T, cut bool) {
 	}
 	rdb := newClient()
 	const prefix = "idem"
-	op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: 5 * time.Second}
+	op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: 5 * time.Second}
 	masterOf := func(key string) string {
 		t.Helper()
 		c, err := rdb.MasterForKey(ctx, key)
@@ -108,7 +109,7 @@ func clusterFailover(t *testing.T, cut bool) {
 	var keys []string
 	for i := 0; len(keys) < 8; i++ {
 		k := fmt.Sprintf("k-%d", i)
-		prev := prefix + ":" + idemstore.PreviousRecordKey(op.API, op.ID, "", k)
+		prev := prefix + ":" + previouslayout.PreviousRecordKey(op.API, op.ID, "", k)
 		cur := prefix + ":" + idemstore.RecordKeyIn(op.API, op.ID, "", k)
 		if masterOf(prev) == a && masterOf(cur) == b {
 			keys = append(keys, k)
@@ -141,7 +142,7 @@ func clusterFailover(t *testing.T, cut bool) {
 		idem.WithStoreTimeout(2*time.Second), idem.WithLogger(nil))
 	// A deployment that runs: the stores have checked the masters and
 	// seen their replicas.
-	if w := serve(cur, "k-warm"); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderDegraded) != "" {
+	if w := serve(cur, "k-warm"); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderDegraded) != "" {
 		t.Fatalf("warm-up: %d %v", w.Code, w.Header())
 	}
 
@@ -165,7 +166,7 @@ func clusterFailover(t *testing.T, cut bool) {
 		if w.Code != http.StatusCreated {
 			t.Fatalf("%s: %d %s", k, w.Code, w.Body)
 		}
-		plain[k] = w.Header().Get(idem.HeaderDegraded) == ""
+		plain[k] = w.Header().Get(idemop.HeaderDegraded) == ""
 	}
 
 	// A is lost; its replica (which may lack the previous-layout records)
@@ -198,7 +199,7 @@ func clusterFailover(t *testing.T, cut bool) {
 		switch {
 		case plain[k] && n != 1:
 			t.Errorf("%s: answered plain 201 before the failover, ran %d times on the previous version after it", k, n)
-		case plain[k] && w.Header().Get(idem.HeaderReplayed) != "true":
+		case plain[k] && w.Header().Get(idemop.HeaderReplayed) != "true":
 			t.Errorf("%s: answered plain 201 before the failover; the retry on the previous version: %d %v, want its replay", k, w.Code, w.Header())
 		case !cut && !plain[k]:
 			t.Errorf("%s: answered degraded with every replica link up", k)

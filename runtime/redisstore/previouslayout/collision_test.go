@@ -10,6 +10,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
@@ -23,7 +24,7 @@ var collidingAPIs = [2]string{"svc-36016340", "svc-37724004"}
 // between is the store as the version between the key layouts used it:
 // records under the current key, holding the request's fingerprint without
 // the API identity.
-type between struct{ idem.Store }
+type between struct{ idemstore.Store }
 
 func (s between) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
 	req.Fingerprint, req.Origin = req.Origin.Request, nil
@@ -45,8 +46,8 @@ func TestRecordsFingerprintedBeforeTheAPI(t *testing.T) {
 		t.Run(map[bool]string{true: "in the window", false: "after the window"}[window], func(t *testing.T) {
 			prefix := redistest.Prefix(t)
 			var runs [2]atomic.Int32
-			serve := func(i int, s idem.Store, body string) *httptest.ResponseRecorder {
-				op := idem.Operation{ID: "CreatePayment", API: collidingAPIs[i], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
+			serve := func(i int, s idemstore.Store, body string) *httptest.ResponseRecorder {
+				op := idemop.Operation{ID: "CreatePayment", API: collidingAPIs[i], Method: http.MethodPost, Path: "/payments", Lock: time.Minute}
 				w := httptest.NewRecorder()
 				idem.NewEngine(s).Serve(w, engineReq(http.MethodPost, "/payments", body, "Idempotency-Key", "k-1"), &op, func(w http.ResponseWriter, r *http.Request) {
 					runs[i].Add(1)
@@ -67,7 +68,7 @@ func TestRecordsFingerprintedBeforeTheAPI(t *testing.T) {
 			}
 			store := previouslayout.New(rdb, 0, opts...)
 			w := serve(0, store, `{"amount":4200}`)
-			if window && (w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != "paid by "+collidingAPIs[0]) {
+			if window && (w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "true" || w.Body.String() != "paid by "+collidingAPIs[0]) {
 				t.Errorf("retry in the window: %d %v %q; want the replay", w.Code, w.Header(), w.Body)
 			}
 			if !window && w.Code != http.StatusUnprocessableEntity {

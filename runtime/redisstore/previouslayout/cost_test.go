@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
@@ -36,7 +37,7 @@ func TestRolloutCost(t *testing.T) {
 			counter := redistest.CountCommands(rdb)
 			store := previouslayout.New(rdb, 0, redisstore.WithLogger(nil))
 			e := idem.NewEngine(store, idem.WithLogger(nil))
-			op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
+			op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}
 			body := []byte(fmt.Sprintf(`{"id":"ord_5c1f0e9a7b3d2c41","status":"created","pad":"%0132d"}`, 0))
 			serve := func(key string) *httptest.ResponseRecorder {
 				r := engineReq(http.MethodPost, "/orders", `{"item":"`+key+`"}`, "Idempotency-Key", key)
@@ -55,13 +56,13 @@ func TestRolloutCost(t *testing.T) {
 			counter.Reset()
 			const n = 50
 			for i := range n {
-				if w := serve(key(i)); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+				if w := serve(key(i)); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "" {
 					t.Fatalf("first request %d: %d %v", i, w.Code, w.Header())
 				}
 			}
 			first := counter.RoundTrips() - counter.Calls()["hset"]
 			for i := range n {
-				if w := serve(key(i)); w.Header().Get(idem.HeaderReplayed) != "true" {
+				if w := serve(key(i)); w.Header().Get(idemop.HeaderReplayed) != "true" {
 					t.Fatalf("replay %d: %d %v", i, w.Code, w.Header())
 				}
 			}

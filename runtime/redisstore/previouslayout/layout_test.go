@@ -13,6 +13,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
@@ -32,9 +33,9 @@ func TestLayerOffInTheWindow(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Real(t)
 	prefix := redistest.Prefix(t)
-	op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
+	op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
 	runs := map[string]int{}
-	serve := func(s idem.Store, key string) *httptest.ResponseRecorder {
+	serve := func(s idemstore.Store, key string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		idem.NewEngine(s, idem.WithLogger(nil)).Serve(w, engineReq(http.MethodPost, "/orders", `{"n":1}`, "Idempotency-Key", key), &op,
 			func(w http.ResponseWriter, _ *http.Request) {

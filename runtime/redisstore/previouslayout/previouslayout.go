@@ -213,7 +213,7 @@ func (s *Store) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idem
 		return acq, nil // after the rollout, a record taken over there lives there
 	}
 	o := req.Origin
-	prevKey := idemstore.PreviousRecordKey(o.API, o.Operation, o.Scope, o.Key)
+	prevKey := PreviousRecordKey(o.API, o.Operation, o.Scope, o.Key)
 	if !pair {
 		absent, err := s.absent(ctx, prevKey)
 		if err != nil || absent {

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/previouslayout"
 )
@@ -85,7 +86,7 @@ type rollout struct {
 	rdb    *redis.Client
 	addr   string
 	prefix string
-	op     idem.Operation
+	op     idemop.Operation
 }
 
 // startPrevious starts a process of the previous version with the given
@@ -163,7 +164,7 @@ func (ro *rollout) post(url, key string, block bool) rolloutAnswer {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return rolloutAnswer{status: resp.StatusCode, replayed: resp.Header.Get(idem.HeaderReplayed) == "true", body: string(b)}
+	return rolloutAnswer{status: resp.StatusCode, replayed: resp.Header.Get(idemop.HeaderReplayed) == "true", body: string(b)}
 }
 
 // runs returns the runs of key's handler, in order: "previous <fence>" or
@@ -216,7 +217,7 @@ func TestRollingUpgradeBesideThePreviousVersion(t *testing.T) {
 	bin := buildPreviousServer(t)
 	srv := startRedisProc(t)
 	ro := &rollout{t: t, bin: bin, rdb: srv.client(), addr: srv.s.Addr(), prefix: "idem",
-		op: idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}}
+		op: idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders"}}
 	ctx := context.Background()
 
 	// (b) This version first, on the empty server.

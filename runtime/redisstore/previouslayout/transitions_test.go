@@ -36,7 +36,7 @@ func TestPreviousKeyTransitions(t *testing.T) {
 				t.Fatal(err)
 			}
 			const fp, fpBefore = "fp-with-api", "fp-before"
-			prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
+			prev := func(k string) string { return previouslayout.PreviousRecordKey("shop", "CreateOrder", "", k) }
 			cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
 			// The previous version: its key, its fingerprint, its format.
 			old := redisstore.New(rdb, append(previousVersion(prefix), redisstore.WithUnsizedRecords())...)
@@ -141,7 +141,7 @@ func TestRolloutPairsBothKeys(t *testing.T) {
 	s := previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
 	old := redisstore.New(rdb, append(previousVersion(prefix), redisstore.WithUnsizedRecords())...)
 	const fp, fpBefore = "fp-with-api", "fp-before"
-	prev := func(k string) string { return idemstore.PreviousRecordKey("shop", "CreateOrder", "", k) }
+	prev := func(k string) string { return previouslayout.PreviousRecordKey("shop", "CreateOrder", "", k) }
 	cur := func(k string) string { return idemstore.RecordKeyIn("shop", "CreateOrder", "", k) }
 	req := func(k, token string) idemstore.AcquireRequest {
 		return idemstore.AcquireRequest{Key: cur(k), Token: token, Fingerprint: fp, Lease: time.Minute,

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/idemgen/idemgen/runtime/redisstore"
 	"github.com/idemgen/idemgen/runtime/redisstore/embedredis"
@@ -24,7 +25,7 @@ import (
 // with the fingerprint without the API identity, and no lookup of any
 // other key.
 type previousLayout struct {
-	s   idem.Store
+	s   idemstore.Store
 	api string
 	op  string
 }
@@ -42,7 +43,7 @@ func (p previousLayout) key(k string) string {
 	if !ok {
 		panic("not a record key: " + k)
 	}
-	return idemstore.PreviousRecordKey(p.api, p.op, scope, key)
+	return previouslayout.PreviousRecordKey(p.api, p.op, scope, key)
 }
 
 func (p previousLayout) Acquire(ctx context.Context, req idemstore.AcquireRequest) (idemstore.Acquisition, error) {
@@ -81,7 +82,7 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 			ctx := context.Background()
 			rdb := b.rdb(t)
 			prefix := redistest.Prefix(t)
-			op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
+			op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
 			var runs sync.Map // key -> *int
 			var mu sync.Mutex
 			block := make(chan struct{})
@@ -128,7 +129,7 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 			store := previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil))
 			cur := idem.NewEngine(store)
 			w := serve(cur, "k-done", `{"n":1}`)
-			if w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" || w.Body.String() != `{"order":"k-done"}` {
+			if w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "true" || w.Body.String() != `{"order":"k-done"}` {
 				t.Errorf("retry of a request answered before the upgrade: %d %v %s; want its replay", w.Code, w.Header(), w.Body)
 			}
 			if since, known := store.KeyLayoutSince(); !known || since.IsZero() {
@@ -153,13 +154,13 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 			if w := <-busy; w.Code != http.StatusCreated {
 				t.Fatalf("previous version's running request: %d %s", w.Code, w.Body)
 			}
-			if w := serve(cur, "k-busy", `{"n":2}`); w.Header().Get(idem.HeaderReplayed) != "true" {
+			if w := serve(cur, "k-busy", `{"n":2}`); w.Header().Get(idemop.HeaderReplayed) != "true" {
 				t.Errorf("retry after the previous version completed: %d %v %s; want its replay", w.Code, w.Header(), w.Body)
 			}
-			if w := serve(cur, "k-new", `{"n":3}`); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "" {
+			if w := serve(cur, "k-new", `{"n":3}`); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "" {
 				t.Errorf("new key: %d %v", w.Code, w.Header())
 			}
-			if w := serve(cur, "k-new", `{"n":3}`); w.Header().Get(idem.HeaderReplayed) != "true" {
+			if w := serve(cur, "k-new", `{"n":3}`); w.Header().Get(idemop.HeaderReplayed) != "true" {
 				t.Errorf("retry of a new key: %d %v", w.Code, w.Header())
 			}
 			for _, k := range []string{"k-done", "k-busy", "k-new"} {
@@ -179,12 +180,12 @@ func TestRetryAcrossKeyLayoutUpgrade(t *testing.T) {
 
 			// After the window: the marker's time further back than the
 			// operation's retention plus the rollout.
-			past := time.Now().Add(-idem.DefaultRetention - previouslayout.Rollout - time.Hour).UnixMilli()
+			past := time.Now().Add(-idemop.DefaultRetention - previouslayout.Rollout - time.Hour).UnixMilli()
 			if err := rdb.Set(ctx, prefix+":"+previouslayout.KeyLayoutMarker, past, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
 			later := idem.NewEngine(previouslayout.New(rdb, 0, redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)))
-			if w := serve(later, "k-done", `{"n":1}`); w.Header().Get(idem.HeaderReplayed) != "" || runsOf("k-done") != 2 {
+			if w := serve(later, "k-done", `{"n":1}`); w.Header().Get(idemop.HeaderReplayed) != "" || runsOf("k-done") != 2 {
 				t.Errorf("after the window: %d %v, k-done ran %d times; want a first run (the previous key not looked up)", w.Code, w.Header(), runsOf("k-done"))
 			}
 		})
@@ -237,11 +238,11 @@ func TestNewDeploymentWritesOneLayout(t *testing.T) {
 				rdb := b.rdb(t)
 				prefix := redistest.Prefix(t)
 				opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithLogger(nil)}
-				var store idem.Store = redisstore.New(rdb, opts...)
+				var store idemstore.Store = redisstore.New(rdb, opts...)
 				if migrating {
 					store = previouslayout.New(rdb, 0, opts...)
 				}
-				op := idem.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
+				op := idemop.Operation{ID: "CreateOrder", API: "shop", Method: http.MethodPost, Path: "/orders", Lock: time.Minute}
 				runs := 0
 				e := idem.NewEngine(store)
 				serve := func() *httptest.ResponseRecorder {
@@ -255,14 +256,14 @@ func TestNewDeploymentWritesOneLayout(t *testing.T) {
 				if w := serve(); w.Code != http.StatusCreated {
 					t.Fatalf("first request: %d %s", w.Code, w.Body)
 				}
-				if w := serve(); w.Code != http.StatusCreated || w.Header().Get(idem.HeaderReplayed) != "true" {
-					t.Errorf("retry: %d, replayed %q; want the replay", w.Code, w.Header().Get(idem.HeaderReplayed))
+				if w := serve(); w.Code != http.StatusCreated || w.Header().Get(idemop.HeaderReplayed) != "true" {
+					t.Errorf("retry: %d, replayed %q; want the replay", w.Code, w.Header().Get(idemop.HeaderReplayed))
 				}
 				if runs != 1 {
 					t.Errorf("the handler ran %d times, want 1", runs)
 				}
 				cur := prefix + ":" + idemstore.RecordKeyIn("shop", "CreateOrder", "", "k-1")
-				prev := prefix + ":" + idemstore.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
+				prev := prefix + ":" + previouslayout.PreviousRecordKey("shop", "CreateOrder", "", "k-1")
 				marker := prefix + ":" + previouslayout.KeyLayoutMarker
 				for _, k := range []struct {
 					key  string

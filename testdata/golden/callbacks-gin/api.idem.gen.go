@@ -11,21 +11,24 @@ import (
 
 	"github.com/gin-gonic/gin"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
 	"github.com/idemgen/idemgen/runtime/idemgin"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // plantTreeIdempotencyOp is the idempotency configuration of PlantTree (POST /api/plant_tree).
-var plantTreeIdempotencyOp = idem.Operation{
+var plantTreeIdempotencyOp = idemop.Operation{
 	API:       "callbacks-test",
 	ID:        "PlantTree",
 	Method:    "POST",
@@ -36,11 +39,11 @@ var plantTreeIdempotencyOp = idem.Operation{
 }
 
 // plantTreeIdempotencyClientOp is the client configuration of PlantTree (POST /api/plant_tree).
-var plantTreeIdempotencyClientOp = idem.ClientOperation{
+var plantTreeIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PlantTree",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -56,8 +59,8 @@ var plantTreeIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // RegisterHandlers or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&plantTreeIdempotencyOp,
 	}, store, opts...)}
 }
@@ -105,13 +108,13 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PlantTree(ctx context.Context, body PlantTreeJSONRequestBody, opts ...idem.CallOption) (*PlantTreeResponse, error) {
 	call := c.caller.Begin(&plantTreeIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *PlantTreeResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PlantTreeWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PlantTreeWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +134,8 @@ func (c *IdempotentClient) PlantTree(ctx context.Context, body PlantTreeJSONRequ
 // Verify the sender's signature first: give the verifying middleware to
 // the callback handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
-	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idemstore.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&treePlantedIdempotencyOp,
 	}, store, opts...)}
 }
@@ -156,7 +159,7 @@ func (s *idempotentCallbackReceiver) HandleTreePlantedCallback(c *gin.Context) {
 
 // treePlantedIdempotencyOp is the idempotency configuration of HandleTreePlantedCallback,
 // the POST treePlanted callback.
-var treePlantedIdempotencyOp = idem.Operation{
+var treePlantedIdempotencyOp = idemop.Operation{
 	API:       "callbacks-test",
 	ID:        "TreePlanted",
 	Method:    "POST",
@@ -193,13 +196,13 @@ func NewIdempotentCallbackInitiator(in CallbackInitiatorInterface, opts ...idem.
 // random one; every attempt sends it in the X-Delivery-Id header.
 func (c *IdempotentCallbackInitiator) TreePlanted(ctx context.Context, targetURL string, body TreePlantedJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
 	call := c.caller.Begin(&treePlantedIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *http.Response
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.initiator.TreePlantedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.initiator.TreePlantedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		resp = r
 		return r, err
 	})
@@ -207,11 +210,11 @@ func (c *IdempotentCallbackInitiator) TreePlanted(ctx context.Context, targetURL
 }
 
 // treePlantedIdempotencyClientOp is the initiator configuration of the POST treePlanted callback.
-var treePlantedIdempotencyClientOp = idem.ClientOperation{
+var treePlantedIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "TreePlanted",
 	KeyHeader: "X-Delivery-Id",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,

@@ -10,16 +10,19 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // WithIdempotentCallbacks returns si with its idempotent callbacks (those marked
@@ -32,8 +35,8 @@ const (
 // Verify the sender's signature first: give the verifying middleware to
 // the callback handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
-	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idemstore.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&treePlantedIdempotencyOp,
 	}, store, opts...)}
 }
@@ -57,7 +60,7 @@ func (s *idempotentCallbackReceiver) HandleTreePlantedCallback(w http.ResponseWr
 
 // treePlantedIdempotencyOp is the idempotency configuration of HandleTreePlantedCallback,
 // the POST treePlanted callback.
-var treePlantedIdempotencyOp = idem.Operation{
+var treePlantedIdempotencyOp = idemop.Operation{
 	API:        "callbacks-test",
 	ID:         "TreePlanted",
 	Method:     "POST",
@@ -94,13 +97,13 @@ func NewIdempotentCallbackInitiator(in CallbackInitiatorInterface, opts ...idem.
 // body's /id, else a fresh random one filled in there.
 func (c *IdempotentCallbackInitiator) TreePlanted(ctx context.Context, targetURL string, body TreePlantedJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
 	call := c.caller.Begin(&treePlantedIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *http.Response
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.initiator.TreePlantedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.initiator.TreePlantedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		resp = r
 		return r, err
 	})
@@ -108,11 +111,11 @@ func (c *IdempotentCallbackInitiator) TreePlanted(ctx context.Context, targetURL
 }
 
 // treePlantedIdempotencyClientOp is the initiator configuration of the POST treePlanted callback.
-var treePlantedIdempotencyClientOp = idem.ClientOperation{
+var treePlantedIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "TreePlanted",
 	KeyPointer: "/id",
 	Lock:       30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,

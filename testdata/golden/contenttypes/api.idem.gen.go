@@ -12,20 +12,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
-var addNoteIdempotencyOp = idem.Operation{
+var addNoteIdempotencyOp = idemop.Operation{
 	API:       "several-content-types-and-aa67d5",
 	ID:        "AddNote",
 	Method:    "POST",
@@ -36,7 +39,7 @@ var addNoteIdempotencyOp = idem.Operation{
 }
 
 // patchDocumentIdempotencyOp is the idempotency configuration of PatchDocument (PATCH /documents/{id}).
-var patchDocumentIdempotencyOp = idem.Operation{
+var patchDocumentIdempotencyOp = idemop.Operation{
 	API:       "several-content-types-and-aa67d5",
 	ID:        "PatchDocument",
 	Method:    "PATCH",
@@ -47,7 +50,7 @@ var patchDocumentIdempotencyOp = idem.Operation{
 }
 
 // putBlobIdempotencyOp is the idempotency configuration of PutBlob (PUT /blobs/{name}).
-var putBlobIdempotencyOp = idem.Operation{
+var putBlobIdempotencyOp = idemop.Operation{
 	API:       "several-content-types-and-aa67d5",
 	ID:        "PutBlob",
 	Method:    "PUT",
@@ -58,7 +61,7 @@ var putBlobIdempotencyOp = idem.Operation{
 }
 
 // putSettingsIdempotencyOp is the idempotency configuration of PutSettings (PUT /settings).
-var putSettingsIdempotencyOp = idem.Operation{
+var putSettingsIdempotencyOp = idemop.Operation{
 	API:       "several-content-types-and-aa67d5",
 	ID:        "PutSettings",
 	Method:    "PUT",
@@ -69,7 +72,7 @@ var putSettingsIdempotencyOp = idem.Operation{
 }
 
 // uploadDocumentIdempotencyOp is the idempotency configuration of UploadDocument (POST /documents).
-var uploadDocumentIdempotencyOp = idem.Operation{
+var uploadDocumentIdempotencyOp = idemop.Operation{
 	API:       "several-content-types-and-aa67d5",
 	ID:        "UploadDocument",
 	Method:    "POST",
@@ -80,11 +83,11 @@ var uploadDocumentIdempotencyOp = idem.Operation{
 }
 
 // addNoteIdempotencyClientOp is the client configuration of AddNote (POST /notes).
-var addNoteIdempotencyClientOp = idem.ClientOperation{
+var addNoteIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "AddNote",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -95,11 +98,11 @@ var addNoteIdempotencyClientOp = idem.ClientOperation{
 }
 
 // patchDocumentIdempotencyClientOp is the client configuration of PatchDocument (PATCH /documents/{id}).
-var patchDocumentIdempotencyClientOp = idem.ClientOperation{
+var patchDocumentIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PatchDocument",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -110,11 +113,11 @@ var patchDocumentIdempotencyClientOp = idem.ClientOperation{
 }
 
 // putBlobIdempotencyClientOp is the client configuration of PutBlob (PUT /blobs/{name}).
-var putBlobIdempotencyClientOp = idem.ClientOperation{
+var putBlobIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PutBlob",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -125,11 +128,11 @@ var putBlobIdempotencyClientOp = idem.ClientOperation{
 }
 
 // putSettingsIdempotencyClientOp is the client configuration of PutSettings (PUT /settings).
-var putSettingsIdempotencyClientOp = idem.ClientOperation{
+var putSettingsIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PutSettings",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -140,11 +143,11 @@ var putSettingsIdempotencyClientOp = idem.ClientOperation{
 }
 
 // uploadDocumentIdempotencyClientOp is the client configuration of UploadDocument (POST /documents).
-var uploadDocumentIdempotencyClientOp = idem.ClientOperation{
+var uploadDocumentIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "UploadDocument",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -160,8 +163,8 @@ var uploadDocumentIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&addNoteIdempotencyOp,
 		&patchDocumentIdempotencyOp,
 		&putBlobIdempotencyOp,
@@ -226,7 +229,7 @@ func (s *idempotentServer) UploadDocument(w http.ResponseWriter, r *http.Request
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -241,15 +244,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&addNoteIdempotencyOp,
 		&patchDocumentIdempotencyOp,
 		&putBlobIdempotencyOp,
@@ -266,7 +269,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -277,7 +280,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // AddNote reads the request body of POST /notes for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) AddNote(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &addNoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &addNoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.AddNote(w, r)
 	})
 }
@@ -285,7 +288,7 @@ func (s *idempotentStrictServer) AddNote(w http.ResponseWriter, r *http.Request)
 // PatchDocument reads the request body of PATCH /documents/{id} for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) PatchDocument(w http.ResponseWriter, r *http.Request, id string) {
-	s.engine.ServeBody(w, r, &patchDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &patchDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.PatchDocument(w, r, id)
 	})
 }
@@ -293,7 +296,7 @@ func (s *idempotentStrictServer) PatchDocument(w http.ResponseWriter, r *http.Re
 // PutBlob reads the request body of PUT /blobs/{name} for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) PutBlob(w http.ResponseWriter, r *http.Request, name string) {
-	s.engine.ServeBody(w, r, &putBlobIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &putBlobIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.PutBlob(w, r, name)
 	})
 }
@@ -301,7 +304,7 @@ func (s *idempotentStrictServer) PutBlob(w http.ResponseWriter, r *http.Request,
 // PutSettings reads the request body of PUT /settings for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) PutSettings(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &putSettingsIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &putSettingsIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.PutSettings(w, r)
 	})
 }
@@ -309,7 +312,7 @@ func (s *idempotentStrictServer) PutSettings(w http.ResponseWriter, r *http.Requ
 // UploadDocument reads the request body of POST /documents for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) UploadDocument(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &uploadDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &uploadDocumentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.UploadDocument(w, r)
 	})
 }
@@ -352,7 +355,7 @@ func addNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("AddNote: strict handler answered %T; want AddNoteResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitAddNoteResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitAddNoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -391,7 +394,7 @@ func patchDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("PatchDocument: strict handler answered %T; want PatchDocumentResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPatchDocumentResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPatchDocumentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -430,7 +433,7 @@ func putBlobIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PutBlob: strict handler answered %T; want PutBlobResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPutBlobResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPutBlobResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -469,7 +472,7 @@ func putSettingsIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("PutSettings: strict handler answered %T; want PutSettingsResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPutSettingsResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPutSettingsResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -508,7 +511,7 @@ func uploadDocumentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("UploadDocument: strict handler answered %T; want UploadDocumentResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitUploadDocumentResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitUploadDocumentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -560,7 +563,7 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 	buf := []byte(body)
 	var resp *AddNoteResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.AddNoteWithBodyWithResponse(ctx, "text/plain", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.AddNoteWithBodyWithResponse(ctx, "text/plain", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -580,13 +583,13 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PatchDocument(ctx context.Context, id string, body PatchDocumentApplicationMergePatchPlusJSONRequestBody, opts ...idem.CallOption) (*PatchDocumentResponse, error) {
 	call := c.caller.Begin(&patchDocumentIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *PatchDocumentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PatchDocumentWithBodyWithResponse(ctx, id, "application/merge-patch+json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PatchDocumentWithBodyWithResponse(ctx, id, "application/merge-patch+json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -612,7 +615,7 @@ func (c *IdempotentClient) PutBlob(ctx context.Context, name string, contentType
 	}
 	var resp *PutBlobResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PutBlobWithBodyWithResponse(ctx, name, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PutBlobWithBodyWithResponse(ctx, name, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -638,7 +641,7 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 	}
 	var resp *PutSettingsResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -659,13 +662,13 @@ func (c *IdempotentClient) PutSettings(ctx context.Context, contentType string, 
 // or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body PutSettingsFormdataRequestBody, opts ...idem.CallOption) (*PutSettingsResponse, error) {
 	call := c.caller.Begin(&putSettingsIdempotencyClientOp, opts...)
-	buf, err := call.MarshalForm(body)
+	buf, err := idemgen.MarshalForm(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *PutSettingsResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PutSettingsWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -685,13 +688,13 @@ func (c *IdempotentClient) PutSettingsWithFormdataBody(ctx context.Context, body
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocumentJSONRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *UploadDocumentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -712,13 +715,13 @@ func (c *IdempotentClient) UploadDocument(ctx context.Context, body UploadDocume
 // or a *idem.ProblemError when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) UploadDocumentWithFormdataBody(ctx context.Context, body UploadDocumentFormdataRequestBody, opts ...idem.CallOption) (*UploadDocumentResponse, error) {
 	call := c.caller.Begin(&uploadDocumentIdempotencyClientOp, opts...)
-	buf, err := call.MarshalForm(body)
+	buf, err := idemgen.MarshalForm(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *UploadDocumentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.UploadDocumentWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

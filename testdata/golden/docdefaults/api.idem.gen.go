@@ -11,20 +11,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
-var createRefundIdempotencyOp = idem.Operation{
+var createRefundIdempotencyOp = idemop.Operation{
 	API:                "shop.v1",
 	ID:                 "CreateRefund",
 	Method:             "POST",
@@ -37,7 +40,7 @@ var createRefundIdempotencyOp = idem.Operation{
 }
 
 // createTransferIdempotencyOp is the idempotency configuration of CreateTransfer (POST /transfers).
-var createTransferIdempotencyOp = idem.Operation{
+var createTransferIdempotencyOp = idemop.Operation{
 	API:                "shop.v1",
 	ID:                 "CreateTransfer",
 	Method:             "POST",
@@ -49,11 +52,11 @@ var createTransferIdempotencyOp = idem.Operation{
 }
 
 // createRefundIdempotencyClientOp is the client configuration of CreateRefund (POST /refunds).
-var createRefundIdempotencyClientOp = idem.ClientOperation{
+var createRefundIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "CreateRefund",
 	KeyPointer: "/key",
 	Lock:       5 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     7,
 		InitialInterval: time.Second,
 		MaxInterval:     5 * time.Second,
@@ -64,11 +67,11 @@ var createRefundIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createTransferIdempotencyClientOp is the client configuration of CreateTransfer (POST /transfers).
-var createTransferIdempotencyClientOp = idem.ClientOperation{
+var createTransferIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateTransfer",
 	KeyHeader: "X-Idempotency-Key",
 	Lock:      45 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     7,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -84,8 +87,8 @@ var createTransferIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createRefundIdempotencyOp,
 		&createTransferIdempotencyOp,
 	}, store, opts...)}
@@ -123,7 +126,7 @@ func (s *idempotentServer) CreateTransfer(w http.ResponseWriter, r *http.Request
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -138,15 +141,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createRefundIdempotencyOp,
 		&createTransferIdempotencyOp,
 	}, store, opts...)
@@ -160,7 +163,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -171,7 +174,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateRefund reads the request body of POST /refunds for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateRefund(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateRefund(w, r)
 	})
 }
@@ -179,7 +182,7 @@ func (s *idempotentStrictServer) CreateRefund(w http.ResponseWriter, r *http.Req
 // CreateTransfer reads the request body of POST /transfers for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateTransfer(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createTransferIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createTransferIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateTransfer(w, r)
 	})
 }
@@ -216,7 +219,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -255,7 +258,7 @@ func createTransferIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) S
 			if !ok {
 				return nil, fmt.Errorf("CreateTransfer: strict handler answered %T; want CreateTransferResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateTransferResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateTransferResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -304,13 +307,13 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateRefund(ctx context.Context, body CreateRefundJSONRequestBody, opts ...idem.CallOption) (*CreateRefundResponse, error) {
 	call := c.caller.Begin(&createRefundIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *CreateRefundResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateRefundWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreateRefundWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -332,7 +335,7 @@ func (c *IdempotentClient) CreateTransfer(ctx context.Context, opts ...idem.Call
 	call := c.caller.Begin(&createTransferIdempotencyClientOp, opts...)
 	var resp *CreateTransferResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateTransferWithResponse(ctx, call.Editor())
+		r, err := c.client.CreateTransferWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

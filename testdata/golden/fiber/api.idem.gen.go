@@ -13,21 +13,24 @@ import (
 	"github.com/gofiber/fiber/v2"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
-var closeStoreIdempotencyOp = idem.Operation{
+var closeStoreIdempotencyOp = idemop.Operation{
 	API:       "path-query-header-and-coo-47430e",
 	ID:        "CloseStore",
 	Method:    "POST",
@@ -38,7 +41,7 @@ var closeStoreIdempotencyOp = idem.Operation{
 }
 
 // refundOrderIdempotencyOp is the idempotency configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
-var refundOrderIdempotencyOp = idem.Operation{
+var refundOrderIdempotencyOp = idemop.Operation{
 	API:                "path-query-header-and-coo-47430e",
 	ID:                 "RefundOrder",
 	Method:             "POST",
@@ -51,11 +54,11 @@ var refundOrderIdempotencyOp = idem.Operation{
 }
 
 // closeStoreIdempotencyClientOp is the client configuration of CloseStore (POST /stores/{storeId}/close).
-var closeStoreIdempotencyClientOp = idem.ClientOperation{
+var closeStoreIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CloseStore",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -66,11 +69,11 @@ var closeStoreIdempotencyClientOp = idem.ClientOperation{
 }
 
 // refundOrderIdempotencyClientOp is the client configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
-var refundOrderIdempotencyClientOp = idem.ClientOperation{
+var refundOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "RefundOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      time.Minute,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     3,
 		InitialInterval: 100 * time.Millisecond,
 		MaxInterval:     2 * time.Second,
@@ -87,8 +90,8 @@ var refundOrderIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // RegisterHandlers or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)}
@@ -137,8 +140,8 @@ func (s *idempotentServer) RefundOrder(c *fiber.Ctx, storeId string, orderId ope
 // (413) before anything is decoded. The idempotency middleware runs
 // innermost, after middlewares; the other operations pass through
 // unchanged. Give the result to RegisterHandlers.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
@@ -297,7 +300,7 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 	call := c.caller.Begin(&closeStoreIdempotencyClientOp, opts...)
 	var resp *CloseStoreResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CloseStoreWithResponse(ctx, storeId, params, call.Editor())
+		r, err := c.client.CloseStoreWithResponse(ctx, storeId, params, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +320,7 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 // answer is an RFC 9457 problem.
 func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orderId openapi_types.UUID, params *RefundOrderParams, body RefundOrderJSONRequestBody, opts ...idem.CallOption) (*RefundOrderResponse, error) {
 	call := c.caller.Begin(&refundOrderIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +332,7 @@ func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orde
 	p.IdempotencyKey = key
 	var resp *RefundOrderResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.RefundOrderWithBodyWithResponse(ctx, storeId, orderId, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.RefundOrderWithBodyWithResponse(ctx, storeId, orderId, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -10,20 +10,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createChargeIdempotencyOp is the idempotency configuration of CreateCharge (POST /charges).
-var createChargeIdempotencyOp = idem.Operation{
+var createChargeIdempotencyOp = idemop.Operation{
 	API:       "storage-policies",
 	ID:        "CreateCharge",
 	Method:    "POST",
@@ -36,7 +39,7 @@ var createChargeIdempotencyOp = idem.Operation{
 }
 
 // createNoteIdempotencyOp is the idempotency configuration of CreateNote (POST /notes).
-var createNoteIdempotencyOp = idem.Operation{
+var createNoteIdempotencyOp = idemop.Operation{
 	API:       "storage-policies",
 	ID:        "CreateNote",
 	Method:    "POST",
@@ -47,7 +50,7 @@ var createNoteIdempotencyOp = idem.Operation{
 }
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
-var createRefundIdempotencyOp = idem.Operation{
+var createRefundIdempotencyOp = idemop.Operation{
 	API:       "storage-policies",
 	ID:        "CreateRefund",
 	Method:    "POST",
@@ -59,11 +62,11 @@ var createRefundIdempotencyOp = idem.Operation{
 }
 
 // createChargeIdempotencyClientOp is the client configuration of CreateCharge (POST /charges).
-var createChargeIdempotencyClientOp = idem.ClientOperation{
+var createChargeIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateCharge",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -74,11 +77,11 @@ var createChargeIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createNoteIdempotencyClientOp is the client configuration of CreateNote (POST /notes).
-var createNoteIdempotencyClientOp = idem.ClientOperation{
+var createNoteIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateNote",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -89,11 +92,11 @@ var createNoteIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createRefundIdempotencyClientOp is the client configuration of CreateRefund (POST /refunds).
-var createRefundIdempotencyClientOp = idem.ClientOperation{
+var createRefundIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateRefund",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -109,8 +112,8 @@ var createRefundIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createChargeIdempotencyOp,
 		&createNoteIdempotencyOp,
 		&createRefundIdempotencyOp,
@@ -157,7 +160,7 @@ func (s *idempotentServer) CreateRefund(w http.ResponseWriter, r *http.Request) 
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -172,15 +175,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createChargeIdempotencyOp,
 		&createNoteIdempotencyOp,
 		&createRefundIdempotencyOp,
@@ -195,7 +198,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -206,7 +209,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateCharge reads the request body of POST /charges for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateCharge(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createChargeIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createChargeIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateCharge(w, r)
 	})
 }
@@ -214,7 +217,7 @@ func (s *idempotentStrictServer) CreateCharge(w http.ResponseWriter, r *http.Req
 // CreateNote reads the request body of POST /notes for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateNote(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createNoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createNoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateNote(w, r)
 	})
 }
@@ -222,7 +225,7 @@ func (s *idempotentStrictServer) CreateNote(w http.ResponseWriter, r *http.Reque
 // CreateRefund reads the request body of POST /refunds for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateRefund(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateRefund(w, r)
 	})
 }
@@ -261,7 +264,7 @@ func createChargeIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateCharge: strict handler answered %T; want CreateChargeResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateChargeResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateChargeResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -300,7 +303,7 @@ func createNoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CreateNote: strict handler answered %T; want CreateNoteResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateNoteResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateNoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -339,7 +342,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -390,7 +393,7 @@ func (c *IdempotentClient) CreateCharge(ctx context.Context, opts ...idem.CallOp
 	call := c.caller.Begin(&createChargeIdempotencyClientOp, opts...)
 	var resp *CreateChargeResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateChargeWithResponse(ctx, call.Editor())
+		r, err := c.client.CreateChargeWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -412,7 +415,7 @@ func (c *IdempotentClient) CreateNote(ctx context.Context, opts ...idem.CallOpti
 	call := c.caller.Begin(&createNoteIdempotencyClientOp, opts...)
 	var resp *CreateNoteResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateNoteWithResponse(ctx, call.Editor())
+		r, err := c.client.CreateNoteWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -434,7 +437,7 @@ func (c *IdempotentClient) CreateRefund(ctx context.Context, opts ...idem.CallOp
 	call := c.caller.Begin(&createRefundIdempotencyClientOp, opts...)
 	var resp *CreateRefundResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateRefundWithResponse(ctx, call.Editor())
+		r, err := c.client.CreateRefundWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

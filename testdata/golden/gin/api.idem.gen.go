@@ -10,22 +10,25 @@ import (
 
 	"github.com/gin-gonic/gin"
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
 	"github.com/idemgen/idemgen/runtime/idemgin"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
-var closeStoreIdempotencyOp = idem.Operation{
+var closeStoreIdempotencyOp = idemop.Operation{
 	API:       "path-query-header-and-coo-47430e",
 	ID:        "CloseStore",
 	Method:    "POST",
@@ -36,7 +39,7 @@ var closeStoreIdempotencyOp = idem.Operation{
 }
 
 // refundOrderIdempotencyOp is the idempotency configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
-var refundOrderIdempotencyOp = idem.Operation{
+var refundOrderIdempotencyOp = idemop.Operation{
 	API:                "path-query-header-and-coo-47430e",
 	ID:                 "RefundOrder",
 	Method:             "POST",
@@ -54,8 +57,8 @@ var refundOrderIdempotencyOp = idem.Operation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // RegisterHandlers or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)}
@@ -100,8 +103,8 @@ func (s *idempotentServer) RefundOrder(c *gin.Context, storeId string, orderId o
 // middleware fingerprints those bytes, as WithIdempotency does. That
 // middleware runs innermost, after middlewares; the other operations pass
 // through unchanged. Give the result to RegisterHandlers.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
@@ -168,7 +171,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request.Context(), obj.VisitCloseStoreResponse)
+			return idemgen.CaptureContext(ctx.Request.Context(), obj.VisitCloseStoreResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -211,7 +214,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx.Request.Context(), obj.VisitRefundOrderResponse)
+			return idemgen.CaptureContext(ctx.Request.Context(), obj.VisitRefundOrderResponse)
 		})
 		if err != nil {
 			return nil, err

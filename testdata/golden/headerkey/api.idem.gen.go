@@ -12,20 +12,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
-var createPetIdempotencyOp = idem.Operation{
+var createPetIdempotencyOp = idemop.Operation{
 	API:       "header-keys",
 	ID:        "CreatePet",
 	Method:    "POST",
@@ -36,7 +39,7 @@ var createPetIdempotencyOp = idem.Operation{
 }
 
 // vaccinatePetIdempotencyOp is the idempotency configuration of VaccinatePet (POST /pets/{petId}/vaccinations).
-var vaccinatePetIdempotencyOp = idem.Operation{
+var vaccinatePetIdempotencyOp = idemop.Operation{
 	API:       "header-keys",
 	ID:        "VaccinatePet",
 	Method:    "POST",
@@ -48,11 +51,11 @@ var vaccinatePetIdempotencyOp = idem.Operation{
 }
 
 // createPetIdempotencyClientOp is the client configuration of CreatePet (POST /pets).
-var createPetIdempotencyClientOp = idem.ClientOperation{
+var createPetIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreatePet",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -63,11 +66,11 @@ var createPetIdempotencyClientOp = idem.ClientOperation{
 }
 
 // vaccinatePetIdempotencyClientOp is the client configuration of VaccinatePet (POST /pets/{petId}/vaccinations).
-var vaccinatePetIdempotencyClientOp = idem.ClientOperation{
+var vaccinatePetIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "VaccinatePet",
 	KeyHeader: "X-Request-Id",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -83,8 +86,8 @@ var vaccinatePetIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createPetIdempotencyOp,
 		&vaccinatePetIdempotencyOp,
 	}, store, opts...)}
@@ -127,11 +130,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "X-Request-Id":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "X-Request-Id":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -146,15 +149,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createPetIdempotencyOp,
 		&vaccinatePetIdempotencyOp,
 	}, store, opts...)
@@ -168,7 +171,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -179,7 +182,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreatePet reads the request body of POST /pets for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreatePet(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreatePet(w, r)
 	})
 }
@@ -187,7 +190,7 @@ func (s *idempotentStrictServer) CreatePet(w http.ResponseWriter, r *http.Reques
 // VaccinatePet reads the request body of POST /pets/{petId}/vaccinations for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) VaccinatePet(w http.ResponseWriter, r *http.Request, petId int64, params VaccinatePetParams) {
-	s.engine.ServeBody(w, r, &vaccinatePetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &vaccinatePetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.VaccinatePet(w, r, petId, params)
 	})
 }
@@ -224,7 +227,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -263,7 +266,7 @@ func vaccinatePetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("VaccinatePet: strict handler answered %T; want VaccinatePetResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitVaccinatePetResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitVaccinatePetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -312,13 +315,13 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *CreatePetResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreatePetWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreatePetWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +345,7 @@ func (c *IdempotentClient) VaccinatePet(ctx context.Context, petId int64, opts .
 	p := VaccinatePetParams{XRequestId: &key}
 	var resp *VaccinatePetResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.VaccinatePetWithResponse(ctx, petId, &p, call.Editor())
+		r, err := c.client.VaccinatePetWithResponse(ctx, petId, &p, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -12,24 +12,26 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // putThingIdempotencyClientOp is the client configuration of PutThing (PUT /things/{r}/{w}/{context}/{key}/{p}).
-var putThingIdempotencyClientOp = idem.ClientOperation{
+var putThingIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PutThing",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -40,11 +42,11 @@ var putThingIdempotencyClientOp = idem.ClientOperation{
 }
 
 // uploadFileIdempotencyClientOp is the client configuration of UploadFile (POST /files/{call}/{resp}/{opts}/{request}).
-var uploadFileIdempotencyClientOp = idem.ClientOperation{
+var uploadFileIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "UploadFile",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -80,7 +82,7 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, context string, key string, p string, body PutThingJSONRequestBody, opts ...idem.CallOption) (*PutThingResponse, error) {
 	call := c.caller.Begin(&putThingIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, r string, w string, con
 	p1 := PutThingParams{IdempotencyKey: &key1}
 	var resp *PutThingResponse
 	err = call.Run(ctx, func(ctx context1.Context) (*http.Response, error) {
-		r1, err := c.client.PutThingWithBodyWithResponse(ctx, r, w, context, key, p, &p1, "application/json", bytes.NewReader(buf), call.Editor())
+		r1, err := c.client.PutThingWithBodyWithResponse(ctx, r, w, context, key, p, &p1, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +116,7 @@ func (c *IdempotentClient) UploadFile(ctx context.Context, call string, resp str
 	}
 	var resp1 *UploadFileResponse
 	err = call1.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.UploadFileWithBodyWithResponse(ctx, call, resp, opts, request, contentType, bytes.NewReader(buf), call1.Editor())
+		r, err := c.client.UploadFileWithBodyWithResponse(ctx, call, resp, opts, request, contentType, bytes.NewReader(buf), idemgen.Editor(call1))
 		if err != nil {
 			return nil, err
 		}

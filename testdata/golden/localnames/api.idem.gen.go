@@ -13,20 +13,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // packBoxIdempotencyOp is the idempotency configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
-var packBoxIdempotencyOp = idem.Operation{
+var packBoxIdempotencyOp = idemop.Operation{
 	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PackBox",
 	Method:    "POST",
@@ -37,7 +40,7 @@ var packBoxIdempotencyOp = idem.Operation{
 }
 
 // putThingIdempotencyOp1 is the idempotency configuration of PutThing (PUT /things/{key}/{p}/{call}).
-var putThingIdempotencyOp1 = idem.Operation{
+var putThingIdempotencyOp1 = idemop.Operation{
 	API:       "parameters-named-after-th-b1ec45",
 	ID:        "PutThing",
 	Method:    "PUT",
@@ -48,7 +51,7 @@ var putThingIdempotencyOp1 = idem.Operation{
 }
 
 // removeLabelIdempotencyOp1 is the idempotency configuration of RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}).
-var removeLabelIdempotencyOp1 = idem.Operation{
+var removeLabelIdempotencyOp1 = idemop.Operation{
 	API:       "parameters-named-after-th-b1ec45",
 	ID:        "RemoveLabel",
 	Method:    "DELETE",
@@ -59,7 +62,7 @@ var removeLabelIdempotencyOp1 = idem.Operation{
 }
 
 // shipCrateIdempotencyOp is the idempotency configuration of ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}).
-var shipCrateIdempotencyOp = idem.Operation{
+var shipCrateIdempotencyOp = idemop.Operation{
 	API:       "parameters-named-after-th-b1ec45",
 	ID:        "ShipCrate",
 	Method:    "POST",
@@ -70,7 +73,7 @@ var shipCrateIdempotencyOp = idem.Operation{
 }
 
 // tagItIdempotencyOp is the idempotency configuration of TagIt (POST /tags/{removeLabelIdempotencyOp}).
-var tagItIdempotencyOp = idem.Operation{
+var tagItIdempotencyOp = idemop.Operation{
 	API:       "parameters-named-after-th-b1ec45",
 	ID:        "TagIt",
 	Method:    "POST",
@@ -81,11 +84,11 @@ var tagItIdempotencyOp = idem.Operation{
 }
 
 // packBoxIdempotencyClientOp1 is the client configuration of PackBox (POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts}).
-var packBoxIdempotencyClientOp1 = idem.ClientOperation{
+var packBoxIdempotencyClientOp1 = idemop.ClientOperation{
 	ID:        "PackBox",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -96,11 +99,11 @@ var packBoxIdempotencyClientOp1 = idem.ClientOperation{
 }
 
 // putThingIdempotencyClientOp is the client configuration of PutThing (PUT /things/{key}/{p}/{call}).
-var putThingIdempotencyClientOp = idem.ClientOperation{
+var putThingIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PutThing",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -111,11 +114,11 @@ var putThingIdempotencyClientOp = idem.ClientOperation{
 }
 
 // removeLabelIdempotencyClientOp is the client configuration of RemoveLabel (DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp}).
-var removeLabelIdempotencyClientOp = idem.ClientOperation{
+var removeLabelIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "RemoveLabel",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -126,11 +129,11 @@ var removeLabelIdempotencyClientOp = idem.ClientOperation{
 }
 
 // shipCrateIdempotencyClientOp is the client configuration of ShipCrate (POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params}).
-var shipCrateIdempotencyClientOp = idem.ClientOperation{
+var shipCrateIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "ShipCrate",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -141,11 +144,11 @@ var shipCrateIdempotencyClientOp = idem.ClientOperation{
 }
 
 // tagItIdempotencyClientOp is the client configuration of TagIt (POST /tags/{removeLabelIdempotencyOp}).
-var tagItIdempotencyClientOp = idem.ClientOperation{
+var tagItIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "TagIt",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -161,8 +164,8 @@ var tagItIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&packBoxIdempotencyOp,
 		&putThingIdempotencyOp1,
 		&removeLabelIdempotencyOp1,
@@ -232,11 +235,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -251,15 +254,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&packBoxIdempotencyOp,
 		&putThingIdempotencyOp1,
 		&removeLabelIdempotencyOp1,
@@ -276,7 +279,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -287,7 +290,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // PackBox reads the request body of POST /boxes/{s}/{srv}/{decorator}/{resp}/{opts} for the idempotency
 // middleware, then calls the strict handler.
 func (s1 *idempotentStrictServer) PackBox(w http.ResponseWriter, r *http.Request, s string, srv string, decorator string, resp string, opts string) {
-	s1.engine.ServeBody(w, r, &packBoxIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s1.engine, w, r, &packBoxIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s1.ServerInterface.PackBox(w, r, s, srv, decorator, resp, opts)
 	})
 }
@@ -295,7 +298,7 @@ func (s1 *idempotentStrictServer) PackBox(w http.ResponseWriter, r *http.Request
 // PutThing reads the request body of PUT /things/{key}/{p}/{call} for the idempotency
 // middleware, then calls the strict handler.
 func (s1 *idempotentStrictServer) PutThing(w http.ResponseWriter, r *http.Request, key string, p string, call string, params PutThingParams) {
-	s1.engine.ServeBody(w, r, &putThingIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s1.engine, w, r, &putThingIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
 		s1.ServerInterface.PutThing(w, r, key, p, call, params)
 	})
 }
@@ -303,7 +306,7 @@ func (s1 *idempotentStrictServer) PutThing(w http.ResponseWriter, r *http.Reques
 // RemoveLabel reads the request body of DELETE /labels/{idem}/{time}/{putThingIdempotencyOp}/{packBoxIdempotencyClientOp} for the idempotency
 // middleware, then calls the strict handler.
 func (s1 *idempotentStrictServer) RemoveLabel(w http.ResponseWriter, r *http.Request, idem string, time string, putThingIdempotencyOp string, packBoxIdempotencyClientOp string, params RemoveLabelParams) {
-	s1.engine.ServeBody(w, r, &removeLabelIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s1.engine, w, r, &removeLabelIdempotencyOp1, func(w http.ResponseWriter, r *http.Request) {
 		s1.ServerInterface.RemoveLabel(w, r, idem, time, putThingIdempotencyOp, packBoxIdempotencyClientOp, params)
 	})
 }
@@ -311,7 +314,7 @@ func (s1 *idempotentStrictServer) RemoveLabel(w http.ResponseWriter, r *http.Req
 // ShipCrate reads the request body of POST /crates/{obj}/{out}/{f}/{engine}/{ok}/{params} for the idempotency
 // middleware, then calls the strict handler.
 func (s1 *idempotentStrictServer) ShipCrate(w http.ResponseWriter, r *http.Request, obj string, out string, f string, engine string, ok string, params string) {
-	s1.engine.ServeBody(w, r, &shipCrateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s1.engine, w, r, &shipCrateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s1.ServerInterface.ShipCrate(w, r, obj, out, f, engine, ok, params)
 	})
 }
@@ -319,7 +322,7 @@ func (s1 *idempotentStrictServer) ShipCrate(w http.ResponseWriter, r *http.Reque
 // TagIt reads the request body of POST /tags/{removeLabelIdempotencyOp} for the idempotency
 // middleware, then calls the strict handler.
 func (s1 *idempotentStrictServer) TagIt(w http.ResponseWriter, r *http.Request, removeLabelIdempotencyOp string) {
-	s1.engine.ServeBody(w, r, &tagItIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s1.engine, w, r, &tagItIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s1.ServerInterface.TagIt(w, r, removeLabelIdempotencyOp)
 	})
 }
@@ -362,7 +365,7 @@ func packBoxIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHa
 			if !ok {
 				return nil, fmt.Errorf("PackBox: strict handler answered %T; want PackBoxResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPackBoxResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPackBoxResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -401,7 +404,7 @@ func putThingIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("PutThing: strict handler answered %T; want PutThingResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPutThingResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPutThingResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -440,7 +443,7 @@ func removeLabelIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RemoveLabel: strict handler answered %T; want RemoveLabelResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitRemoveLabelResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitRemoveLabelResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -479,7 +482,7 @@ func shipCrateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("ShipCrate: strict handler answered %T; want ShipCrateResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitShipCrateResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitShipCrateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -518,7 +521,7 @@ func tagItIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictHand
 			if !ok {
 				return nil, fmt.Errorf("TagIt: strict handler answered %T; want TagItResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitTagItResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitTagItResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -570,7 +573,7 @@ func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, de
 	buf := []byte(body)
 	var resp1 *PackBoxResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PackBoxWithBodyWithResponse(ctx, s, srv, decorator, resp, opts, "text/plain", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PackBoxWithBodyWithResponse(ctx, s, srv, decorator, resp, opts, "text/plain", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -590,7 +593,7 @@ func (c *IdempotentClient) PackBox(ctx context.Context, s string, srv string, de
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, call string, params *PutThingParams, body PutThingJSONRequestBody, opts ...idem.CallOption) (*PutThingResponse, error) {
 	call1 := c.caller.Begin(&putThingIdempotencyClientOp, opts...)
-	buf, err := call1.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call1, body)
 	if err != nil {
 		return nil, err
 	}
@@ -602,7 +605,7 @@ func (c *IdempotentClient) PutThing(ctx context.Context, key string, p string, c
 	p1.IdempotencyKey = &key1
 	var resp *PutThingResponse
 	err = call1.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PutThingWithBodyWithResponse(ctx, key, p, call, &p1, "application/json", bytes.NewReader(buf), call1.Editor())
+		r, err := c.client.PutThingWithBodyWithResponse(ctx, key, p, call, &p1, "application/json", bytes.NewReader(buf), idemgen.Editor(call1))
 		if err != nil {
 			return nil, err
 		}
@@ -624,7 +627,7 @@ func (c *IdempotentClient) RemoveLabel(ctx context.Context, idem string, time st
 	call := c.caller.Begin(&removeLabelIdempotencyClientOp, opts...)
 	var resp *RemoveLabelResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.RemoveLabelWithResponse(ctx, idem, time, putThingIdempotencyOp, packBoxIdempotencyClientOp, params, call.Editor())
+		r, err := c.client.RemoveLabelWithResponse(ctx, idem, time, putThingIdempotencyOp, packBoxIdempotencyClientOp, params, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -650,7 +653,7 @@ func (c *IdempotentClient) ShipCrate(ctx context.Context, obj string, out string
 	}
 	var resp *ShipCrateResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.ShipCrateWithBodyWithResponse(ctx, obj, out, f, engine, ok, params, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.ShipCrateWithBodyWithResponse(ctx, obj, out, f, engine, ok, params, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -672,7 +675,7 @@ func (c *IdempotentClient) TagIt(ctx context.Context, removeLabelIdempotencyOp s
 	call := c.caller.Begin(&tagItIdempotencyClientOp, opts...)
 	var resp *TagItResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.TagItWithResponse(ctx, removeLabelIdempotencyOp, call.Editor())
+		r, err := c.client.TagItWithResponse(ctx, removeLabelIdempotencyOp, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -10,20 +10,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // n3DsVerifyIdempotencyOp is the idempotency configuration of N3DsVerify (POST /3ds/verify).
-var n3DsVerifyIdempotencyOp = idem.Operation{
+var n3DsVerifyIdempotencyOp = idemop.Operation{
 	API:       "operationids-that-need-no-c4de4b",
 	ID:        "N3DsVerify",
 	Method:    "POST",
@@ -34,7 +37,7 @@ var n3DsVerifyIdempotencyOp = idem.Operation{
 }
 
 // orderItemsAddItemIdempotencyOp is the idempotency configuration of OrderItemsAddItem (POST /order-items).
-var orderItemsAddItemIdempotencyOp = idem.Operation{
+var orderItemsAddItemIdempotencyOp = idemop.Operation{
 	API:       "operationids-that-need-no-c4de4b",
 	ID:        "OrderItemsAddItem",
 	Method:    "POST",
@@ -45,7 +48,7 @@ var orderItemsAddItemIdempotencyOp = idem.Operation{
 }
 
 // petsCreateIdempotencyOp is the idempotency configuration of PetsCreate (POST /pets).
-var petsCreateIdempotencyOp = idem.Operation{
+var petsCreateIdempotencyOp = idemop.Operation{
 	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PetsCreate",
 	Method:    "POST",
@@ -56,7 +59,7 @@ var petsCreateIdempotencyOp = idem.Operation{
 }
 
 // postWidgetsWidgetIDIdempotencyOp is the idempotency configuration of PostWidgetsWidgetID (POST /widgets/{widget_id}).
-var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
+var postWidgetsWidgetIDIdempotencyOp = idemop.Operation{
 	API:       "operationids-that-need-no-c4de4b",
 	ID:        "PostWidgetsWidgetID",
 	Method:    "POST",
@@ -67,7 +70,7 @@ var postWidgetsWidgetIDIdempotencyOp = idem.Operation{
 }
 
 // setSKUHTTPURLIdempotencyOp is the idempotency configuration of SetSKUHTTPURL (PUT /skus/{sku_id}/http-url).
-var setSKUHTTPURLIdempotencyOp = idem.Operation{
+var setSKUHTTPURLIdempotencyOp = idemop.Operation{
 	API:       "operationids-that-need-no-c4de4b",
 	ID:        "SetSKUHTTPURL",
 	Method:    "PUT",
@@ -78,11 +81,11 @@ var setSKUHTTPURLIdempotencyOp = idem.Operation{
 }
 
 // n3DsVerifyIdempotencyClientOp is the client configuration of N3DsVerify (POST /3ds/verify).
-var n3DsVerifyIdempotencyClientOp = idem.ClientOperation{
+var n3DsVerifyIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "N3DsVerify",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -93,11 +96,11 @@ var n3DsVerifyIdempotencyClientOp = idem.ClientOperation{
 }
 
 // orderItemsAddItemIdempotencyClientOp is the client configuration of OrderItemsAddItem (POST /order-items).
-var orderItemsAddItemIdempotencyClientOp = idem.ClientOperation{
+var orderItemsAddItemIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "OrderItemsAddItem",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -108,11 +111,11 @@ var orderItemsAddItemIdempotencyClientOp = idem.ClientOperation{
 }
 
 // petsCreateIdempotencyClientOp is the client configuration of PetsCreate (POST /pets).
-var petsCreateIdempotencyClientOp = idem.ClientOperation{
+var petsCreateIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PetsCreate",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -123,11 +126,11 @@ var petsCreateIdempotencyClientOp = idem.ClientOperation{
 }
 
 // postWidgetsWidgetIDIdempotencyClientOp is the client configuration of PostWidgetsWidgetID (POST /widgets/{widget_id}).
-var postWidgetsWidgetIDIdempotencyClientOp = idem.ClientOperation{
+var postWidgetsWidgetIDIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PostWidgetsWidgetID",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -138,11 +141,11 @@ var postWidgetsWidgetIDIdempotencyClientOp = idem.ClientOperation{
 }
 
 // setSKUHTTPURLIdempotencyClientOp is the client configuration of SetSKUHTTPURL (PUT /skus/{sku_id}/http-url).
-var setSKUHTTPURLIdempotencyClientOp = idem.ClientOperation{
+var setSKUHTTPURLIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "SetSKUHTTPURL",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -158,8 +161,8 @@ var setSKUHTTPURLIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&n3DsVerifyIdempotencyOp,
 		&orderItemsAddItemIdempotencyOp,
 		&petsCreateIdempotencyOp,
@@ -224,7 +227,7 @@ func (s *idempotentServer) SetSKUHTTPURL(w http.ResponseWriter, r *http.Request,
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -239,15 +242,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&n3DsVerifyIdempotencyOp,
 		&orderItemsAddItemIdempotencyOp,
 		&petsCreateIdempotencyOp,
@@ -264,7 +267,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -275,7 +278,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // N3DsVerify reads the request body of POST /3ds/verify for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) N3DsVerify(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &n3DsVerifyIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &n3DsVerifyIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.N3DsVerify(w, r)
 	})
 }
@@ -283,7 +286,7 @@ func (s *idempotentStrictServer) N3DsVerify(w http.ResponseWriter, r *http.Reque
 // OrderItemsAddItem reads the request body of POST /order-items for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) OrderItemsAddItem(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &orderItemsAddItemIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &orderItemsAddItemIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.OrderItemsAddItem(w, r)
 	})
 }
@@ -291,7 +294,7 @@ func (s *idempotentStrictServer) OrderItemsAddItem(w http.ResponseWriter, r *htt
 // PetsCreate reads the request body of POST /pets for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) PetsCreate(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &petsCreateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &petsCreateIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.PetsCreate(w, r)
 	})
 }
@@ -299,7 +302,7 @@ func (s *idempotentStrictServer) PetsCreate(w http.ResponseWriter, r *http.Reque
 // PostWidgetsWidgetID reads the request body of POST /widgets/{widget_id} for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) PostWidgetsWidgetID(w http.ResponseWriter, r *http.Request, widgetID string) {
-	s.engine.ServeBody(w, r, &postWidgetsWidgetIDIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &postWidgetsWidgetIDIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.PostWidgetsWidgetID(w, r, widgetID)
 	})
 }
@@ -307,7 +310,7 @@ func (s *idempotentStrictServer) PostWidgetsWidgetID(w http.ResponseWriter, r *h
 // SetSKUHTTPURL reads the request body of PUT /skus/{sku_id}/http-url for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) SetSKUHTTPURL(w http.ResponseWriter, r *http.Request, skuid string) {
-	s.engine.ServeBody(w, r, &setSKUHTTPURLIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &setSKUHTTPURLIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.SetSKUHTTPURL(w, r, skuid)
 	})
 }
@@ -350,7 +353,7 @@ func n3DsVerifyIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("N3DsVerify: strict handler answered %T; want N3DsVerifyResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitN3DsVerifyResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitN3DsVerifyResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -389,7 +392,7 @@ func orderItemsAddItemIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc
 			if !ok {
 				return nil, fmt.Errorf("OrderItemsAddItem: strict handler answered %T; want OrderItemsAddItemResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitOrderItemsAddItemResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitOrderItemsAddItemResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -428,7 +431,7 @@ func petsCreateIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("PetsCreate: strict handler answered %T; want PetsCreateResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPetsCreateResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPetsCreateResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -467,7 +470,7 @@ func postWidgetsWidgetIDIdempotencyStrict(engine *idem.Engine, f StrictHandlerFu
 			if !ok {
 				return nil, fmt.Errorf("PostWidgetsWidgetID: strict handler answered %T; want PostWidgetsWidgetIDResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitPostWidgetsWidgetIDResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitPostWidgetsWidgetIDResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -506,7 +509,7 @@ func setSKUHTTPURLIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("SetSKUHTTPURL: strict handler answered %T; want SetSKUHTTPURLResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitSetSKUHTTPURLResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitSetSKUHTTPURLResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -557,7 +560,7 @@ func (c *IdempotentClient) N3DsVerify(ctx context.Context, opts ...idem.CallOpti
 	call := c.caller.Begin(&n3DsVerifyIdempotencyClientOp, opts...)
 	var resp *N3DsVerifyResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.N3DsVerifyWithResponse(ctx, call.Editor())
+		r, err := c.client.N3DsVerifyWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -579,7 +582,7 @@ func (c *IdempotentClient) OrderItemsAddItem(ctx context.Context, opts ...idem.C
 	call := c.caller.Begin(&orderItemsAddItemIdempotencyClientOp, opts...)
 	var resp *OrderItemsAddItemResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.OrderItemsAddItemWithResponse(ctx, call.Editor())
+		r, err := c.client.OrderItemsAddItemWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -601,7 +604,7 @@ func (c *IdempotentClient) PetsCreate(ctx context.Context, opts ...idem.CallOpti
 	call := c.caller.Begin(&petsCreateIdempotencyClientOp, opts...)
 	var resp *PetsCreateResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PetsCreateWithResponse(ctx, call.Editor())
+		r, err := c.client.PetsCreateWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -623,7 +626,7 @@ func (c *IdempotentClient) PostWidgetsWidgetID(ctx context.Context, widgetID str
 	call := c.caller.Begin(&postWidgetsWidgetIDIdempotencyClientOp, opts...)
 	var resp *PostWidgetsWidgetIDResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostWidgetsWidgetIDWithResponse(ctx, widgetID, call.Editor())
+		r, err := c.client.PostWidgetsWidgetIDWithResponse(ctx, widgetID, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -645,7 +648,7 @@ func (c *IdempotentClient) SetSKUHTTPURL(ctx context.Context, skuid string, opts
 	call := c.caller.Begin(&setSKUHTTPURLIdempotencyClientOp, opts...)
 	var resp *SetSKUHTTPURLResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.SetSKUHTTPURLWithResponse(ctx, skuid, call.Editor())
+		r, err := c.client.SetSKUHTTPURLWithResponse(ctx, skuid, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -12,20 +12,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createSubscriptionIdempotencyOp is the idempotency configuration of CreateSubscription (POST /subscriptions).
-var createSubscriptionIdempotencyOp = idem.Operation{
+var createSubscriptionIdempotencyOp = idemop.Operation{
 	API:       "an-openapi-3-1-document",
 	ID:        "CreateSubscription",
 	Method:    "POST",
@@ -36,11 +39,11 @@ var createSubscriptionIdempotencyOp = idem.Operation{
 }
 
 // createSubscriptionIdempotencyClientOp is the client configuration of CreateSubscription (POST /subscriptions).
-var createSubscriptionIdempotencyClientOp = idem.ClientOperation{
+var createSubscriptionIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateSubscription",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -56,8 +59,8 @@ var createSubscriptionIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createSubscriptionIdempotencyOp,
 	}, store, opts...)}
 }
@@ -95,11 +98,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -114,15 +117,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createSubscriptionIdempotencyOp,
 	}, store, opts...)
 	if options.RequestErrorHandlerFunc == nil {
@@ -135,7 +138,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -146,7 +149,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateSubscription reads the request body of POST /subscriptions for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateSubscription(w http.ResponseWriter, r *http.Request, params CreateSubscriptionParams) {
-	s.engine.ServeBody(w, r, &createSubscriptionIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createSubscriptionIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateSubscription(w, r, params)
 	})
 }
@@ -185,7 +188,7 @@ func createSubscriptionIdempotencyStrict(engine *idem.Engine, f StrictHandlerFun
 			if !ok {
 				return nil, fmt.Errorf("CreateSubscription: strict handler answered %T; want CreateSubscriptionResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateSubscriptionResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateSubscriptionResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -234,7 +237,7 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreateSubscription(ctx context.Context, body CreateSubscriptionJSONRequestBody, opts ...idem.CallOption) (*CreateSubscriptionResponse, error) {
 	call := c.caller.Begin(&createSubscriptionIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +245,7 @@ func (c *IdempotentClient) CreateSubscription(ctx context.Context, body CreateSu
 	p := CreateSubscriptionParams{IdempotencyKey: key}
 	var resp *CreateSubscriptionResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateSubscriptionWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreateSubscriptionWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

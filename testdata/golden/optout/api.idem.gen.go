@@ -10,20 +10,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:       "explicit-opt-out-and-filters",
 	ID:        "CreateOrder",
 	Method:    "POST",
@@ -34,11 +37,11 @@ var createOrderIdempotencyOp = idem.Operation{
 }
 
 // createOrderIdempotencyClientOp is the client configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyClientOp = idem.ClientOperation{
+var createOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreateOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -54,8 +57,8 @@ var createOrderIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 	}, store, opts...)}
 }
@@ -84,7 +87,7 @@ func (s *idempotentServer) CreateOrder(w http.ResponseWriter, r *http.Request) {
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -99,15 +102,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 	}, store, opts...)
 	if options.RequestErrorHandlerFunc == nil {
@@ -120,7 +123,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -131,7 +134,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateOrder reads the request body of POST /orders for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateOrder(w, r)
 	})
 }
@@ -166,7 +169,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -217,7 +220,7 @@ func (c *IdempotentClient) CreateOrder(ctx context.Context, opts ...idem.CallOpt
 	call := c.caller.Begin(&createOrderIdempotencyClientOp, opts...)
 	var resp *CreateOrderResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreateOrderWithResponse(ctx, call.Editor())
+		r, err := c.client.CreateOrderWithResponse(ctx, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

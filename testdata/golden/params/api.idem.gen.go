@@ -12,21 +12,24 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // closeStoreIdempotencyOp is the idempotency configuration of CloseStore (POST /stores/{storeId}/close).
-var closeStoreIdempotencyOp = idem.Operation{
+var closeStoreIdempotencyOp = idemop.Operation{
 	API:       "path-query-header-and-coo-47430e",
 	ID:        "CloseStore",
 	Method:    "POST",
@@ -37,7 +40,7 @@ var closeStoreIdempotencyOp = idem.Operation{
 }
 
 // refundOrderIdempotencyOp is the idempotency configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
-var refundOrderIdempotencyOp = idem.Operation{
+var refundOrderIdempotencyOp = idemop.Operation{
 	API:                "path-query-header-and-coo-47430e",
 	ID:                 "RefundOrder",
 	Method:             "POST",
@@ -50,11 +53,11 @@ var refundOrderIdempotencyOp = idem.Operation{
 }
 
 // closeStoreIdempotencyClientOp is the client configuration of CloseStore (POST /stores/{storeId}/close).
-var closeStoreIdempotencyClientOp = idem.ClientOperation{
+var closeStoreIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CloseStore",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -65,11 +68,11 @@ var closeStoreIdempotencyClientOp = idem.ClientOperation{
 }
 
 // refundOrderIdempotencyClientOp is the client configuration of RefundOrder (POST /stores/{storeId}/orders/{orderId}/refunds).
-var refundOrderIdempotencyClientOp = idem.ClientOperation{
+var refundOrderIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "RefundOrder",
 	KeyHeader: "Idempotency-Key",
 	Lock:      time.Minute,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     3,
 		InitialInterval: 100 * time.Millisecond,
 		MaxInterval:     2 * time.Second,
@@ -86,8 +89,8 @@ var refundOrderIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)}
@@ -134,11 +137,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -153,15 +156,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // through unchanged. A request the strict handler cannot decode is answered
 // by IdempotencyErrorHandler. Give the result to HandlerFromMux or its
 // variants.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&closeStoreIdempotencyOp,
 		&refundOrderIdempotencyOp,
 	}, store, opts...)
@@ -175,7 +178,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -186,7 +189,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CloseStore reads the request body of POST /stores/{storeId}/close for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CloseStore(w http.ResponseWriter, r *http.Request, storeId int, params CloseStoreParams) {
-	s.engine.ServeBody(w, r, &closeStoreIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &closeStoreIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CloseStore(w, r, storeId, params)
 	})
 }
@@ -194,7 +197,7 @@ func (s *idempotentStrictServer) CloseStore(w http.ResponseWriter, r *http.Reque
 // RefundOrder reads the request body of POST /stores/{storeId}/orders/{orderId}/refunds for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) RefundOrder(w http.ResponseWriter, r *http.Request, storeId string, orderId openapi_types.UUID, params RefundOrderParams) {
-	s.engine.ServeBody(w, r, &refundOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &refundOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.RefundOrder(w, r, storeId, orderId, params)
 	})
 }
@@ -231,7 +234,7 @@ func closeStoreIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stric
 			if !ok {
 				return nil, fmt.Errorf("CloseStore: strict handler answered %T; want CloseStoreResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCloseStoreResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCloseStoreResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -274,7 +277,7 @@ func refundOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("RefundOrder: strict handler answered %T; want RefundOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitRefundOrderResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitRefundOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -325,7 +328,7 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 	call := c.caller.Begin(&closeStoreIdempotencyClientOp, opts...)
 	var resp *CloseStoreResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CloseStoreWithResponse(ctx, storeId, params, call.Editor())
+		r, err := c.client.CloseStoreWithResponse(ctx, storeId, params, idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +348,7 @@ func (c *IdempotentClient) CloseStore(ctx context.Context, storeId int, params *
 // answer is an RFC 9457 problem.
 func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orderId openapi_types.UUID, params *RefundOrderParams, body RefundOrderJSONRequestBody, opts ...idem.CallOption) (*RefundOrderResponse, error) {
 	call := c.caller.Begin(&refundOrderIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +360,7 @@ func (c *IdempotentClient) RefundOrder(ctx context.Context, storeId string, orde
 	p.IdempotencyKey = key
 	var resp *RefundOrderResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.RefundOrderWithBodyWithResponse(ctx, storeId, orderId, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.RefundOrderWithBodyWithResponse(ctx, storeId, orderId, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

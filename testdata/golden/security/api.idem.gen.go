@@ -10,20 +10,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // createOrderIdempotencyOp is the idempotency configuration of CreateOrder (POST /orders).
-var createOrderIdempotencyOp = idem.Operation{
+var createOrderIdempotencyOp = idemop.Operation{
 	API:       "security",
 	ID:        "CreateOrder",
 	Method:    "POST",
@@ -31,13 +34,13 @@ var createOrderIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      30 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createQuoteIdempotencyOp is the idempotency configuration of CreateQuote (POST /quotes).
-var createQuoteIdempotencyOp = idem.Operation{
+var createQuoteIdempotencyOp = idemop.Operation{
 	API:       "security",
 	ID:        "CreateQuote",
 	Method:    "POST",
@@ -45,13 +48,13 @@ var createQuoteIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      30 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createRefundIdempotencyOp is the idempotency configuration of CreateRefund (POST /refunds).
-var createRefundIdempotencyOp = idem.Operation{
+var createRefundIdempotencyOp = idemop.Operation{
 	API:       "security",
 	ID:        "CreateRefund",
 	Method:    "POST",
@@ -59,14 +62,14 @@ var createRefundIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      30 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "bearer", Type: "http"},
 		{Scheme: "oauth", Type: "oauth2"},
 	},
 }
 
 // createSignupIdempotencyOp is the idempotency configuration of CreateSignup (POST /signups).
-var createSignupIdempotencyOp = idem.Operation{
+var createSignupIdempotencyOp = idemop.Operation{
 	API:       "security",
 	ID:        "CreateSignup",
 	Method:    "POST",
@@ -87,8 +90,8 @@ var createSignupIdempotencyOp = idem.Operation{
 // opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
 // (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
 // WithIdempotency panics, saying what to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createQuoteIdempotencyOp,
 		&createRefundIdempotencyOp,
@@ -144,7 +147,7 @@ func (s *idempotentServer) CreateSignup(w http.ResponseWriter, r *http.Request) 
 // of the options of HandlerWithOptions. NewStrictHandlerWithIdempotency uses it
 // for the strict handler's request errors too.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -164,15 +167,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
 // (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
 // NewStrictHandlerWithIdempotency panics, saying what to add.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&createOrderIdempotencyOp,
 		&createQuoteIdempotencyOp,
 		&createRefundIdempotencyOp,
@@ -188,7 +191,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -199,7 +202,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // CreateOrder reads the request body of POST /orders for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createOrderIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateOrder(w, r)
 	})
 }
@@ -207,7 +210,7 @@ func (s *idempotentStrictServer) CreateOrder(w http.ResponseWriter, r *http.Requ
 // CreateQuote reads the request body of POST /quotes for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateQuote(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createQuoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createQuoteIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateQuote(w, r)
 	})
 }
@@ -215,7 +218,7 @@ func (s *idempotentStrictServer) CreateQuote(w http.ResponseWriter, r *http.Requ
 // CreateRefund reads the request body of POST /refunds for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateRefund(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createRefundIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateRefund(w, r)
 	})
 }
@@ -223,7 +226,7 @@ func (s *idempotentStrictServer) CreateRefund(w http.ResponseWriter, r *http.Req
 // CreateSignup reads the request body of POST /signups for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreateSignup(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createSignupIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createSignupIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreateSignup(w, r)
 	})
 }
@@ -264,7 +267,7 @@ func createOrderIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateOrder: strict handler answered %T; want CreateOrderResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateOrderResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateOrderResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -303,7 +306,7 @@ func createQuoteIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Stri
 			if !ok {
 				return nil, fmt.Errorf("CreateQuote: strict handler answered %T; want CreateQuoteResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateQuoteResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateQuoteResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -342,7 +345,7 @@ func createRefundIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateRefund: strict handler answered %T; want CreateRefundResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateRefundResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateRefundResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -381,7 +384,7 @@ func createSignupIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Str
 			if !ok {
 				return nil, fmt.Errorf("CreateSignup: strict handler answered %T; want CreateSignupResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreateSignupResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreateSignupResponse)
 		})
 		if err != nil {
 			return nil, err

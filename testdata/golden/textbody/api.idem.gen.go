@@ -11,20 +11,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // addNoteIdempotencyOp is the idempotency configuration of AddNote (POST /notes).
-var addNoteIdempotencyOp = idem.Operation{
+var addNoteIdempotencyOp = idemop.Operation{
 	API:       "a-text-plain-body-whose-s-cc141f",
 	ID:        "AddNote",
 	Method:    "POST",
@@ -35,7 +38,7 @@ var addNoteIdempotencyOp = idem.Operation{
 }
 
 // postPetTextIdempotencyOp is the idempotency configuration of PostPetText (POST /pets/text).
-var postPetTextIdempotencyOp = idem.Operation{
+var postPetTextIdempotencyOp = idemop.Operation{
 	API:       "a-text-plain-body-whose-s-cc141f",
 	ID:        "PostPetText",
 	Method:    "POST",
@@ -46,11 +49,11 @@ var postPetTextIdempotencyOp = idem.Operation{
 }
 
 // addNoteIdempotencyClientOp is the client configuration of AddNote (POST /notes).
-var addNoteIdempotencyClientOp = idem.ClientOperation{
+var addNoteIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "AddNote",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -61,11 +64,11 @@ var addNoteIdempotencyClientOp = idem.ClientOperation{
 }
 
 // postPetTextIdempotencyClientOp is the client configuration of PostPetText (POST /pets/text).
-var postPetTextIdempotencyClientOp = idem.ClientOperation{
+var postPetTextIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PostPetText",
 	KeyHeader: "Idempotency-Key",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -81,8 +84,8 @@ var postPetTextIdempotencyClientOp = idem.ClientOperation{
 // 409, a different request under the same key 422. The other operations go
 // to si unchanged. Use it where the implementation is given to
 // HandlerFromMux or its variants.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&addNoteIdempotencyOp,
 		&postPetTextIdempotencyOp,
 	}, store, opts...)}
@@ -119,7 +122,7 @@ func (s *idempotentServer) PostPetText(w http.ResponseWriter, r *http.Request) {
 // everything else: 400 with code bad-request. Give it to the ErrorHandlerFunc
 // of the options of HandlerWithOptions.
 func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // IdempotentClient calls the idempotent operations (those marked
@@ -151,7 +154,7 @@ func (c *IdempotentClient) AddNote(ctx context.Context, body AddNoteTextRequestB
 	buf := []byte(body)
 	var resp *AddNoteResponse
 	err := call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.AddNoteWithBodyWithResponse(ctx, "text/plain", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.AddNoteWithBodyWithResponse(ctx, "text/plain", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +180,7 @@ func (c *IdempotentClient) PostPetText(ctx context.Context, contentType string, 
 	}
 	var resp *PostPetTextResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.PostPetTextWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), call.Editor())
+		r, err := c.client.PostPetTextWithBodyWithResponse(ctx, contentType, bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

@@ -12,16 +12,19 @@ import (
 	"github.com/gofiber/fiber/v3"
 	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemfiber3"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // WithIdempotentWebhooks returns si with its idempotent webhooks (those marked
@@ -34,8 +37,8 @@ const (
 // Verify the sender's signature first: give the verifying middleware to
 // the webhook handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentWebhooks(si WebhookReceiverInterface, store idem.Store, opts ...idem.Option) WebhookReceiverInterface {
-	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentWebhooks(si WebhookReceiverInterface, store idemstore.Store, opts ...idem.Option) WebhookReceiverInterface {
+	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&petStatusChangedIdempotencyOp,
 	}, store, opts...)}
 }
@@ -59,7 +62,7 @@ func (s *idempotentWebhookReceiver) HandlePetStatusChangedWebhook(c fiber.Ctx) e
 
 // petStatusChangedIdempotencyOp is the idempotency configuration of HandlePetStatusChangedWebhook,
 // the POST petStatusChanged webhook.
-var petStatusChangedIdempotencyOp = idem.Operation{
+var petStatusChangedIdempotencyOp = idemop.Operation{
 	API:       "webhooks-test",
 	ID:        "PetStatusChanged",
 	Method:    "POST",
@@ -96,13 +99,13 @@ func NewIdempotentWebhookInitiator(in WebhookInitiatorInterface, opts ...idem.Cl
 // random one; every attempt sends it in the webhook-id header.
 func (c *IdempotentWebhookInitiator) PetStatusChanged(ctx context.Context, targetURL string, body PetStatusChangedJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
 	call := c.caller.Begin(&petStatusChangedIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *http.Response
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.initiator.PetStatusChangedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.initiator.PetStatusChangedWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		resp = r
 		return r, err
 	})
@@ -110,11 +113,11 @@ func (c *IdempotentWebhookInitiator) PetStatusChanged(ctx context.Context, targe
 }
 
 // petStatusChangedIdempotencyClientOp is the initiator configuration of the POST petStatusChanged webhook.
-var petStatusChangedIdempotencyClientOp = idem.ClientOperation{
+var petStatusChangedIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "PetStatusChanged",
 	KeyHeader: "webhook-id",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,

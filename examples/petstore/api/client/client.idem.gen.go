@@ -10,24 +10,26 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // adoptPetIdempotencyClientOp is the client configuration of AdoptPet (POST /pets/{petId}/adoptions).
-var adoptPetIdempotencyClientOp = idem.ClientOperation{
+var adoptPetIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "AdoptPet",
 	KeyHeader: "Idempotency-Key",
 	Lock:      5 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -38,11 +40,11 @@ var adoptPetIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createPaymentIdempotencyClientOp is the client configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyClientOp = idem.ClientOperation{
+var createPaymentIdempotencyClientOp = idemop.ClientOperation{
 	ID:         "CreatePayment",
 	KeyPointer: "/idempotency_key",
 	Lock:       10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     6,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -53,11 +55,11 @@ var createPaymentIdempotencyClientOp = idem.ClientOperation{
 }
 
 // createPetIdempotencyClientOp is the client configuration of CreatePet (POST /pets).
-var createPetIdempotencyClientOp = idem.ClientOperation{
+var createPetIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "CreatePet",
 	KeyHeader: "Idempotency-Key",
 	Lock:      10 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -93,13 +95,13 @@ func NewIdempotentClient(c ClientWithResponsesInterface, opts ...idem.ClientOpti
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *AdoptPetParams, body AdoptPetJSONRequestBody, opts ...idem.CallOption) (*AdoptPetResponse, error) {
 	call := c.caller.Begin(&adoptPetIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *AdoptPetResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.AdoptPetWithBodyWithResponse(ctx, petId, params, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.AdoptPetWithBodyWithResponse(ctx, petId, params, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -119,13 +121,13 @@ func (c *IdempotentClient) AdoptPet(ctx context.Context, petId PetId, params *Ad
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePaymentJSONRequestBody, opts ...idem.CallOption) (*CreatePaymentResponse, error) {
 	call := c.caller.Begin(&createPaymentIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *CreatePaymentResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreatePaymentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreatePaymentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +147,7 @@ func (c *IdempotentClient) CreatePayment(ctx context.Context, body CreatePayment
 // when the final answer is an RFC 9457 problem.
 func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, opts ...idem.CallOption) (*CreatePetResponse, error) {
 	call := c.caller.Begin(&createPetIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func (c *IdempotentClient) CreatePet(ctx context.Context, body CreatePetJSONRequ
 	p := CreatePetParams{IdempotencyKey: &key}
 	var resp *CreatePetResponse
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.client.CreatePetWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.client.CreatePetWithBodyWithResponse(ctx, &p, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		if err != nil {
 			return nil, err
 		}

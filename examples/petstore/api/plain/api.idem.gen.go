@@ -9,20 +9,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
-var adoptPetIdempotencyOp = idem.Operation{
+var adoptPetIdempotencyOp = idemop.Operation{
 	API:                "petstore-with-safe-retries",
 	ID:                 "AdoptPet",
 	Method:             "POST",
@@ -31,13 +34,13 @@ var adoptPetIdempotencyOp = idem.Operation{
 	Retention:          24 * time.Hour,
 	Lock:               5 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:               "petstore-with-safe-retries",
 	ID:                "CreatePayment",
 	Method:            "POST",
@@ -46,13 +49,13 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Retention:         24 * time.Hour,
 	Lock:              10 * time.Second,
 	FingerprintIgnore: []string{"/metadata/trace_id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
-var createPetIdempotencyOp = idem.Operation{
+var createPetIdempotencyOp = idemop.Operation{
 	API:       "petstore-with-safe-retries",
 	ID:        "CreatePet",
 	Method:    "POST",
@@ -60,7 +63,7 @@ var createPetIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
@@ -76,8 +79,8 @@ var createPetIdempotencyOp = idem.Operation{
 // opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
 // (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
 // WithIdempotency panics, saying what to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&adoptPetIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&createPetIdempotencyOp,
@@ -128,9 +131,9 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }

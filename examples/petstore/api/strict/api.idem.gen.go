@@ -11,20 +11,23 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 3 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(3 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 3)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // adoptPetIdempotencyOp is the idempotency configuration of AdoptPet (POST /pets/{petId}/adoptions).
-var adoptPetIdempotencyOp = idem.Operation{
+var adoptPetIdempotencyOp = idemop.Operation{
 	API:                "petstore-with-safe-retries",
 	ID:                 "AdoptPet",
 	Method:             "POST",
@@ -33,13 +36,13 @@ var adoptPetIdempotencyOp = idem.Operation{
 	Retention:          24 * time.Hour,
 	Lock:               5 * time.Second,
 	FingerprintHeaders: []string{"X-Account-Id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPaymentIdempotencyOp is the idempotency configuration of CreatePayment (POST /payments).
-var createPaymentIdempotencyOp = idem.Operation{
+var createPaymentIdempotencyOp = idemop.Operation{
 	API:               "petstore-with-safe-retries",
 	ID:                "CreatePayment",
 	Method:            "POST",
@@ -48,13 +51,13 @@ var createPaymentIdempotencyOp = idem.Operation{
 	Retention:         24 * time.Hour,
 	Lock:              10 * time.Second,
 	FingerprintIgnore: []string{"/metadata/trace_id"},
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
 
 // createPetIdempotencyOp is the idempotency configuration of CreatePet (POST /pets).
-var createPetIdempotencyOp = idem.Operation{
+var createPetIdempotencyOp = idemop.Operation{
 	API:       "petstore-with-safe-retries",
 	ID:        "CreatePet",
 	Method:    "POST",
@@ -62,7 +65,7 @@ var createPetIdempotencyOp = idem.Operation{
 	KeyHeader: "Idempotency-Key",
 	Retention: 24 * time.Hour,
 	Lock:      10 * time.Second,
-	Security: []idem.Security{
+	Security: []idemop.Security{
 		{Scheme: "apiKey", Type: "apiKey", In: "header", Name: "X-API-Key"},
 	},
 }
@@ -78,8 +81,8 @@ var createPetIdempotencyOp = idem.Operation{
 // opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
 // (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
 // WithIdempotency panics, saying what to add.
-func WithIdempotency(si ServerInterface, store idem.Store, opts ...idem.Option) ServerInterface {
-	return &idempotentServer{ServerInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotency(si ServerInterface, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	return &idempotentServer{ServerInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&adoptPetIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&createPetIdempotencyOp,
@@ -131,11 +134,11 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var many *TooManyValuesForParamError
 	switch {
 	case errors.As(err, &missing) && missing.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(missing.ParamName, 0)
+		err = idemgen.KeyHeaderProblem(missing.ParamName, 0)
 	case errors.As(err, &many) && many.ParamName == "Idempotency-Key":
-		err = idem.KeyHeaderProblem(many.ParamName, many.Count)
+		err = idemgen.KeyHeaderProblem(many.ParamName, many.Count)
 	}
-	_ = idem.RequestProblem(err).Response().Write(w)
+	_ = idemgen.RequestProblem(err).Response().Write(w)
 }
 
 // NewStrictHandlerWithIdempotency is NewStrictHandler with the idempotent
@@ -155,15 +158,15 @@ func IdempotencyErrorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // opts must choose a key space: idem.WithScope, idem.WithScopeFromHeader
 // (with idem.WithScopeSecret) or idem.WithSharedKeySpace; without one,
 // NewStrictHandlerWithIdempotency panics, saying what to add.
-func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idem.Store, opts ...idem.Option) ServerInterface {
+func NewStrictHandlerWithIdempotency(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, store idemstore.Store, opts ...idem.Option) ServerInterface {
 	return NewStrictHandlerWithIdempotencyOptions(ssi, middlewares, StrictHTTPServerOptions{}, store, opts...)
 }
 
 // NewStrictHandlerWithIdempotencyOptions is NewStrictHandlerWithIdempotency
 // with the strict handler's options; a nil RequestErrorHandlerFunc is
 // IdempotencyErrorHandler.
-func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idem.Store, opts ...idem.Option) ServerInterface {
-	engine := idem.NewEngineFor([]*idem.Operation{
+func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewares []StrictMiddlewareFunc, options StrictHTTPServerOptions, store idemstore.Store, opts ...idem.Option) ServerInterface {
+	engine := idemgen.NewEngineFor([]*idemop.Operation{
 		&adoptPetIdempotencyOp,
 		&createPaymentIdempotencyOp,
 		&createPetIdempotencyOp,
@@ -178,7 +181,7 @@ func NewStrictHandlerWithIdempotencyOptions(ssi StrictServerInterface, middlewar
 
 // idempotentStrictServer is the step in front of the strict handler: for each
 // idempotent operation it reads the request body before the strict handler
-// decodes it (idem.Engine.ServeBody), for the middleware to fingerprint.
+// decodes it (idemgen.ServeBody), for the middleware to fingerprint.
 type idempotentStrictServer struct {
 	ServerInterface
 	engine *idem.Engine
@@ -189,7 +192,7 @@ var _ ServerInterface = (*idempotentStrictServer)(nil)
 // AdoptPet reads the request body of POST /pets/{petId}/adoptions for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) AdoptPet(w http.ResponseWriter, r *http.Request, petId PetId, params AdoptPetParams) {
-	s.engine.ServeBody(w, r, &adoptPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &adoptPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.AdoptPet(w, r, petId, params)
 	})
 }
@@ -197,7 +200,7 @@ func (s *idempotentStrictServer) AdoptPet(w http.ResponseWriter, r *http.Request
 // CreatePayment reads the request body of POST /payments for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreatePayment(w http.ResponseWriter, r *http.Request) {
-	s.engine.ServeBody(w, r, &createPaymentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createPaymentIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreatePayment(w, r)
 	})
 }
@@ -205,7 +208,7 @@ func (s *idempotentStrictServer) CreatePayment(w http.ResponseWriter, r *http.Re
 // CreatePet reads the request body of POST /pets for the idempotency
 // middleware, then calls the strict handler.
 func (s *idempotentStrictServer) CreatePet(w http.ResponseWriter, r *http.Request, params CreatePetParams) {
-	s.engine.ServeBody(w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
+	idemgen.ServeBody(s.engine, w, r, &createPetIdempotencyOp, func(w http.ResponseWriter, r *http.Request) {
 		s.ServerInterface.CreatePet(w, r, params)
 	})
 }
@@ -244,7 +247,7 @@ func adoptPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) StrictH
 			if !ok {
 				return nil, fmt.Errorf("AdoptPet: strict handler answered %T; want AdoptPetResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitAdoptPetResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitAdoptPetResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -283,7 +286,7 @@ func createPaymentIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) St
 			if !ok {
 				return nil, fmt.Errorf("CreatePayment: strict handler answered %T; want CreatePaymentResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreatePaymentResponse)
 		})
 		if err != nil {
 			return nil, err
@@ -322,7 +325,7 @@ func createPetIdempotencyStrict(engine *idem.Engine, f StrictHandlerFunc) Strict
 			if !ok {
 				return nil, fmt.Errorf("CreatePet: strict handler answered %T; want CreatePetResponseObject", out)
 			}
-			return idem.CaptureContext(ctx, obj.VisitCreatePetResponse)
+			return idemgen.CaptureContext(ctx, obj.VisitCreatePetResponse)
 		})
 		if err != nil {
 			return nil, err

@@ -7,18 +7,21 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
 	"github.com/idemgen/idemgen/runtime/idemiris"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 	"github.com/kataras/iris/v12"
 )
 
-// This file is generated for version 4 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(4 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 4)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // WithIdempotentWebhooks returns si with its idempotent webhooks (those marked
@@ -31,8 +34,8 @@ const (
 // Verify the sender's signature first: give the verifying middleware to
 // the webhook handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentWebhooks(si WebhookReceiverInterface, store idem.Store, opts ...idem.Option) WebhookReceiverInterface {
-	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentWebhooks(si WebhookReceiverInterface, store idemstore.Store, opts ...idem.Option) WebhookReceiverInterface {
+	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&orderPaidIdempotencyOp,
 	}, store, opts...)}
 }
@@ -56,7 +59,7 @@ func (s *idempotentWebhookReceiver) HandleOrderPaidWebhook(ctx iris.Context) {
 
 // orderPaidIdempotencyOp is the idempotency configuration of HandleOrderPaidWebhook,
 // the POST orderPaid webhook.
-var orderPaidIdempotencyOp = idem.Operation{
+var orderPaidIdempotencyOp = idemop.Operation{
 	API:       "shop-webhooks",
 	ID:        "OrderPaid",
 	Method:    "POST",
@@ -77,8 +80,8 @@ var orderPaidIdempotencyOp = idem.Operation{
 // Verify the sender's signature first: give the verifying middleware to
 // the callback handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
-	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idemstore.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&refundSettledIdempotencyOp,
 	}, store, opts...)}
 }
@@ -102,7 +105,7 @@ func (s *idempotentCallbackReceiver) HandleRefundSettledCallback(ctx iris.Contex
 
 // refundSettledIdempotencyOp is the idempotency configuration of HandleRefundSettledCallback,
 // the POST refundSettled callback.
-var refundSettledIdempotencyOp = idem.Operation{
+var refundSettledIdempotencyOp = idemop.Operation{
 	API:       "shop-webhooks",
 	ID:        "RefundSettled",
 	Method:    "POST",

@@ -10,16 +10,19 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemgen"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
-// This file is generated for version 5 of the idem runtime's API for
+// This file is generated for version 6 of the idem runtime's API for
 // generated code, and compiles against every runtime that supports it. If
 // one of these lines fails to compile, the runtime is too old for this file
 // (upgrade github.com/idemgen/idemgen/runtime) or no longer supports it
 // (regenerate the file with a newer idemgen).
 const (
-	_ = idem.EnforceVersion(5 - idem.MinVersion)
-	_ = idem.EnforceVersion(idem.MaxVersion - 5)
+	_ = idemop.EnforceVersion(6 - idemop.MinVersion)
+	_ = idemop.EnforceVersion(idemop.MaxVersion - 6)
 )
 
 // WithIdempotentWebhooks returns si with its idempotent webhooks (those marked
@@ -32,8 +35,8 @@ const (
 // Verify the sender's signature first: give the verifying middleware to
 // the webhook handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentWebhooks(si WebhookReceiverInterface, store idem.Store, opts ...idem.Option) WebhookReceiverInterface {
-	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentWebhooks(si WebhookReceiverInterface, store idemstore.Store, opts ...idem.Option) WebhookReceiverInterface {
+	return &idempotentWebhookReceiver{WebhookReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&orderPaidIdempotencyOp,
 	}, store, opts...)}
 }
@@ -57,7 +60,7 @@ func (s *idempotentWebhookReceiver) HandleOrderPaidWebhook(w http.ResponseWriter
 
 // orderPaidIdempotencyOp is the idempotency configuration of HandleOrderPaidWebhook,
 // the POST orderPaid webhook.
-var orderPaidIdempotencyOp = idem.Operation{
+var orderPaidIdempotencyOp = idemop.Operation{
 	API:       "shop-webhooks",
 	ID:        "OrderPaid",
 	Method:    "POST",
@@ -78,8 +81,8 @@ var orderPaidIdempotencyOp = idem.Operation{
 // Verify the sender's signature first: give the verifying middleware to
 // the callback handler functions (their middlewares run before si), so that a
 // forged delivery never occupies a real event's id.
-func WithIdempotentCallbacks(si CallbackReceiverInterface, store idem.Store, opts ...idem.Option) CallbackReceiverInterface {
-	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idem.NewEngineFor([]*idem.Operation{
+func WithIdempotentCallbacks(si CallbackReceiverInterface, store idemstore.Store, opts ...idem.Option) CallbackReceiverInterface {
+	return &idempotentCallbackReceiver{CallbackReceiverInterface: si, engine: idemgen.NewEngineFor([]*idemop.Operation{
 		&refundSettledIdempotencyOp,
 	}, store, opts...)}
 }
@@ -103,7 +106,7 @@ func (s *idempotentCallbackReceiver) HandleRefundSettledCallback(w http.Response
 
 // refundSettledIdempotencyOp is the idempotency configuration of HandleRefundSettledCallback,
 // the POST refundSettled callback.
-var refundSettledIdempotencyOp = idem.Operation{
+var refundSettledIdempotencyOp = idemop.Operation{
 	API:       "shop-webhooks",
 	ID:        "RefundSettled",
 	Method:    "POST",
@@ -140,13 +143,13 @@ func NewIdempotentWebhookInitiator(in WebhookInitiatorInterface, opts ...idem.Cl
 // random one; every attempt sends it in the webhook-id header.
 func (c *IdempotentWebhookInitiator) OrderPaid(ctx context.Context, targetURL string, body OrderPaidJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
 	call := c.caller.Begin(&orderPaidIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *http.Response
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.initiator.OrderPaidWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.initiator.OrderPaidWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		resp = r
 		return r, err
 	})
@@ -154,11 +157,11 @@ func (c *IdempotentWebhookInitiator) OrderPaid(ctx context.Context, targetURL st
 }
 
 // orderPaidIdempotencyClientOp is the initiator configuration of the POST orderPaid webhook.
-var orderPaidIdempotencyClientOp = idem.ClientOperation{
+var orderPaidIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "OrderPaid",
 	KeyHeader: "webhook-id",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,
@@ -194,13 +197,13 @@ func NewIdempotentCallbackInitiator(in CallbackInitiatorInterface, opts ...idem.
 // random one; every attempt sends it in the webhook-id header.
 func (c *IdempotentCallbackInitiator) RefundSettled(ctx context.Context, targetURL string, body RefundSettledJSONRequestBody, opts ...idem.CallOption) (*http.Response, error) {
 	call := c.caller.Begin(&refundSettledIdempotencyClientOp, opts...)
-	buf, err := call.MarshalBody(body)
+	buf, err := idemgen.MarshalBody(call, body)
 	if err != nil {
 		return nil, err
 	}
 	var resp *http.Response
 	err = call.Run(ctx, func(ctx context.Context) (*http.Response, error) {
-		r, err := c.initiator.RefundSettledWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), call.Editor())
+		r, err := c.initiator.RefundSettledWithBody(ctx, targetURL, "application/json", bytes.NewReader(buf), idemgen.Editor(call))
 		resp = r
 		return r, err
 	})
@@ -208,11 +211,11 @@ func (c *IdempotentCallbackInitiator) RefundSettled(ctx context.Context, targetU
 }
 
 // refundSettledIdempotencyClientOp is the initiator configuration of the POST refundSettled callback.
-var refundSettledIdempotencyClientOp = idem.ClientOperation{
+var refundSettledIdempotencyClientOp = idemop.ClientOperation{
 	ID:        "RefundSettled",
 	KeyHeader: "webhook-id",
 	Lock:      30 * time.Second,
-	Policy: idem.RetryPolicy{
+	Policy: idemop.RetryPolicy{
 		MaxAttempts:     5,
 		InitialInterval: 200 * time.Millisecond,
 		MaxInterval:     5 * time.Second,

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // PayOp returns the operation the scenarios serve: POST /payments, keyed
 // by Idempotency-Key, a lock of 10 s.
-func PayOp() idem.Operation {
-	return idem.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key", Lock: 10 * time.Second}
+func PayOp() idemop.Operation {
+	return idemop.Operation{ID: "createPayment", Method: http.MethodPost, Path: "/payments", KeyHeader: "Idempotency-Key", Lock: 10 * time.Second}
 }
 
 // ServePayments is an http.Handler running h under [PayOp] on engine e.
@@ -29,7 +30,7 @@ func ServePayments(e *idem.Engine, h http.HandlerFunc) http.Handler {
 }
 
 // Serve is an http.Handler running h under op on engine e.
-func Serve(e *idem.Engine, op *idem.Operation, h http.HandlerFunc) http.Handler {
+func Serve(e *idem.Engine, op *idemop.Operation, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Serve(w, r, op, h) })
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
+	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
 // testMisconfiguredTable: a records table the store's statements fail on,
@@ -29,7 +31,7 @@ func testMisconfiguredTable(t *testing.T, d Dialect) {
 			s, table := db.Store(t, StoreConfig{})
 			wants := tc.Alter(t, db, table)
 			err := s.Check(context.Background())
-			if !errors.Is(err, idem.ErrStoreMisconfigured) {
+			if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 				t.Errorf("Check = %v, want ErrStoreMisconfigured", err)
 			} else {
 				for _, want := range wants {
@@ -59,7 +61,7 @@ func RefusedWithoutRunning(t *testing.T, s Store) {
 	defer srv.Close()
 	for i := range 3 {
 		st, body := Post(t, srv.Client(), srv.URL, "A-key-longer-than-twenty-four-bytes")
-		if st != http.StatusServiceUnavailable || ProblemCode(body) != idem.CodeStoreMisconfigured {
+		if st != http.StatusServiceUnavailable || ProblemCode(body) != idemop.CodeStoreMisconfigured {
 			t.Errorf("request %d: %d %s; want 503 store-misconfigured", i+1, st, body)
 		}
 	}
@@ -86,11 +88,11 @@ func testTriggerAddedUnderARunningStore(t *testing.T, d Dialect) {
 		t.Fatalf("before the trigger: %d %s", st, body)
 	}
 	want := d.AddRefusingTrigger(t, db, table)
-	if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusInternalServerError || ProblemCode(body) != idem.CodeStoreCompletionFailed {
+	if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusInternalServerError || ProblemCode(body) != idemop.CodeStoreCompletionFailed {
 		t.Errorf("first request after the trigger: %d %s; want 500 store-completion-failed", st, body)
 	}
 	for i := range 3 {
-		if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || ProblemCode(body) != idem.CodeStoreMisconfigured {
+		if st, body := Post(t, srv.Client(), srv.URL, "after"); st != http.StatusServiceUnavailable || ProblemCode(body) != idemop.CodeStoreMisconfigured {
 			t.Errorf("retry %d: %d %s; want 503 store-misconfigured", i+1, st, body)
 		}
 	}

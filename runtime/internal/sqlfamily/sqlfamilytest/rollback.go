@@ -11,6 +11,7 @@ import (
 	"time"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -66,7 +67,7 @@ func testTxRollsBack(t *testing.T, d Dialect) {
 	}
 
 	t.Run("Do", func(t *testing.T) { // fn's error rolls back; its success commits with the result
-		op := &idem.Operation{ID: "consume"}
+		op := &idemop.Operation{ID: "consume"}
 		e := idem.NewEngine(s)
 		fail := errors.New("downstream refused")
 		_, _, err := e.Do(context.Background(), op, "msg-1", []byte("m"), func(ctx context.Context) ([]byte, error) {
@@ -102,7 +103,7 @@ func testTxCancelledRollsBack(t *testing.T, d Dialect) {
 	s, records := db.Store(t, StoreConfig{})
 	pay := db.Payments(t)
 	e := idem.NewEngine(s)
-	op := &idem.Operation{ID: "consume"}
+	op := &idemop.Operation{ID: "consume"}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, _, err := e.Do(ctx, op, "c1", nil, func(ctx context.Context) ([]byte, error) {
 		if _, err := InsertPayment(ctx, d, pay); err != nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	idem "github.com/idemgen/idemgen/runtime"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -172,17 +171,17 @@ func testCheck(t *testing.T, d Dialect) {
 	missing := db.NewStore(table + "_missing")
 	defer missing.Close()
 	err := missing.Check(ctx)
-	if !errors.Is(err, idem.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "CreateSchema") {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "CreateSchema") {
 		t.Fatalf("check of a missing table = %v", err)
 	}
 	_, err = missing.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("acquire on a missing table = %v, want ErrStoreMisconfigured", err)
 	}
 
 	wants := d.ChangeColumns(t, db, table)
 	err = s.Check(ctx)
-	if !errors.Is(err, idem.ErrStoreMisconfigured) {
+	if !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		t.Fatalf("check of a changed table = %v, want ErrStoreMisconfigured", err)
 	}
 	for _, want := range wants {
@@ -231,7 +230,7 @@ func testUnreachable(t *testing.T, d Dialect) {
 	_, aerr := s.Acquire(ctx, idemstore.AcquireRequest{Key: "k", Token: "t", Fingerprint: "fp"})
 	cerr := s.Check(ctx)
 	for name, err := range map[string]error{"acquire": aerr, "check": cerr} {
-		if !errors.Is(err, idem.ErrStoreUnavailable) || errors.Is(err, idem.ErrStoreMisconfigured) {
+		if !errors.Is(err, idemstore.ErrStoreUnavailable) || errors.Is(err, idemstore.ErrStoreMisconfigured) {
 			t.Errorf("%s on a closed port = %v, want ErrStoreUnavailable only", name, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	idem "github.com/idemgen/idemgen/runtime"
+	"github.com/idemgen/idemgen/runtime/idemop"
 	"github.com/idemgen/idemgen/runtime/idemstore"
 )
 
@@ -133,8 +134,8 @@ func handlerEnds(t *testing.T, d Dialect, db DB, c TxEnd) {
 		}
 		return
 	}
-	if got[0] != http.StatusInternalServerError || ProblemCode(got[1].(string)) != idem.CodeTransactionEnded {
-		t.Fatalf("the run = %d %s; want 500 %s", got[0], got[1], idem.CodeTransactionEnded)
+	if got[0] != http.StatusInternalServerError || ProblemCode(got[1].(string)) != idemop.CodeTransactionEnded {
+		t.Fatalf("the run = %d %s; want 500 %s", got[0], got[1], idemop.CodeTransactionEnded)
 	}
 	if !c.Released {
 		if n := db.Count(t, records, "true"); n != 0 {
