@@ -31,7 +31,7 @@ func claimRun(t *testing.T, s *pgstore.Store, key, token, fp string) (idemstore.
 // owner's is) journals nothing, and neither does a rolled-back run.
 func TestStepJournalOfAnOpenClaim(t *testing.T) {
 	pool := pgtest.Pool(t, 0)
-	s, _ := pgtest.Store(t, pool)
+	s, table := pgtest.Store(t, pool)
 	ctx := context.Background()
 	a, tx := claimRun(t, s, "k", "t1", "fp")
 	if got, err := s.LoadSteps(ctx, "k", "t1"); err != nil || len(got) != 0 {
@@ -55,9 +55,11 @@ func TestStepJournalOfAnOpenClaim(t *testing.T) {
 	if got, err := s.LoadSteps(ctx, "k", "t2"); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("the next claim, same fingerprint: %q, %v; want %q", got, err, want)
 	}
-	// The server ends the run's session, as it ends a frozen owner's.
+	// The server ends the run's session, as it ends a frozen owner's: the
+	// one idle in a transaction whose last statement was on this test's
+	// table, not another test's sharing the database.
 	var pid int
-	if err := pool.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()`).Scan(&pid); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database() AND strpos(query, $1) > 0`, table).Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, pool, "SELECT pg_terminate_backend($1, 10000)", pid)
