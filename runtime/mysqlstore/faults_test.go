@@ -80,6 +80,12 @@ func (dialect) IsCommit(b []byte) bool { return bytes.Contains(b, commitPacket) 
 // CommitSent: IsCommit saw the whole COMMIT packet.
 func (dialect) CommitSent([]byte) bool { return true }
 
+// CommitAnswered: the COMMIT is a round trip of its own, answered by one
+// packet (a 3-byte length and a sequence number, then the payload).
+func (dialect) CommitAnswered(b []byte) bool {
+	return len(b) >= 4 && len(b) >= 4+int(b[0])|int(b[1])<<8|int(b[2])<<16
+}
+
 func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
 	return s.(*mysqlstore.Store).ReadBatch(ctx, reqs)
 }

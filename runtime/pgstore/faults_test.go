@@ -93,6 +93,13 @@ func (dialect) IsCommit(b []byte) bool {
 // CommitSent: pgx sends the COMMIT in a batch that ends with a Sync.
 func (dialect) CommitSent(b []byte) bool { return bytes.HasSuffix(b, []byte{'S', 0, 0, 0, 4}) }
 
+// CommitAnswered: the server's answer to the batch ends with its
+// ReadyForQuery.
+func (dialect) CommitAnswered(b []byte) bool {
+	n := len(b)
+	return n >= 6 && b[n-6] == 'Z' && bytes.Equal(b[n-5:n-1], []byte{0, 0, 0, 5})
+}
+
 func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idemstore.AcquireRequest) []sqlfamilytest.Read {
 	return s.(*pgstore.Store).ReadBatch(ctx, reqs)
 }

@@ -43,6 +43,9 @@ type Dialect interface {
 	// message short, and a server that reads only part of the COMMIT
 	// before the connection closes commits nothing).
 	CommitSent(b []byte) bool
+	// CommitAnswered reports whether b, the bytes the server sent after
+	// the COMMIT reached it, end its answer to it.
+	CommitAnswered(b []byte) bool
 
 	// ReadBatch sends reqs to s's server as one batch of its read lanes,
 	// as a lane does with the reads that queued while it was busy, and

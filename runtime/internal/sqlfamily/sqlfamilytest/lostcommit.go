@@ -14,9 +14,10 @@ import (
 )
 
 // CutProxy forwards TCP connections to a database server. Once Armed, it
-// forwards the next COMMIT it sees (as [Dialect.IsCommit] tells) and then
-// cuts that connection, so that the server commits but its answer never
-// reaches the client; with DropCommit, it cuts the connection instead of
+// forwards the next COMMIT it sees (as [Dialect.IsCommit] tells), holds
+// the server's answer back and cuts that connection once the answer is
+// whole ([Dialect.CommitAnswered]), so that the server commits but its
+// answer never reaches the client; with DropCommit, it cuts the connection instead of
 // forwarding the next COMMIT. With a First, it reads each connection's
 // first bytes from the client before it dials the server (a protocol whose
 // client speaks first) and closes the connections First refuses. Stall
@@ -28,12 +29,13 @@ type CutProxy struct {
 	Cut        atomic.Int64
 	Refused    atomic.Int64 // connections First refused
 
-	isCommit   func([]byte) bool
-	commitSent func([]byte) bool
-	first      *First
-	target     string
-	stall      atomic.Pointer[stall]
-	wg         sync.WaitGroup
+	isCommit       func([]byte) bool
+	commitSent     func([]byte) bool
+	commitAnswered func([]byte) bool
+	first          *First
+	target         string
+	stall          atomic.Pointer[stall]
+	wg             sync.WaitGroup
 }
 
 // stall is a Stall under way.
@@ -66,7 +68,7 @@ func NewCutProxy(t testing.TB, d Dialect, target string, first *First) *CutProxy
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &CutProxy{Addr: l.Addr().String(), isCommit: d.IsCommit, commitSent: d.CommitSent, first: first, target: target}
+	p := &CutProxy{Addr: l.Addr().String(), isCommit: d.IsCommit, commitSent: d.CommitSent, commitAnswered: d.CommitAnswered, first: first, target: target}
 	p.wg.Go(func() {
 		for {
 			c, err := l.Accept()
@@ -104,12 +106,33 @@ func (p *CutProxy) serve(client net.Conn) {
 		closeBoth()
 		return
 	}
-	p.wg.Go(func() { _, _ = io.Copy(client, server); closeBoth() })
+	var cut atomic.Bool // a COMMIT went to the server; its answer never reaches the client
+	p.wg.Go(func() { p.answer(client, server, &cut); closeBoth() })
 	buf := make([]byte, 32<<10)
+	var tail []byte // the end of the previous read: a COMMIT may straddle two
 	for {
 		n, err := client.Read(buf)
-		if n > 0 && p.isCommit(buf[:n]) && p.DropCommit.CompareAndSwap(true, false) {
+		seen := append(tail, buf[:n]...)
+		tail = append([]byte(nil), seen[max(0, len(seen)-tailLen):]...)
+		if n > 0 && p.isCommit(seen) && p.DropCommit.CompareAndSwap(true, false) {
 			break // the COMMIT never reaches the server
+		}
+		if n > 0 && p.isCommit(seen) && p.Armed.CompareAndSwap(true, false) {
+			cut.Store(true)
+			p.Cut.Add(1)
+			// Forward the rest of the COMMIT's message, should the read
+			// have cut it short; answer cuts the client once the server
+			// has answered it.
+			sent := append([]byte(nil), buf[:n]...)
+			for {
+				if _, werr := server.Write(buf[:n]); werr != nil || p.commitSent(sent) {
+					return
+				}
+				if n, err = client.Read(buf); err != nil {
+					return
+				}
+				sent = append(sent, buf[:n]...)
+			}
 		}
 		if n > 0 {
 			if st := p.stall.Swap(nil); st != nil {
@@ -119,30 +142,42 @@ func (p *CutProxy) serve(client net.Conn) {
 			if _, werr := server.Write(buf[:n]); werr != nil {
 				break
 			}
-			if p.isCommit(buf[:n]) && p.Armed.CompareAndSwap(true, false) {
-				p.Cut.Add(1)
-				// Forward the rest of the COMMIT's message, should the
-				// read have cut it short.
-				sent := append([]byte(nil), buf[:n]...)
-				for !p.commitSent(sent) {
-					m, err := client.Read(buf)
-					if _, werr := server.Write(buf[:m]); werr != nil || err != nil {
-						break
-					}
-					sent = append(sent, buf[:m]...)
-				}
-				// The server has the COMMIT; the client never hears back.
-				_ = client.Close()
-				// Let the server read to the end before it sees the EOF.
-				_ = server.(*net.TCPConn).CloseWrite()
-				return
-			}
 		}
 		if err != nil {
 			break
 		}
 	}
 	closeBoth()
+}
+
+// tailLen is how much of a read the proxy keeps, to find a COMMIT that
+// straddles two reads.
+const tailLen = 256
+
+// answer forwards the server's bytes to the client until cut; from then on
+// it keeps them, and once they end the server's answer to the COMMIT (the
+// server ran it, so a CancelRequest the client's driver sends when it
+// finds its connection gone cancels nothing), it closes the client's
+// connection: the server committed, and the client never hears back.
+func (p *CutProxy) answer(client, server net.Conn, cut *atomic.Bool) {
+	buf := make([]byte, 32<<10)
+	var held []byte
+	for {
+		n, err := server.Read(buf)
+		if n > 0 && !cut.Load() {
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		} else if n > 0 {
+			held = append(held, buf[:n]...)
+			if p.commitAnswered(held) {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // ProxiedDB returns a pool of the shared server through a new [CutProxy],
