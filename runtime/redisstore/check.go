@@ -121,6 +121,9 @@ type flight struct {
 // INFO memory (the in-process miniredis) has no maxmemory, and passes.
 func (s *Store) Check(ctx context.Context) error {
 	err := s.verify(ctx)
+	if err == nil && s.acks.sentinels.await(ctx) {
+		err = s.verify(ctx) // with what the Sentinels found meanwhile say
+	}
 	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		return err
 	}
@@ -206,7 +209,7 @@ func (s *Store) verifyShared(ctx context.Context) error {
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
 	var problems []string
-	dur := newDurabilityCheck(s.rdb)
+	dur := newDurabilityCheck(s)
 	err := s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
 		p, err := s.checkNode(ctx, n, addr)
 		if p != "" {

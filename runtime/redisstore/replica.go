@@ -94,6 +94,8 @@ type replicaAcks struct {
 	// master that is not in it (a Cluster's newly promoted one) is waited
 	// for, and makes the store check again.
 	seen atomic.Pointer[replicaView]
+
+	sentinels sentinels // the Sentinels that watch masters without a record of replicas (sentinel.go)
 }
 
 // replicaView is what one check read of every master's replicas.
