@@ -108,7 +108,9 @@ type flight struct {
 // verifies the same (but for the client option, which it only logs) before
 // its first acquire and every check interval. It also reads each master's
 // replicas and persistence: the replicas decide the completions' WAIT
-// ([WithReplicaAcks]), and a master that keeps records in memory only is
+// ([WithReplicaAcks]; Check waits, as long as ctx allows, for the Sentinel
+// of a master that has no replica connected to say whether it lists one),
+// and a master that keeps records in memory only is
 // warned about ([WithWarnings]), not refused. Until it finds none, it reads
 // whether the upgrade window of package previouslayout is open on the
 // server ([Store.KeyLayout]): a store built without that package refuses

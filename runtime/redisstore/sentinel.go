@@ -185,7 +185,7 @@ func (s *Store) findSentinel(w watched, n node, addr string, f *sentinelFound) {
 	close(f.done)
 	s.log.Warn(fmt.Sprintf("redisstore: Sentinels watch the master%s, but the store could not ask one of them for its replicas (%v): "+
 		"its completions wait for one replica, and are answered degraded while none acknowledges; "+
-		"let the store's process reach the Sentinels at the addresses they announce, without a password", at(addr), err))
+		"let the store's process reach the Sentinels, without a password, at the addresses they announce (sentinel announce-ip, announce-port)", at(addr), err))
 }
 
 // sentinelClient reports whether n is go-redis's FailoverClient, which
