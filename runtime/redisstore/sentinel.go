@@ -18,7 +18,8 @@ import (
 // asks whether a Sentinel watches it: every Sentinel subscribes to the
 // master's __sentinel__:hello channel (PUBSUB NUMSUB says how many), and
 // publishes there, every two seconds, its own address and the master's
-// name. The store reads one such message, in the background, and asks that
+// name (go-redis's FailoverClient counts as watched whatever PUBSUB NUMSUB
+// says: a Sentinel named the master). The store reads one such message, in the background, and asks that
 // Sentinel for the master's replicas (SENTINEL REPLICAS); later checks ask
 // that Sentinel again, and find another only when it stops answering. The
 // store needs nothing from the client for it: go-redis's FailoverClient
