@@ -108,7 +108,9 @@ type flight struct {
 // verifies the same (but for the client option, which it only logs) before
 // its first acquire and every check interval. It also reads each master's
 // replicas and persistence: the replicas decide the completions' WAIT
-// ([WithReplicaAcks]), and a master that keeps records in memory only is
+// ([WithReplicaAcks]; Check waits, as long as ctx allows, for the Sentinel
+// of a master that has no replica connected to say whether it lists one),
+// and a master that keeps records in memory only is
 // warned about ([WithWarnings]), not refused. Until it finds none, it reads
 // whether the upgrade window of package previouslayout is open on the
 // server ([Store.KeyLayout]): a store built without that package refuses
@@ -121,6 +123,9 @@ type flight struct {
 // INFO memory (the in-process miniredis) has no maxmemory, and passes.
 func (s *Store) Check(ctx context.Context) error {
 	err := s.verify(ctx)
+	if err == nil && s.acks.sentinels.await(ctx) {
+		err = s.verify(ctx) // with what the Sentinels found meanwhile say
+	}
 	if err != nil && !errors.Is(err, idemstore.ErrStoreMisconfigured) {
 		return err
 	}
@@ -206,7 +211,7 @@ func (s *Store) verifyShared(ctx context.Context) error {
 func (s *Store) verify(ctx context.Context) error {
 	var mu sync.Mutex // guards problems
 	var problems []string
-	dur := newDurabilityCheck(s.rdb)
+	dur := newDurabilityCheck(s)
 	err := s.forEachNode(ctx, func(ctx context.Context, n node, addr string) error {
 		p, err := s.checkNode(ctx, n, addr)
 		if p != "" {

@@ -52,13 +52,13 @@ type durabilityCheck struct {
 	unrecorded map[string]bool
 	volatile   []string // addresses of masters that keep records in memory only
 	cluster    bool     // the masters are a Cluster's, which lists each master's replicas
+	store      *Store   // the store, which asks the masters' Sentinels (sentinel.go)
 }
 
-// newDurabilityCheck returns the check of the masters of rdb, the store's
-// client.
-func newDurabilityCheck(rdb redis.Scripter) *durabilityCheck {
-	_, cluster := rdb.(*redis.ClusterClient)
-	return &durabilityCheck{replicas: map[string]int{}, unrecorded: map[string]bool{}, cluster: cluster}
+// newDurabilityCheck returns the check of the masters of s's client.
+func newDurabilityCheck(s *Store) *durabilityCheck {
+	_, cluster := s.rdb.(*redis.ClusterClient)
+	return &durabilityCheck{replicas: map[string]int{}, unrecorded: map[string]bool{}, cluster: cluster, store: s}
 }
 
 // node reads one master's replicas and persistence. A server that does not
@@ -74,14 +74,21 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	}
 	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
 	wait := replicasToWaitFor(repl, replicas)
-	if wait == 0 && d.cluster && err == nil && infoField(repl, "role") == "master" {
+	decided := false // a Sentinel said whether the master has a replica
+	switch {
+	case wait > 0 || err != nil || infoField(repl, "role") != "master":
+	case d.cluster:
 		if wait, err = listedReplicas(ctx, n); err != nil {
+			return err
+		}
+	default:
+		if wait, decided, err = d.store.sentinelListed(ctx, n, addr); err != nil {
 			return err
 		}
 	}
 	d.mu.Lock()
 	d.replicas[addr] = wait
-	if err == nil && wait == 0 && infoField(repl, "role") == "master" && infoField(repl, "master_repl_offset") == "0" {
+	if err == nil && wait == 0 && !decided && infoField(repl, "role") == "master" && infoField(repl, "master_repl_offset") == "0" {
 		d.unrecorded[addr] = true
 	}
 	d.mu.Unlock()

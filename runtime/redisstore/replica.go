@@ -60,18 +60,27 @@ const DefaultReplicaAckTimeout = 200 * time.Millisecond
 // replicas or has had them (read at each check, see [WithCheckInterval]:
 // connected replicas, or a replication backlog, which the master keeps for
 // repl-backlog-ttl after its last replica left, or, in a Cluster, a replica
-// the Cluster lists as the master's, connected or not), and for none on a
-// master that never had one. A replica whose link dropped is thus still
-// waited for, and the completions are answered degraded until it, or
-// another replica, acknowledges again: it is the one a failover would
-// promote. A standalone master that restarts meanwhile forgets its backlog;
-// the store that saw its replicas goes on waiting for it (until a replica
-// acknowledges, or the process restarts), and a Cluster's master is still
-// waited for by a store started since, as long as the Cluster lists the
-// replica. Once the replicas are gone for good, the operator ends the wait
-// on the server (CONFIG SET repl-backlog-ttl 1: the master frees its backlog
-// within seconds; in a Cluster, also CLUSTER FORGET of the replica on every
-// node, as redis-cli --cluster del-node does) or with WithReplicaAcks(0, 0).
+// the Cluster lists as the master's, connected or not, or, on a master a
+// Sentinel watches, a replica that Sentinel lists, connected or not), and
+// for none on a master that never had one. A replica whose link dropped is
+// thus still waited for, and the completions are answered degraded until
+// it, or another replica, acknowledges again: it is the one a failover
+// would promote. A master that restarts meanwhile forgets its backlog; the
+// store that saw its replicas goes on waiting for it (until a replica
+// acknowledges, or the process restarts), and a store started since still
+// waits for it as long as the Cluster, or Sentinel, lists the replica.
+// Sentinel is found through the master, with no option: on a master with
+// no replica connected and no backlog, each check asks whether a Sentinel
+// watches it (PUBSUB NUMSUB __sentinel__:hello; a go-redis FailoverClient
+// counts as watched), reads that Sentinel's address and the master's name
+// from the hello message it publishes there every two seconds, in the
+// background, and asks it (SENTINEL REPLICAS, without a password); until
+// it answers, the completions there wait for one replica. Once the
+// replicas are gone for good, the operator ends the wait on the server
+// (CONFIG SET repl-backlog-ttl 1: the master frees its backlog within
+// seconds; in a Cluster, also CLUSTER FORGET of the replica on every node,
+// as redis-cli --cluster del-node does; under Sentinel, also SENTINEL RESET
+// of the master on every Sentinel) or with WithReplicaAcks(0, 0).
 // With a Cluster the wait goes to the master of the key's slot; a client
 // that is not a go-redis Client, ClusterClient or Ring (a wrapper that only
 // runs scripts) cannot wait, and its completions are not acknowledged.
@@ -94,6 +103,8 @@ type replicaAcks struct {
 	// master that is not in it (a Cluster's newly promoted one) is waited
 	// for, and makes the store check again.
 	seen atomic.Pointer[replicaView]
+
+	sentinels sentinels // the Sentinels that watch masters without a record of replicas (sentinel.go)
 }
 
 // replicaView is what one check read of every master's replicas.

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -327,5 +328,113 @@ func TestClusterNoReplicaNoWait(t *testing.T) {
 		if err := completeOne(t, s, "alone-"+strconv.Itoa(i)); err != nil {
 			t.Errorf("complete alone-%d: %v; want nil", i, err)
 		}
+	}
+}
+
+// startSentinel starts a Sentinel that watches master under the name
+// "idem" and knows its replicas (replicas of them), and returns its
+// address. Its down-after is long: the tests restart the master and must
+// not see it fail over.
+func startSentinel(t *testing.T, master *redisproc.Server, replicas int) string {
+	t.Helper()
+	conf := fmt.Sprintf("sentinel monitor idem 127.0.0.1 %d 1\nsentinel down-after-milliseconds idem 60000\n", master.Port())
+	addr := startServer(t, redisproc.Options{Sentinel: conf}).Addr()
+	sentinel := redis.NewSentinelClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = sentinel.Close() })
+	deadline := time.Now().Add(30 * time.Second)
+	for m, _ := sentinel.Master(context.Background(), "idem").Result(); m["num-slaves"] != strconv.Itoa(replicas); m, _ = sentinel.Master(context.Background(), "idem").Result() {
+		if time.Now().After(deadline) {
+			t.Fatalf("Sentinel %s does not know the master's %d replica(s): %v", addr, replicas, m)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a server we do not control
+	}
+	return addr
+}
+
+// awaitSentinel waits until a Sentinel watches the server admin is a
+// client of: it subscribes to the server's hello channel.
+func awaitSentinel(t *testing.T, admin *redis.Client) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for n, _ := admin.PubSubNumSub(context.Background(), sentinelHello).Result(); n[sentinelHello] == 0; n, _ = admin.PubSubNumSub(context.Background(), sentinelHello).Result() {
+		if time.Now().After(deadline) {
+			t.Fatal("no Sentinel connects to the server")
+		}
+		time.Sleep(50 * time.Millisecond) // polling a server we do not control
+	}
+}
+
+// failoverClient returns go-redis's client of the master Sentinel at
+// sentinel knows as "idem", closed when the test ends.
+func failoverClient(t *testing.T, sentinel string) *redis.Client {
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "idem", SentinelAddrs: []string{sentinel}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// TestSentinelListedReplicaAtStart: a master watched by Sentinel, restarted
+// while its replica's link is down, keeps no record of that replica (none
+// connected, no backlog), but Sentinel still lists it, and promotes it if
+// the master fails: a store started afterwards, through go-redis's
+// FailoverClient, which never saw the replica, waits for it and answers
+// completions degraded; so does one through a plain client of the master.
+// Once Sentinel forgets the replica (SENTINEL RESET,
+// the replica still away), a store started then waits for nobody.
+func TestSentinelListedReplicaAtStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master, a replica and a Sentinel")
+	}
+	ctx := context.Background()
+	master, replica := startReplicated(t, redisproc.Options{Persist: true})
+	sentinel := startSentinel(t, master, 1)
+	if err := redisproc.CutLink(ctx, master.Addr(), replica); err != nil {
+		t.Fatal(err)
+	}
+	master.Kill()
+	if err := master.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := client(t, master.Addr())
+	if info, _ := admin.Info(ctx, "replication").Result(); !strings.Contains(info, "repl_backlog_active:0") || !strings.Contains(info, "connected_slaves:0") {
+		t.Fatalf("the restarted master keeps a record of its replica, the test proves nothing: %s", info)
+	}
+	// The Sentinel may not have connected to the restarted master yet:
+	// the FailoverClient tells the store that one watches it.
+	s := New(failoverClient(t, sentinel))
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeOne(t, s, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete on a master whose replica Sentinel lists, by a store started since: %v; want ErrUnreplicated", err)
+	}
+	// A plain client of the master learns of the Sentinel from the master.
+	awaitSentinel(t, admin)
+	plain := New(client(t, master.Addr()), WithPrefix("plain"))
+	if err := plain.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeOne(t, plain, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+		t.Errorf("complete through a plain client on a master whose replica Sentinel lists: %v; want ErrUnreplicated", err)
+	}
+
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinel})
+	t.Cleanup(func() { _ = sc.Close() })
+	if err := sc.Reset(ctx, "idem").Err(); err != nil {
+		t.Fatal(err)
+	}
+	awaitSentinel(t, admin)
+	if m, err := sc.Master(ctx, "idem").Result(); err != nil || m["num-slaves"] != "0" {
+		t.Fatalf("Sentinel still lists a replica after SENTINEL RESET, the test proves nothing: %v, %v", m, err)
+	}
+	forgot := New(failoverClient(t, sentinel))
+	if err := forgot.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waits := redistest.CommandCalls(t, admin)["wait"]
+	if err := completeOne(t, forgot, "forgotten"); err != nil {
+		t.Errorf("complete on a master whose replica Sentinel no longer lists: %v; want nil", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["wait"] - waits; n != 0 {
+		t.Errorf("%d WAIT on a master whose replica Sentinel no longer lists; want none", n)
 	}
 }

@@ -269,19 +269,25 @@ func startMasterReplica(t *testing.T) (master, replica *redisproc.Server) {
 }
 
 // TestNoReplicaNoWait: on a master that never had a replica, the default
-// store sends no WAIT, and every first answer is plain.
+// store sends no WAIT, and every first answer is plain; it only asks
+// whether a Sentinel watches the master (PUBSUB NUMSUB), and, none
+// watching it, does not subscribe to look for one.
 func TestNoReplicaNoWait(t *testing.T) {
 	srv := faultServer(t, false)
 	admin := faultClient(t, srv.Addr())
 	runs := newFaultRuns()
 	h := idem.NewEngine(redisstore.New(faultClient(t, srv.Addr())), idem.WithLogger(nil)).Middleware(faultOp)(faultHandler(runs, nil))
-	before := redistest.CommandCalls(t, admin)["wait"]
+	before := redistest.CommandCalls(t, admin)
 	for i := range 10 {
 		if a := firstAnswer(faultPost(h, fmt.Sprintf("alone-%d", i))); a != "plain" {
 			t.Errorf("alone-%d: first answer %s on a master that never had a replica; want plain", i, a)
 		}
 	}
-	if n := redistest.CommandCalls(t, admin)["wait"] - before; n != 0 {
+	after := redistest.CommandCalls(t, admin)
+	if n := after["wait"] - before["wait"]; n != 0 {
 		t.Errorf("%d WAIT on a master that never had a replica; want none", n)
+	}
+	if n := after["subscribe"] - before["subscribe"]; n != 0 {
+		t.Errorf("%d SUBSCRIBE on a master no Sentinel watches; want none", n)
 	}
 }
