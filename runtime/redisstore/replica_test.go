@@ -404,7 +404,7 @@ func TestSentinelListedReplicaAtStart(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := completeOne(t, s, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, s, "listed"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete on a master whose replica Sentinel lists, by a store started since: %v; want ErrUnreplicated", err)
 	}
 	// A plain client of the master learns of the Sentinel from the master.
@@ -413,7 +413,7 @@ func TestSentinelListedReplicaAtStart(t *testing.T) {
 	if err := plain.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := completeOne(t, plain, "listed"); !errors.Is(err, idem.ErrUnreplicated) {
+	if err := completeOne(t, plain, "listed"); !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete through a plain client on a master whose replica Sentinel lists: %v; want ErrUnreplicated", err)
 	}
 
