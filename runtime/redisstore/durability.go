@@ -73,10 +73,11 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 		return err
 	}
 	replicas, _ := strconv.Atoi(infoField(repl, "connected_slaves"))
+	master := infoField(repl, "role") == "master" // not when INFO went unanswered: repl is empty
 	wait := replicasToWaitFor(repl, replicas)
 	decided := false // a Sentinel said whether the master has a replica
 	switch {
-	case wait > 0 || err != nil || infoField(repl, "role") != "master":
+	case wait > 0 || !master:
 	case d.cluster:
 		if wait, err = listedReplicas(ctx, n); err != nil {
 			return err
@@ -88,11 +89,11 @@ func (d *durabilityCheck) node(ctx context.Context, n node, addr string) error {
 	}
 	d.mu.Lock()
 	d.replicas[addr] = wait
-	if err == nil && wait == 0 && !decided && infoField(repl, "role") == "master" && infoField(repl, "master_repl_offset") == "0" {
+	if wait == 0 && !decided && master && infoField(repl, "master_repl_offset") == "0" {
 		d.unrecorded[addr] = true
 	}
 	d.mu.Unlock()
-	if err != nil || replicas > 0 || infoField(repl, "role") != "master" {
+	if replicas > 0 || !master {
 		return nil // replicated, or a replica itself, or nothing known
 	}
 	pers, err := n.Info(ctx, "persistence").Result()

@@ -18,8 +18,6 @@ import (
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
-// startServer starts a private redis-server for the test (skipped without
-// one, failed under CI=true).
 // startReplicated starts a master with opts and a replica of it, both
 // stopped when the test ends.
 func startReplicated(t *testing.T, opts redisproc.Options) (master, replica *redisproc.Server) {
@@ -33,6 +31,8 @@ func startReplicated(t *testing.T, opts redisproc.Options) (master, replica *red
 	return master, replica
 }
 
+// startServer starts a private redis-server for the test (skipped without
+// one, failed under CI=true).
 func startServer(t *testing.T, opts redisproc.Options) *redisproc.Server {
 	t.Helper()
 	srv, err := redisproc.Start(context.Background(), opts)

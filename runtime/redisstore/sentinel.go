@@ -127,8 +127,8 @@ func (ss *sentinels) forget(addr string, f *sentinelFound) {
 	ss.mu.Unlock()
 }
 
-// await waits until no search for a Sentinel runs, or ctx ends, and
-// reports whether one ran.
+// await waits until no search for a Sentinel runs, and reports whether
+// one ran; it reports false when ctx ends first.
 func (ss *sentinels) await(ctx context.Context) bool {
 	ss.mu.Lock()
 	var running []chan struct{}
@@ -144,7 +144,7 @@ func (ss *sentinels) await(ctx context.Context) bool {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return true
+			return false // nothing new to verify with, nor a context to verify on
 		}
 	}
 	return len(running) > 0
@@ -159,7 +159,7 @@ func (s *Store) findSentinel(w watched, n node, addr string, f *sentinelFound) {
 	defer cancel()
 	ps := w.Subscribe(ctx, sentinelHello)
 	defer ps.Close()
-	var err error
+	var err, askErr error // why the search ended; why the last Sentinel asked did not answer
 	for {
 		var msg *redis.Message
 		if msg, err = ps.ReceiveMessage(ctx); err != nil {
@@ -173,14 +173,17 @@ func (s *Store) findSentinel(w watched, n node, addr string, f *sentinelFound) {
 		sentinel, name := net.JoinHostPort(hello[0], hello[1]), hello[4]
 		wait, aerr := askSentinel(ctx, n, sentinel, name)
 		if aerr != nil {
-			err = aerr
+			askErr = aerr
 			continue
 		}
-		f.addr, f.name, f.at = sentinel, name, time.Now()
+		f.addr, f.name = sentinel, name
 		close(f.done)
 		s.sawReplicas(addr, wait)
 		s.recheck(nil)
 		return
+	}
+	if askErr != nil {
+		err = askErr
 	}
 	f.at = time.Now()
 	close(f.done)

@@ -50,9 +50,9 @@ type linkDownDeployment struct {
 // is plain, in the process that ran before and in one started while the
 // link is down; once the link is back they are plain again. Then the
 // master is lost and the replica promoted, and every key is retried: no
-// key first answered a plain 2xx runs again. On the code before, the store
-// read the master's connected_slaves:0 as "no replica wanted": every answer
-// while the link was down was a plain 201, and every one ran again.
+// key first answered a plain 2xx runs again. A store that read the master's
+// connected_slaves:0 as "no replica wanted" fails it: every answer while
+// the link is down is then a plain 201, and every one runs again.
 func TestLinkDownFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts masters, replicas and Sentinels")

@@ -58,12 +58,9 @@ func startReplicaPair(t *testing.T) *replicaPair {
 // in sync (state=online).
 func waitReplicas(t *testing.T, addr string, n int) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	faultEventually(t, 20*time.Second, fmt.Sprintf("%d replica(s) online at %s", n, addr), func() bool {
-		info, err := rdb.Info(context.Background(), "replication").Result()
-		return err == nil && strings.Count(info, ",state=online,") == n
-	})
+	if err := redisproc.WaitReplicas(context.Background(), addr, n); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // promote makes the server at addr a master (REPLICAOF NO ONE), as an

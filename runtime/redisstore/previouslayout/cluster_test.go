@@ -55,8 +55,9 @@ func nodeClient(t *testing.T, addr string) *redis.Client {
 // never runs again: its previous-layout record was acknowledged by A's
 // replica as the store acknowledges completions, or the answer said
 // Idempotency-Degraded; with the link cut, every answer does, since A has
-// had a replica (on the code before, the process started after the cut saw
-// no replica on A and answered plain 201s that ran again). With the link
+// had a replica (a store that counted only connected replicas would see
+// none on A in the process started after the cut, and answer plain 201s
+// that run again). With the link
 // up (the control) every key is answered plain and replayed after the
 // failover.
 func TestClusterFailoverDuringRollout(t *testing.T) {
