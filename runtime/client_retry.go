@@ -116,7 +116,7 @@ func (c *Call) decide(ctx context.Context, n int, start time.Time, resp *http.Re
 		// client's own backoff.
 		wait, fromHeader = retryAdvice(resp, now)
 	}
-	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err, wait, fromHeader) {
+	if p.MaxAttempts <= 1 || !refusedBeforeRun(resp, err, wait) {
 		c.counted++
 	}
 	if c.counted >= p.MaxAttempts {
@@ -162,11 +162,11 @@ func retryAdvice(resp *http.Response, now time.Time) (time.Duration, bool) {
 // retry takes it over. Every other attempt counts against MaxAttempts, so
 // each attempt that does not is at least a second after the last or made
 // after the client's own backoff: the time budget bounds them.
-func refusedBeforeRun(resp *http.Response, err error, advised time.Duration, fromHeader bool) bool {
+func refusedBeforeRun(resp *http.Response, err error, advised time.Duration) bool {
 	if err != nil {
 		return errors.Is(err, syscall.ECONNREFUSED)
 	}
-	return resp.StatusCode == http.StatusConflict && fromHeader && advised >= time.Second
+	return resp.StatusCode == http.StatusConflict && advised >= time.Second
 }
 
 // try runs one attempt under the per-attempt timeout, if any, and returns

@@ -106,7 +106,7 @@ func ExampleEngine_ServeStrict() {
 		Name string `json:"name"`
 	}
 	strictHandler := func(ctx context.Context, body *newPet) (*idem.Response, error) {
-		return idemgen.Capture(func(w http.ResponseWriter) error {
+		return idemgen.CaptureContext(context.Background(), func(w http.ResponseWriter) error {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusCreated)
 			_, err := fmt.Fprintf(w, `{"name":%q}`, body.Name)

@@ -194,10 +194,7 @@ func (l *lease) unstored(ctx context.Context, resp *Response, err error) {
 	ev := Event{Fence: l.info.Fence, Status: resp.Status, Err: err, Response: resp}
 	l.e.report(withInfo(ctx, &l.info), l.k, l.e.cfg.hooks.Unstored, ev, levelError,
 		"idem: result not stored; the client gets it marked Idempotency-Degraded, and a retry after the lease lapses runs the handler again")
-	if resp.Header == nil {
-		resp.Header = http.Header{}
-	}
-	resp.Header.Set(idemop.HeaderDegraded, "true")
+	markDegraded(resp)
 }
 
 // supersededError is returned by lease.run when the store refused the

@@ -20,7 +20,7 @@ import (
 // and headers are stored then, the body marked omitted, so a request holds
 // at most limit bytes of its response.
 type recorder struct {
-	under    http.ResponseWriter   // the client's writer; nil under Capture
+	under    http.ResponseWriter   // the client's writer; nil without ServeBody's context
 	header   http.Header           // the handler's working header map
 	sent     http.Header           // the header as at WriteHeader, once copied (see sentHeader); nil before
 	snap     [snapFields]sentField // the header's values at WriteHeader, when they fit

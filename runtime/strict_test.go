@@ -24,7 +24,7 @@ func strictRun(runs *atomic.Int64) func(ctx context.Context) (*idem.Response, er
 	return func(ctx context.Context) (*idem.Response, error) {
 		n := runs.Add(1)
 		info, _ := idem.FromContext(ctx)
-		return idemgen.Capture(func(w http.ResponseWriter) error {
+		return idemgen.CaptureContext(context.Background(), func(w http.ResponseWriter) error {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Set-Cookie", "a=b")
 			w.WriteHeader(http.StatusCreated)
@@ -232,7 +232,7 @@ func TestServeStrictBodies(t *testing.T) {
 }
 
 func TestCaptureAndWrite(t *testing.T) {
-	resp, err := idemgen.Capture(func(w http.ResponseWriter) error {
+	resp, err := idemgen.CaptureContext(context.Background(), func(w http.ResponseWriter) error {
 		w.Header().Set("Location", "/x")
 		w.WriteHeader(http.StatusAccepted)
 		w.Header().Set("X-Late", "ignored") // after WriteHeader: not sent
@@ -251,8 +251,8 @@ func TestCaptureAndWrite(t *testing.T) {
 		t.Errorf("written %d %v %q", w.Code, w.Header(), w.Body)
 	}
 	wantErr := errors.New("visit failed")
-	if resp, err := idemgen.Capture(func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
-		t.Errorf("Capture with a failing visit = %+v, %v", resp, err)
+	if resp, err := idemgen.CaptureContext(context.Background(), func(http.ResponseWriter) error { return wantErr }); resp != nil || err != wantErr {
+		t.Errorf("CaptureContext with a failing visit = %+v, %v", resp, err)
 	}
 }
 

@@ -166,8 +166,9 @@ func main() { _ = idem.NewCaller() }
 GO
 for u in pg-user client-user; do
   (cd "$WORK/$u" && go mod tidy && go build ./...)
-  redis=$( (cd "$WORK/$u" && go list -m all) | grep -E 'redis/go-redis|alicebob/miniredis' || true)
-  log "$u: $( (cd "$WORK/$u" && go list -m all) | wc -l) modules in go list -m all, Redis among them: ${redis:-none}"
+  mods=$(cd "$WORK/$u" && go list -m all)
+  redis=$(grep -E 'redis/go-redis|alicebob/miniredis' <<<"$mods" || true)
+  log "$u: $(wc -l <<<"$mods") modules in go list -m all, Redis among them: ${redis:-none}"
   if [ -n "$redis" ]; then log "FAIL: $u's module graph has $redis"; fail=1; fi
 done
 

@@ -25,12 +25,14 @@ func overlayOperation(o model.Operation) overlay.Operation {
 // callback operations, where the file wraps their receivers or initiators:
 // the receiver's contract, addressed at the webhook or callback.
 func eventOverlayOperations(m model.File) []overlay.Operation {
-	groups := m.EventGroups()
+	var groups []model.EventGroup
 	switch {
 	case m.OgenWebhooks != nil: // ogen's WebhookServer, the only events it wraps
 		groups = []model.EventGroup{*m.OgenWebhooks}
 	case !m.HasEvents():
 		return nil
+	default:
+		groups = m.EventGroups()
 	}
 	var out []overlay.Operation
 	for _, g := range groups {

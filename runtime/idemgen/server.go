@@ -53,20 +53,14 @@ func CheckRequest(e *idem.Engine, q *idem.Request, op *idemop.Operation) *idem.R
 	return checkRequest(e, q, op)
 }
 
-// Capture runs visit (a strict response object's VisitXResponse method)
-// against a recorder and returns what it wrote. It returns visit's error,
-// if any, and no response. It buffers the whole body: generated code calls
-// [CaptureContext].
-func Capture(visit func(w http.ResponseWriter) error) (*idem.Response, error) {
-	return captureContext(context.Background(), visit)
-}
-
-// CaptureContext is Capture in the strict middleware, where ctx is the
-// context idem.Engine.ServeStrict gave the handler: a body larger than the
-// stored-body limit is not buffered whole, but streamed past the limit to
-// the client's writer (the one [ServeBody] saw), and the response returned
-// is marked so: stored without its body, and not written again. Without
-// ServeBody's context it is Capture.
+// CaptureContext runs visit (a strict response object's VisitXResponse
+// method) against a recorder and returns what it wrote; it returns visit's
+// error, if any, and no response. In the strict middleware, where ctx is
+// the context idem.Engine.ServeStrict gave the handler, a body larger than
+// the stored-body limit is not buffered whole, but streamed past the limit
+// to the client's writer (the one [ServeBody] saw), and the response
+// returned is marked so: stored without its body, and not written again.
+// Without ServeBody's context it buffers the whole body.
 func CaptureContext(ctx context.Context, visit func(w http.ResponseWriter) error) (*idem.Response, error) {
 	return captureContext(ctx, visit)
 }
