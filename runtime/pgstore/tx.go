@@ -169,8 +169,8 @@ func (s *Store) readShared(ctx context.Context, req idemstore.AcquireRequest) (a
 // read is AcquireRun's read-only look at the key's record: found is false
 // when there is none (or it expired), lapsed true for an in-progress record
 // whose lease has lapsed (a claim takes it over); otherwise acq is the
-// answer. It goes through the read lanes (readbatch.go) unless
-// WithReadLanes turned them off.
+// answer. It goes through the read lanes (readbatch.go); with none kept
+// (WithReadLanes below zero), each read goes alone.
 func (s *Store) read(ctx context.Context, req idemstore.AcquireRequest) (acq idemstore.Acquisition, lapsed, found bool, err error) {
 	r, err := s.lanes.Do(ctx, req)
 	return r.acq, r.lapsed, r.found, err
@@ -347,10 +347,7 @@ func (r *runTx) Commit(ctx context.Context, rec *idemstore.Record, retention tim
 		r.c.Release()
 		return errEndedByHandler
 	}
-	ret, err := sqlfamily.DurationMS("retention", retention, idemstore.DefaultRetention)
-	if err == nil && rec == nil {
-		err = errors.New("idem: complete: nil record")
-	}
+	ret, err := r.s.core.CheckComplete(r.key, r.token, rec, retention)
 	if err != nil {
 		endConn(ctx, r.c)
 		return err

@@ -193,53 +193,59 @@ func testReadBatchServerError(t *testing.T, d Dialect) {
 
 // testReadLanesContextEnds: a read waiting behind another, in flight on
 // the one lane and the pool's one connection, returns its context's error
-// when the context ends, and the lane goes on with the others. The two
-// reads are of one key, so one may share the other's: a read that shares
-// one ended by its reader's context reads again.
+// when the context ends, and the lane goes on with the others. The waiting
+// read is of the same key (a store may share the read in flight, and one
+// that shares a read ended by its reader's context reads again) or of
+// another key (it waits on the lane itself).
 func testReadLanesContextEnds(t *testing.T, d Dialect) {
-	db, proxy := ProxiedDB(t, d, 1, nil)
-	s, _ := db.Store(t, StoreConfig{ReadLanes: 1})
-	Complete(t, s, "k", "the answer")
-	replay := func(ctx context.Context) (idemstore.Acquisition, error) {
-		acq, _, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: "k", Fingerprint: "fp", Token: "t", Lease: time.Minute})
-		return acq, err
-	}
-	if _, err := replay(context.Background()); err != nil { // verified, warm
-		t.Fatal(err)
-	}
+	for _, other := range []string{"k", "k2"} {
+		t.Run("waiting-for-"+other, func(t *testing.T) {
+			db, proxy := ProxiedDB(t, d, 1, nil)
+			s, _ := db.Store(t, StoreConfig{ReadLanes: 1})
+			Complete(t, s, "k", "the answer")
+			Complete(t, s, "k2", "the answer")
+			replay := func(ctx context.Context, key string) (idemstore.Acquisition, error) {
+				acq, _, err := s.AcquireRun(ctx, idemstore.AcquireRequest{Key: key, Fingerprint: "fp", Token: "t", Lease: time.Minute})
+				return acq, err
+			}
+			if _, err := replay(context.Background(), "k"); err != nil { // verified, warm
+				t.Fatal(err)
+			}
 
-	held, release := proxy.Stall(t) // the first read's statement waits in the proxy
-	first := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		acq, err := replay(ctx)
-		if err == nil && string(acq.Record.Body) != "the answer" {
-			err = fmt.Errorf("replayed %q", acq.Record.Body)
-		}
-		first <- err
-	}()
-	<-held
-	second := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		_, err := replay(ctx)
-		second <- err
-	}()
-	select {
-	case err := <-second:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("a read whose context ended while it waited behind another: %v, want its context's deadline", err)
-		}
-	case <-time.After(10 * time.Second): // a bound on the failure, not a wait for success
-		t.Errorf("a read whose context ended while it waited behind another is still waiting 10 s on")
-	}
-	release()
-	if err := <-first; err != nil {
-		t.Errorf("the read in flight, once its statement went on: %v", err)
-	}
-	if acq, err := replay(context.Background()); err != nil || string(acq.Record.Body) != "the answer" {
-		t.Errorf("a replay afterwards: %+v, %v", acq, err)
+			held, release := proxy.Stall(t) // the first read's statement waits in the proxy
+			first := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				acq, err := replay(ctx, "k")
+				if err == nil && string(acq.Record.Body) != "the answer" {
+					err = fmt.Errorf("replayed %q", acq.Record.Body)
+				}
+				first <- err
+			}()
+			<-held
+			second := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				_, err := replay(ctx, other)
+				second <- err
+			}()
+			select {
+			case err := <-second:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("a read whose context ended while it waited behind another: %v, want its context's deadline", err)
+				}
+			case <-time.After(10 * time.Second): // a bound on the failure, not a wait for success
+				t.Errorf("a read whose context ended while it waited behind another is still waiting 10 s on")
+			}
+			release()
+			if err := <-first; err != nil {
+				t.Errorf("the read in flight, once its statement went on: %v", err)
+			}
+			if acq, err := replay(context.Background(), other); err != nil || string(acq.Record.Body) != "the answer" {
+				t.Errorf("a replay afterwards: %+v, %v", acq, err)
+			}
+		})
 	}
 }
