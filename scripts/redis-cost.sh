@@ -21,36 +21,13 @@ N=${1:-200000}
 for tool in redis-server redis-cli redis-benchmark; do
   command -v "$tool" >/dev/null || { echo "redis-cost.sh: $tool not on PATH" >&2; exit 2; }
 done
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-cost.XXXXXX")
-pid=""
-trap '[ -z "$pid" ] || { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; rm -rf "$dir"' EXIT
+# The throwaway server's functions (start_redis, cleanup), as scripts/test.sh
+# uses them.
+. scripts/servers.sh
+trap cleanup EXIT
+start_redis
+port=$STARTED_PORT
 cli() { redis-cli -p "$port" "$@"; }
-# A port found free can be taken before redis-server binds it (other
-# processes on the machine start servers too): then another is tried.
-up=0
-for _ in 1 2 3 4 5; do
-  for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 30000))
-    port_free "$port" && break
-  done
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-    --logfile "$dir/redis.log" &
-  pid=$!
-  for _ in $(seq 1 100); do
-    if [ "$(cli info server 2>/dev/null | tr -d '\r' | grep '^process_id:')" = "process_id:$pid" ]; then
-      up=1
-      break
-    fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1 # waiting for the external server to come up
-  done
-  [ "$up" = 1 ] && break
-  wait "$pid" 2>/dev/null || true
-  pid=""
-  grep -q "Address already in use" "$dir/redis.log" 2>/dev/null || break
-done
-[ "$up" = 1 ] || { echo "redis-cost.sh: redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; }
 
 fp=9f86d081884c7d659a2feb15d0c69e3ec8d0a4a5c1e0b5f1f2d0d5d1b2c3a4f5
 # The record keeps the first 16 bytes of the fingerprint's SHA-256 (these
