@@ -84,9 +84,9 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 }
 
 // Steps is [Store.LoadSteps]'s query.
-func (o *ops) Steps(ctx context.Context, key, token string, run *runTx, open bool) (sqlfamily.StepRows, error) {
+func (o *ops) Steps(ctx context.Context, key, token string, run *runTx) (sqlfamily.StepRows, error) {
 	query, args := o.steps.load, []any{key, token}
-	if open {
+	if run != nil {
 		query, args = o.steps.loadClaimed, []any{key, run.fingerprint}
 	}
 	rows, err := o.db.QueryContext(ctx, query, args...)
@@ -121,7 +121,7 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 // BeginStep is [Store.BeginStep]'s transaction: the journal entry is
 // written if the run still owns the record (checked under its row lock),
 // then COMMIT; a refused entry rolls the step back (sqlfamily.StepTx).
-func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx, open bool) (idemstore.StepTx, error) {
+func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx) (idemstore.StepTx, error) {
 	s := (*Store)(o)
 	tx, end, err := s.begin(ctx)
 	if err != nil {

@@ -96,8 +96,8 @@ func (s *Store) LoadSteps(ctx context.Context, key, token string) (map[string][]
 }
 
 // Steps is [Store.LoadSteps]'s query.
-func (o *ops) Steps(ctx context.Context, key, token string, run *runTx, open bool) (sqlfamily.StepRows, error) {
-	if open {
+func (o *ops) Steps(ctx context.Context, key, token string, run *runTx) (sqlfamily.StepRows, error) {
+	if run != nil {
 		return o.pool.Query(ctx, o.steps.loadClaimed, key, run.fp)
 	}
 	return o.pool.Query(ctx, o.steps.load, key, token)
@@ -125,13 +125,13 @@ func (s *Store) BeginStep(ctx context.Context, key, token string, fence int64) (
 // BeginStep is [Store.BeginStep]'s transaction: the journal entry is
 // written if the run still owns the record (checked under its row lock),
 // then COMMIT; a refused entry rolls the step back (sqlfamily.StepTx).
-func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx, open bool) (idemstore.StepTx, error) {
+func (o *ops) BeginStep(ctx context.Context, key, token string, fence int64, run *runTx) (idemstore.StepTx, error) {
 	tx, err := o.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT " + durable})
 	if err != nil {
 		return nil, err
 	}
 	st := &sqlfamily.StepTx[step, *step]{Dialect: &dialect, Step: step{s: (*Store)(o), tx: tx, key: key, token: token, fence: fence}}
-	if open {
+	if run != nil {
 		st.Step.fp, st.Step.pid = run.fp, run.pid
 	}
 	return st, nil

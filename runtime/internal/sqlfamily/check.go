@@ -8,8 +8,7 @@ import (
 )
 
 // CheckWith is a store's Check: the error of its WithTable name, or the
-// verdict on the problems that server (nil for none: mysqlstore's
-// settings) and table find, each a sentence that says what to change; an
+// verdict on the problems that server and table find, each a sentence that says what to change; an
 // error of theirs is the database's, which could not be asked.
 func (c *Core) CheckWith(ctx context.Context, server, table func(context.Context) ([]string, error)) error {
 	if c.TableErr != nil {
@@ -20,9 +19,6 @@ func (c *Core) CheckWith(ctx context.Context, server, table func(context.Context
 		find func(context.Context) ([]string, error)
 		of   string
 	}{{server, "server"}, {table, "table " + c.Table.Name}} {
-		if part.find == nil {
-			continue
-		}
 		problems, err := part.find(ctx)
 		if err != nil {
 			return c.Dialect.StoreError("check", err)

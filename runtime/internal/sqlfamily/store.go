@@ -34,11 +34,12 @@ type Driver[R Run] interface {
 	Release(ctx context.Context, key, token string) (rows int64, err error)
 	Extend(ctx context.Context, key, token string, lease int64) (rows int64, err error)
 	// Steps reads the step journal of key (Dialect.Steps): of run, the
-	// open run that token owns, when open, and otherwise of the committed
-	// in-progress record that token owns.
-	Steps(ctx context.Context, key, token string, run R, open bool) (StepRows, error)
-	// BeginStep begins a step's transaction, of run when open, as Steps.
-	BeginStep(ctx context.Context, key, token string, fence int64, run R, open bool) (idemstore.StepTx, error)
+	// open run that token owns, when there is one (not nil), and otherwise
+	// of the committed in-progress record that token owns.
+	Steps(ctx context.Context, key, token string, run R) (StepRows, error)
+	// BeginStep begins a step's transaction, of run when there is one, as
+	// Steps.
+	BeginStep(ctx context.Context, key, token string, fence int64, run R) (idemstore.StepTx, error)
 
 	// CreateSchema runs records and steps, the dialect's Schema and
 	// StepsSchema for the store's tables (Table.Create).
@@ -157,7 +158,7 @@ func (s *Store[R]) LoadSteps(ctx context.Context, key, token string) (map[string
 		return nil, err
 	}
 	run, open := s.Runs.Of(key, token)
-	rows, err := s.Driver.Steps(ctx, key, token, run, open)
+	rows, err := s.Driver.Steps(ctx, key, token, run)
 	if err != nil {
 		return nil, s.Dialect.StoreError("steps", err)
 	}
@@ -170,8 +171,8 @@ func (s *Store[R]) BeginStep(ctx context.Context, key, token string, fence int64
 	if err := s.CheckArgs(key, token); err != nil {
 		return nil, err
 	}
-	run, open := s.Runs.Of(key, token)
-	st, err := s.Driver.BeginStep(ctx, key, token, fence, run, open)
+	run, _ := s.Runs.Of(key, token)
+	st, err := s.Driver.BeginStep(ctx, key, token, fence, run)
 	if err != nil {
 		return nil, s.Dialect.StoreError("begin step", err)
 	}
