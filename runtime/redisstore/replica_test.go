@@ -256,8 +256,13 @@ func TestDroppedReplicaSurvivesMasterRestart(t *testing.T) {
 	if err := completeOne(t, New(client(t, master.Addr()), WithReplicaAcks(1, 10*time.Second)), "mended"); err != nil {
 		t.Fatalf("complete once the replica is back: %v", err)
 	}
+	admin := client(t, master.Addr())
+	waits := redistest.CommandCalls(t, admin)["wait"]
 	if err := completeOne(t, s, "back"); err != nil && !errors.Is(err, idemstore.ErrUnreplicated) {
 		t.Errorf("complete once the replica is back: %v", err)
+	}
+	if n := redistest.CommandCalls(t, admin)["wait"] - waits; n == 0 {
+		t.Errorf("the store that saw the replica sent no WAIT once it was back; want it still waited for")
 	}
 }
 
