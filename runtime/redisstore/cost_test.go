@@ -2,11 +2,9 @@ package redisstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,14 +34,7 @@ func TestNewDeploymentCost(t *testing.T) {
 		t.Fatalf("body of %d bytes, want 189", len(costBody))
 	}
 	ctx := context.Background()
-	srv, err := redisproc.Start(ctx, redisproc.Options{})
-	switch {
-	case errors.Is(err, redisproc.ErrNotFound) && os.Getenv("CI") != "true":
-		t.Skip("redis-server not installed")
-	case err != nil:
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := redistest.Server(t, redisproc.Options{})
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	counter := redistest.CountCommands(rdb)

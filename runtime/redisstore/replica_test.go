@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,15 +34,7 @@ func startReplicated(t *testing.T, opts redisproc.Options) (master, replica *red
 // one, failed under CI=true).
 func startServer(t *testing.T, opts redisproc.Options) *redisproc.Server {
 	t.Helper()
-	srv, err := redisproc.Start(context.Background(), opts)
-	switch {
-	case errors.Is(err, redisproc.ErrNotFound) && os.Getenv("CI") != "true":
-		t.Skip("redis-server not installed")
-	case err != nil:
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
+	return redistest.Server(t, opts)
 }
 
 // client returns a client of addr, closed when the test ends.

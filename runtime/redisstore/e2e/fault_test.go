@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,18 +42,7 @@ func faultServer(t *testing.T, persist bool) *redisproc.Server {
 // faultServerWith starts redis-server as opts say, for the test.
 func faultServerWith(t *testing.T, opts redisproc.Options) *redisproc.Server {
 	t.Helper()
-	srv, err := redisproc.Start(context.Background(), opts)
-	if errors.Is(err, redisproc.ErrNotFound) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server is required under CI=true: %v", err)
-		}
-		t.Skipf("fault tests need redis-server on PATH: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
+	return redistest.Server(t, opts)
 }
 
 // faultClient returns a client of addr with short timeouts, closed when the

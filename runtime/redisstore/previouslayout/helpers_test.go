@@ -2,18 +2,16 @@ package previouslayout_test
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemgen/idemgen/runtime/redisstore/redistest"
 	"github.com/idemgen/idemgen/runtime/redisstore/redistest/redisproc"
 )
 
@@ -62,15 +60,7 @@ type redisProc struct {
 // test ends. Without redis-server the test is skipped (failed when CI=true).
 func startRedisProc(t *testing.T) *redisProc {
 	t.Helper()
-	s, err := redisproc.Start(context.Background(), redisproc.Options{})
-	switch {
-	case errors.Is(err, redisproc.ErrNotFound) && os.Getenv("CI") != "true":
-		t.Skip("redis-server not installed")
-	case err != nil:
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return &redisProc{t: t, s: s}
+	return &redisProc{t: t, s: redistest.Server(t, redisproc.Options{})}
 }
 
 // client returns a client of the server, closed when the test ends.
