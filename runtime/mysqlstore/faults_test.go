@@ -90,9 +90,12 @@ func (dialect) ReadBatch(ctx context.Context, s sqlfamilytest.Store, reqs []idem
 	return s.(*mysqlstore.Store).ReadBatch(ctx, reqs)
 }
 
-// IsMissingTable: the store answers any statement the server refuses with
-// ErrStoreUnavailable.
-func (dialect) IsMissingTable(err error) bool { return errors.Is(err, idemstore.ErrStoreUnavailable) }
+// IsMissingTable: the server's ER_NO_SUCH_TABLE, which the store answers
+// as a misconfiguration.
+func (dialect) IsMissingTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.Is(err, idemstore.ErrStoreMisconfigured) && errors.As(err, &me) && me.Number == 1146
+}
 
 func (dialect) Quote(name string) string { return "`" + name + "`" }
 func (dialect) Arg(int) string           { return "?" }
