@@ -50,7 +50,6 @@ var dialect = sqlfamily.Dialect{
 	// MySQL's identifiers are at most 64 characters, the journal's
 	// index's name too.
 	MaxIdent:      64 - len("_steps_expires_at"),
-	Duration:      sqlfamily.DurationUS,
 	Unit:          time.Microsecond,
 	Quote:         quoteName,
 	Misconfigured: misconfigured,

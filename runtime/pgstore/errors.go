@@ -20,7 +20,6 @@ var dialect = sqlfamily.Dialect{
 	Qualifier:   "schema",
 	// PostgreSQL's identifiers are at most 63 bytes, an index's name too.
 	MaxIdent:      63 - len("_expires_at"),
-	Duration:      sqlfamily.DurationMS,
 	Unit:          time.Millisecond,
 	Quote:         quoteName,
 	Misconfigured: misconfigured,

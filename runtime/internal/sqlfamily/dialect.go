@@ -17,11 +17,9 @@ type Dialect struct {
 	// constants of these names).
 	Schema, StepsSchema string
 
-	// Duration converts a duration argument (named name; 0 means def) to
-	// the integer its SQL takes: DurationMS or DurationUS; Unit is that
-	// integer's unit.
-	Duration func(name string, d, def time.Duration) (int64, error)
-	Unit     time.Duration
+	// Unit is the unit of the integers the dialect's SQL takes for
+	// durations (Duration): a millisecond or a microsecond.
+	Unit time.Duration
 
 	// Qualifier is what the part of a table name before its dot names
 	// ("schema"), MaxIdent the longest name of a table, and Quote quotes

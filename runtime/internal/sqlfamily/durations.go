@@ -16,9 +16,10 @@ func DurationMS(name string, d, def time.Duration) (int64, error) {
 	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
 }
 
-// DurationUS converts d to whole milliseconds, rounded up, and returns
-// them as microseconds; 0 means def.
-func DurationUS(name string, d, def time.Duration) (int64, error) {
-	ms, err := DurationMS(name, d, def)
-	return ms * 1000, err
+// Duration converts a duration argument (named name; 0 means def) to the
+// integer of Units its SQL takes: whole milliseconds, rounded up, in the
+// dialect's unit.
+func (d *Dialect) Duration(name string, v, def time.Duration) (int64, error) {
+	ms, err := DurationMS(name, v, def)
+	return ms * int64(time.Millisecond/d.Unit), err
 }

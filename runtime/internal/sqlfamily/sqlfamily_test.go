@@ -23,9 +23,9 @@ func TestDurationRoundsUpToMilliseconds(t *testing.T) {
 		if err != nil || ms != tc.ms {
 			t.Errorf("DurationMS(%v) = %d, %v; want %d", tc.d, ms, err, tc.ms)
 		}
-		us, err := DurationUS("lease", tc.d, 5*time.Second)
+		us, err := (&Dialect{Unit: time.Microsecond}).Duration("lease", tc.d, 5*time.Second)
 		if err != nil || us != tc.us {
-			t.Errorf("DurationUS(%v) = %d, %v; want %d", tc.d, us, err, tc.us)
+			t.Errorf("Duration in microseconds (%v) = %d, %v; want %d", tc.d, us, err, tc.us)
 		}
 	}
 	if _, err := DurationMS("lease", -time.Second, time.Second); err == nil || !strings.Contains(err.Error(), "negative lease") {
