@@ -60,20 +60,19 @@ func (t *connTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	return sp, nil
 }
 
-// take takes the connection's turn for a statement of the handler's, sql
-// ("" for none: CopyFrom), unless the transaction is over or must be: sql
-// would end it (it is refused, unsent, and the run with it), an earlier
-// one was refused, or the connection is idle (pgconn's transaction status,
-// which the server's last answer set: no round trip), which it is only
-// when a statement of the handler's ended the transaction.
-func (t *connTx) take(sql ...string) error {
+// take takes the connection's turn for statements of the handler's, none
+// of them (CopyFrom) or some that would end the transaction (ends), unless
+// the transaction is over or must be: they would end it (they are refused,
+// unsent, and the run with them), an earlier one was refused, or the
+// connection is idle (pgconn's transaction status, which the server's last
+// answer set: no round trip), which it is only when a statement of the
+// handler's ended the transaction.
+func (t *connTx) take(ends bool) error {
 	if err := t.turn.Take(); err != nil {
 		return err
 	}
-	for _, q := range sql {
-		if endsTransaction(q) {
-			t.refused = true
-		}
+	if ends {
+		t.refused = true
 	}
 	switch {
 	case t.refused:
@@ -95,7 +94,7 @@ func (t *connTx) Rollback(context.Context) error { return errEngineEnds }
 
 // CopyFrom delegates to the connection.
 func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if err := t.take(); err != nil {
+	if err := t.take(false); err != nil {
 		return 0, err
 	}
 	defer t.turn.Give()
@@ -105,19 +104,20 @@ func (t *connTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 // SendBatch delegates to the connection; the results hold the connection
 // until closed.
 func (t *connTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := t.take(batchSQL(b)...); err != nil {
+	if err := t.take(batchEnds(b)); err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
 	return &heldBatch{BatchResults: t.conn.SendBatch(ctx, b), turn: &t.turn}
 }
 
-// batchSQL is the SQL of b's statements.
-func batchSQL(b *pgx.Batch) []string {
-	sql := make([]string, len(b.QueuedQueries))
-	for i, q := range b.QueuedQueries {
-		sql[i] = q.SQL
+// batchEnds reports whether a statement of b would end the transaction.
+func batchEnds(b *pgx.Batch) bool {
+	for _, q := range b.QueuedQueries {
+		if endsTransaction(q.SQL) {
+			return true
+		}
 	}
-	return sql
+	return false
 }
 
 // LargeObjects returns the large objects of the transaction.
@@ -125,7 +125,7 @@ func (t *connTx) LargeObjects() pgx.LargeObjects { return largeObjects(t) }
 
 // Prepare delegates to the connection.
 func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if err := t.take(sql); err != nil {
+	if err := t.take(endsTransaction(sql)); err != nil {
 		return nil, err
 	}
 	defer t.turn.Give()
@@ -134,7 +134,7 @@ func (t *connTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Stateme
 
 // Exec delegates to the connection.
 func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.take(sql); err != nil {
+	if err := t.take(endsTransaction(sql)); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	defer t.turn.Give()
@@ -144,7 +144,7 @@ func (t *connTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 // Query delegates to the connection; the rows hold the connection until
 // closed (or read to their end).
 func (t *connTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := t.take(sql); err != nil {
+	if err := t.take(endsTransaction(sql)); err != nil {
 		return nil, err
 	}
 	rows, err := t.conn.Query(ctx, sql, args...)
